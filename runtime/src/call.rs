@@ -1,0 +1,222 @@
+//! One call, end to end: look the tool up, prepare its arguments, check
+//! consent, run it in the sandbox, check its result.
+//!
+//! The seam to the protocols is deliberately synchronous and two-step:
+//! [`crate::Runtime::prepare`] validates everything that needs no guest
+//! (tool name, arguments, consent rule) and says whether the client must
+//! confirm; [`PreparedCall::run`] then blocks while the guest runs. Protocol
+//! code runs it on a blocking thread and handles confirmation (MCP
+//! elicitation) in between.
+
+use crate::tool::Level;
+
+/// Receives what the guest reports while it runs.
+pub trait CallObserver: Send + Sync {
+    /// A `host.log` call by the guest.
+    fn log(&self, level: Level, message: &str);
+    /// A `host.progress` call by the guest. The runtime has already dropped
+    /// reports that go backwards.
+    fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>);
+}
+
+/// An observer that ignores everything.
+pub struct Unobserved;
+
+impl CallObserver for Unobserved {
+    fn log(&self, _: Level, _: &str) {}
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+}
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::args::ArgumentError;
+use crate::catalog::Tool;
+use crate::policy::{Consent, Grant};
+use crate::sandbox::{CancelToken, RunError, Sandbox, format_size};
+use crate::tool::{Content, Output};
+
+/// Why a call produced no result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    #[error("unknown tool {0:?}")]
+    UnknownTool(String),
+    /// The runtime's argument check refused the arguments.
+    #[error("{0}")]
+    InvalidArguments(#[from] ArgumentError),
+    /// The policy does not permit the call.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// The tool already runs as many calls as its limit allows.
+    #[error("busy: {tool} already runs {limit} calls, its limit; retry later")]
+    Busy { tool: String, limit: u32 },
+    /// The guest ran and did not produce a result.
+    #[error("{0}")]
+    Run(#[from] RunError),
+}
+
+impl CallError {
+    /// A short machine-readable outcome for the audit log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::UnknownTool(_) => "unknown-tool",
+            CallError::InvalidArguments(_) => "invalid-arguments",
+            CallError::Refused(_) => "refused",
+            CallError::Busy { .. } => "busy",
+            CallError::Run(run) => run.kind(),
+        }
+    }
+
+    /// Whether the arguments are at fault (as opposed to the tool or a limit).
+    pub fn is_argument_error(&self) -> bool {
+        matches!(
+            self,
+            CallError::InvalidArguments(_) | CallError::Run(RunError::InvalidArguments(_))
+        )
+    }
+}
+
+/// A call the policy does not permit. `Display` is what the client sees:
+/// which capability and why, nothing of the runtime's machine; `operator_hint`
+/// names the policy key that would allow it and goes to the runtime's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub operator_hint: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not permitted: {}", self.message)
+    }
+}
+
+/// The client's answer when asked to confirm a destructive call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirmation {
+    Accepted,
+    Declined,
+    /// The client cannot be asked (no elicitation capability, a CLI call…).
+    Unavailable,
+}
+
+/// A call whose tool, arguments and grant are settled; only consent (when
+/// the policy asks for confirmation) and the guest's run remain.
+pub struct PreparedCall {
+    pub(crate) tool: Arc<Tool>,
+    pub(crate) arguments: Value,
+    pub(crate) grant: Grant,
+    pub(crate) slot: Option<crate::runtime::Slot>,
+}
+
+impl PreparedCall {
+    pub fn tool(&self) -> &Arc<Tool> {
+        &self.tool
+    }
+
+    /// The validated arguments the guest will receive.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    /// True when the client must confirm this (destructive) call first.
+    pub fn needs_confirmation(&self) -> bool {
+        self.tool.info.hints.destructive && self.grant.consent == Consent::Confirm
+    }
+
+    /// Runs the guest (blocking). `confirmation` matters only when
+    /// [`Self::needs_confirmation`] is true.
+    pub fn run(
+        self,
+        sandbox: &Sandbox,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+        confirmation: Confirmation,
+    ) -> Result<Output, CallError> {
+        if self.needs_confirmation() {
+            let name = &self.tool.info.name;
+            match confirmation {
+                Confirmation::Accepted => {}
+                Confirmation::Declined => {
+                    return Err(CallError::Refused(Refusal {
+                        message: format!("{name} is destructive and the client declined to confirm it"),
+                        operator_hint: String::new(),
+                    }));
+                }
+                Confirmation::Unavailable => {
+                    return Err(CallError::Refused(Refusal {
+                        message: format!(
+                            "{name} is destructive and needs confirmation, which this client cannot give"
+                        ),
+                        operator_hint: format!(
+                            "the policy says destructive = \"confirm\" for {name}; use a client with \
+                             elicitation, or set destructive = \"allow\" for it"
+                        ),
+                    }));
+                }
+            }
+        }
+        let text = self.arguments.to_string();
+        let raw = sandbox.call(
+            &self.tool.component.pre,
+            &self.tool.info.name,
+            &text,
+            &self.grant,
+            observer,
+            cancel,
+        )?;
+        let (log, dropped) = &raw.guest_log;
+        if !log.is_empty() {
+            tracing::info!(tool = %self.tool.info.name, "guest output:\n{}", log.trim_end());
+        }
+        if *dropped > 0 {
+            tracing::info!(
+                tool = %self.tool.info.name,
+                "guest output: {} more dropped (log limit {})",
+                format_size(*dropped),
+                format_size(self.grant.limits.log)
+            );
+        }
+        finish_output(&self.tool, raw.content, raw.structured)
+    }
+}
+
+/// Checks structured output against the tool's own output schema and adds
+/// the JSON as text when the tool gave no content.
+fn finish_output(
+    tool: &Tool,
+    mut content: Vec<Content>,
+    structured: Option<String>,
+) -> Result<Output, CallError> {
+    let structured = match structured {
+        None => None,
+        Some(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
+            RunError::BadOutput(format!("structured output is not JSON: {e}"))
+        })?),
+    };
+    if let Some(schema) = &tool.output {
+        let Some(value) = &structured else {
+            return Err(RunError::BadOutput(
+                "the tool declares an output schema but returned no structured output".into(),
+            )
+            .into());
+        };
+        schema
+            .check(value)
+            .map_err(|why| RunError::BadOutput(format!("it does not match the tool's output schema: {why}")))?;
+    }
+    if content.is_empty()
+        && let Some(value) = &structured
+    {
+        content.push(Content::Text(value.to_string()));
+    }
+    Ok(Output {
+        content,
+        structured,
+    })
+}

@@ -1,0 +1,181 @@
+//! The catalog: loads components, checks every tool they declare, and
+//! indexes the tools by name.
+//!
+//! A component is accepted or refused as a whole: one bad tool refuses the
+//! component, with an error naming the tool and the rule it breaks.
+
+mod validate;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+use crate::args::{ArgumentSchema, OutputSchema};
+use crate::sandbox::{CallState, RunError, Sandbox, ToolboxPre};
+use crate::tool::ToolInfo;
+
+pub use validate::check_name;
+
+/// The interface every tool component must export.
+pub const CONTRACT: &str = "airlock:tool/tools@0.1.0";
+
+/// Why a component was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{path}: cannot read: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: not a WebAssembly file")]
+    NotWasm { path: PathBuf },
+    #[error(
+        "{path}: a core WebAssembly module, not a component; build it for `wasm32-wasip2` \
+         (or wrap it with `wasm-tools component new`)"
+    )]
+    CoreModule { path: PathBuf },
+    #[error("{path}: not a valid component: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+    #[error("{path}: imports {interface}, which airlock does not provide")]
+    UnknownImport { path: PathBuf, interface: String },
+    #[error("{path}: does not export `{CONTRACT}`; build it with the airlock SDK or against wit/tool.wit")]
+    NoContract { path: PathBuf },
+    #[error("{path}: listing its tools failed: {cause}")]
+    Describe { path: PathBuf, cause: RunError },
+    #[error("{path}: tool {tool:?}: {rule}")]
+    BadTool {
+        path: PathBuf,
+        tool: String,
+        rule: String,
+    },
+    #[error("{path}: declares no tools")]
+    Empty { path: PathBuf },
+    #[error("tool {tool:?} is declared by both {first} and {second}")]
+    Clash {
+        tool: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+}
+
+/// A loaded component: its code, ready to instantiate, and what it imports.
+pub struct Component {
+    /// The file stem, e.g. `catalog` for `catalog.wasm`; policy sections use it.
+    pub name: String,
+    pub path: PathBuf,
+    /// SHA-256 of the file, lowercase hex.
+    pub digest: String,
+    pub imports: Vec<String>,
+    pub pre: ToolboxPre<CallState>,
+}
+
+/// One tool, checked, with its compiled schemas and its component.
+pub struct Tool {
+    pub info: ToolInfo,
+    pub args: ArgumentSchema,
+    pub output: Option<OutputSchema>,
+    pub component: Arc<Component>,
+    /// Calls of this tool running now (for the per-tool concurrency limit).
+    pub running: std::sync::atomic::AtomicU32,
+}
+
+/// Every tool of every loaded component, by name.
+#[derive(Default)]
+pub struct Catalog {
+    tools: BTreeMap<String, Arc<Tool>>,
+    components: Vec<Arc<Component>>,
+}
+
+/// SHA-256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+impl Catalog {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn tool(&self, name: &str) -> Option<&Arc<Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Tools in name order (deterministic, for listings and pagination).
+    pub fn tools(&self) -> impl Iterator<Item = &Arc<Tool>> {
+        self.tools.values()
+    }
+
+    pub fn components(&self) -> &[Arc<Component>] {
+        &self.components
+    }
+
+    /// Adds a loaded component's tools; refuses the whole component when
+    /// one of its names is already taken.
+    pub fn add(&mut self, tools: Vec<Tool>) -> Result<(), LoadError> {
+        for tool in &tools {
+            if let Some(existing) = self.tools.get(&tool.info.name) {
+                return Err(LoadError::Clash {
+                    tool: tool.info.name.clone(),
+                    first: existing.component.path.clone(),
+                    second: tool.component.path.clone(),
+                });
+            }
+        }
+        if let Some(first) = tools.first() {
+            self.components.push(first.component.clone());
+        }
+        for tool in tools {
+            self.tools.insert(tool.info.name.clone(), Arc::new(tool));
+        }
+        Ok(())
+    }
+}
+
+/// Reads, compiles (through the compile cache), links and describes one
+/// component file, and checks every tool it declares.
+pub fn load(sandbox: &Sandbox, path: &Path) -> Result<Vec<Tool>, LoadError> {
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_bytes(sandbox, path, &bytes)
+}
+
+/// [`load`] for bytes already read (e.g. after checking a digest pin).
+pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<Tool>, LoadError> {
+    let path_buf = path.to_path_buf();
+    validate::check_header(path, bytes)?;
+    let digest = sha256_hex(bytes);
+    let compiled = sandbox
+        .compile(&digest, bytes)
+        .map_err(|e| LoadError::Invalid {
+            path: path_buf.clone(),
+            reason: format!("{e:#}"),
+        })?;
+    let imports = sandbox.imports(&compiled);
+    let pre = sandbox
+        .link(&compiled)
+        .map_err(|e| validate::link_error(path, &imports, e))?;
+    let component = Arc::new(Component {
+        name: path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        path: path_buf.clone(),
+        digest,
+        imports,
+        pre,
+    });
+    let described = sandbox
+        .describe(&component.pre)
+        .map_err(|cause| LoadError::Describe {
+            path: path_buf.clone(),
+            cause,
+        })?;
+    if described.is_empty() {
+        return Err(LoadError::Empty { path: path_buf });
+    }
+    validate::tools(path, described, &component)
+}

@@ -1,0 +1,231 @@
+//! `airlock inspect`: what a component's tools are, what they import, and
+//! (with a policy) what each may touch.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+
+use super::{Exit, LoadOptions};
+use crate::Runtime;
+use crate::catalog::Tool;
+use crate::policy::Grant;
+use crate::sandbox::{format_duration, format_size};
+
+/// Show the tools of components: parameters, hints, imports and grants.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
+                        airlock inspect catalog.wasm --policy airlock.toml\n  \
+                        airlock inspect catalog.wasm --json")]
+pub struct Args {
+    /// Component files (.wasm) or folders of them.
+    #[arg(required = true, value_name = "FILE.wasm")]
+    files: Vec<PathBuf>,
+    /// Print one JSON document: the tools as MCP `tools/list` lists them,
+    /// plus each component's imports (and grants with --policy).
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    load: LoadOptions,
+}
+
+pub fn run(args: Args) -> Exit {
+    let runtime = match args.load.runtime(&args.files) {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    let with_grants = args.load.policy.is_some();
+    if args.json {
+        println!("{}", pretty(&as_json(&runtime, with_grants)));
+    } else {
+        print!("{}", as_text(&runtime, with_grants));
+    }
+    Exit::Ok
+}
+
+fn pretty(value: &Value) -> String {
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+}
+
+fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
+    let catalog = runtime.catalog();
+    let components: Vec<Value> = catalog
+        .components()
+        .iter()
+        .map(|c| {
+            let tools: Vec<Value> = catalog
+                .tools()
+                .filter(|t| std::sync::Arc::ptr_eq(&t.component, c))
+                .map(|t| {
+                    let mut tool = t.info.to_mcp();
+                    if with_grants && let Value::Object(map) = &mut tool {
+                        map.insert("grant".into(), grant_json(&runtime.grant_for(t)));
+                    }
+                    tool
+                })
+                .collect();
+            json!({
+                "file": c.path.display().to_string(),
+                "name": c.name,
+                "sha256": c.digest,
+                "imports": c.imports,
+                "tools": tools,
+            })
+        })
+        .collect();
+    let tools: Vec<Value> = catalog.tools().map(|t| t.info.to_mcp()).collect();
+    json!({ "tools": tools, "components": components })
+}
+
+fn grant_json(grant: &Grant) -> Value {
+    json!({
+        "folders": grant.mounts.iter().map(|m| json!({
+            "host": m.host.display().to_string(), "guest": m.guest, "access": m.access.as_str(),
+        })).collect::<Vec<_>>(),
+        "network": grant.network.as_ref().map(|n| json!({
+            "allow": n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            "methods": match n.methods {
+                crate::policy::HttpMethods::Any => "any",
+                crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
+            },
+        })),
+        "env": grant.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        "limits": {
+            "memory": grant.limits.memory,
+            "time_ms": grant.limits.time.as_millis() as u64,
+            "fuel": grant.limits.fuel,
+            "output": grant.limits.output,
+            "log": grant.limits.log,
+            "concurrency": grant.limits.concurrency,
+        },
+        "destructive": grant.consent.as_str(),
+        "retry": grant.retry,
+        "narrowings": grant.narrowings.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+    })
+}
+
+fn as_text(runtime: &Runtime, with_grants: bool) -> String {
+    let catalog = runtime.catalog();
+    let mut out = String::new();
+    for component in catalog.components() {
+        let _ = writeln!(out, "{}", component.path.display());
+        let _ = writeln!(out, "  sha256   {}", component.digest);
+        if component.imports.is_empty() {
+            let _ = writeln!(out, "  imports  (none)");
+        } else {
+            let _ = writeln!(out, "  imports  {}", component.imports.join("\n           "));
+        }
+        for tool in catalog
+            .tools()
+            .filter(|t| std::sync::Arc::ptr_eq(&t.component, component))
+        {
+            out.push('\n');
+            tool_text(&mut out, tool);
+            if with_grants {
+                grant_text(&mut out, &runtime.grant_for(tool));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn tool_text(out: &mut String, tool: &Tool) {
+    let info = &tool.info;
+    match &info.title {
+        Some(title) => _ = writeln!(out, "  {} — {title}", info.name),
+        None => _ = writeln!(out, "  {}", info.name),
+    }
+    for line in info.description.lines() {
+        let _ = writeln!(out, "    {line}");
+    }
+    let params = tool.args.parameters();
+    if params.is_empty() {
+        let _ = writeln!(out, "    parameters: none");
+    } else {
+        let _ = writeln!(out, "    parameters:");
+        let width = params.iter().map(|p| p.name.len()).max().unwrap_or(0);
+        let type_width = params.iter().map(|p| p.type_label.len()).max().unwrap_or(0);
+        for p in params {
+            let need = match (&p.default, p.required) {
+                (Some(default), _) => format!("default {default}"),
+                (None, true) => "required".to_string(),
+                (None, false) => "optional".to_string(),
+            };
+            let desc = p.description.as_deref().unwrap_or("");
+            let _ = writeln!(
+                out,
+                "      {:width$}  {:type_width$}  {need}{}{desc}",
+                p.name,
+                p.type_label,
+                if desc.is_empty() { "" } else { "  " },
+            );
+        }
+    }
+    match &info.output_schema {
+        Some(schema) => _ = writeln!(out, "    output: {schema}"),
+        None => _ = writeln!(out, "    output: content only (no output schema)"),
+    }
+    let hints = info
+        .hints
+        .annotations()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let _ = writeln!(out, "    annotations: {hints}");
+    let _ = writeln!(out, "    task support: {}", info.task_support.as_str());
+    for icon in &info.icons {
+        let mut line = format!("    icon: {}", icon.src);
+        if let Some(mime) = &icon.mime_type {
+            let _ = write!(line, " ({mime})");
+        }
+        if !icon.sizes.is_empty() {
+            let _ = write!(line, " {}", icon.sizes.join(" "));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+fn grant_text(out: &mut String, grant: &Grant) {
+    let _ = writeln!(out, "    effective grant:");
+    if grant.mounts.is_empty() {
+        let _ = writeln!(out, "      folders: none");
+    }
+    for m in &grant.mounts {
+        let _ = writeln!(out, "      folder {} → {} ({})", m.host.display(), m.guest, m.access);
+    }
+    match &grant.network {
+        None => _ = writeln!(out, "      network: none"),
+        Some(n) => {
+            let hosts = n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+            let methods = match n.methods {
+                crate::policy::HttpMethods::Any => "any method",
+                crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
+            };
+            let _ = writeln!(out, "      network: {} ({methods})", hosts.join(", "));
+        }
+    }
+    let env = grant.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>();
+    let _ = writeln!(
+        out,
+        "      env: {}",
+        if env.is_empty() { "none".to_string() } else { env.join(", ") }
+    );
+    let l = &grant.limits;
+    let _ = writeln!(
+        out,
+        "      limits: memory {}, time {}, output {}, log {}, {} concurrent{}",
+        format_size(l.memory),
+        format_duration(l.time),
+        format_size(l.output),
+        format_size(l.log),
+        l.concurrency,
+        l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
+    );
+    let _ = writeln!(out, "      destructive calls: {}", grant.consent.as_str());
+    let _ = writeln!(out, "      retry: {}", if grant.retry { "allowed (idempotent)" } else { "never" });
+    for n in &grant.narrowings {
+        let _ = writeln!(out, "      narrowed {n}");
+    }
+}

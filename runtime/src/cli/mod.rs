@@ -1,0 +1,134 @@
+//! The `airlock` command line: parses arguments and hands each subcommand
+//! to its module. Exit codes are part of the interface (see [`Exit`]).
+
+mod call;
+mod check;
+mod inspect;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::Runtime;
+use crate::policy::Policy;
+use crate::sandbox::{CompileCache, Sandbox, SandboxConfig};
+
+/// Exit codes of `airlock`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Exit {
+    Ok = 0,
+    /// The tool ran and failed, or was stopped by a limit.
+    ToolFailed = 1,
+    /// The command line itself is wrong (clap's code).
+    Usage = 2,
+    /// The arguments for the tool were refused.
+    BadArguments = 3,
+    /// The policy does not permit the call.
+    NotPermitted = 4,
+    /// A component or the policy could not be loaded, or the tool is unknown.
+    LoadFailed = 5,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(exit: Exit) -> Self {
+        ExitCode::from(exit as u8)
+    }
+}
+
+#[derive(Parser)]
+#[command(
+    name = "airlock",
+    version,
+    about = "Runs third-party WebAssembly tools safely and serves them over MCP and JSON-RPC",
+    after_help = "Exit codes: 0 ok · 1 the tool failed · 2 usage · 3 arguments refused · \
+                  4 not permitted by the policy · 5 a component or the policy could not be loaded\n\
+                  Logs go to stderr; set AIRLOCK_LOG (e.g. AIRLOCK_LOG=debug) to see more."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Options every command that loads components shares.
+#[derive(clap::Args, Clone)]
+pub struct LoadOptions {
+    /// Policy file (airlock.toml) with the grants for each tool.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Do not use the on-disk compile cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Inspect(inspect::Args),
+    Call(call::Args),
+    Check(check::Args),
+}
+
+pub fn main() -> ExitCode {
+    init_logging();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() { Exit::Usage } else { Exit::Ok }.into();
+        }
+    };
+    let exit = match cli.command {
+        Command::Inspect(args) => inspect::run(args),
+        Command::Call(args) => call::run(args),
+        Command::Check(args) => check::run(args),
+    };
+    exit.into()
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+impl LoadOptions {
+    /// Loads the policy (or the default: nothing granted).
+    fn policy(&self) -> Result<Policy, Exit> {
+        match &self.policy {
+            None => Ok(Policy::default()),
+            Some(path) => Policy::load(path).map_err(|err| {
+                eprintln!("error: {err}");
+                Exit::LoadFailed
+            }),
+        }
+    }
+
+    /// A runtime with the policy, and `paths` loaded; refusals are printed.
+    fn runtime(&self, paths: &[PathBuf]) -> Result<Runtime, Exit> {
+        let policy = self.policy()?;
+        let mut config = SandboxConfig::default()
+            .instances(64)
+            .fuel(policy.uses_fuel());
+        if self.no_cache {
+            config = config.cache(None::<CompileCache>);
+        }
+        let sandbox = Sandbox::new(&config).map_err(|err| {
+            eprintln!("error: cannot start the sandbox: {err:#}");
+            Exit::LoadFailed
+        })?;
+        let runtime = Runtime::new(sandbox, policy);
+        let report = runtime.load(paths);
+        if !report.refused.is_empty() {
+            for err in &report.refused {
+                eprintln!("error: {err}");
+            }
+            return Err(Exit::LoadFailed);
+        }
+        Ok(runtime)
+    }
+}

@@ -1,0 +1,23 @@
+//! airlock: runs third-party WebAssembly tools safely.
+//!
+//! Data flows one way through the modules:
+//!
+//! ```text
+//! catalog  (load, validate, index tools)
+//!   → policy   (policy file, grants, hints → effective grant)
+//!   → sandbox  (engine, per-call store, WASI context, limits)
+//!   ← args     (parse, coerce, default, validate arguments)
+//!   ← call     (one call end to end: args → consent → sandbox → result checks)
+//!   ← cli      (the `airlock` command)
+//! ```
+
+pub mod args;
+pub mod call;
+pub mod catalog;
+pub mod cli;
+pub mod policy;
+mod runtime;
+pub mod sandbox;
+pub mod tool;
+
+pub use runtime::{LoadReport, Runtime, Slot};

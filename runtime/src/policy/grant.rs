@@ -1,0 +1,148 @@
+//! The effective grant of one call: exactly what the sandbox gives the guest.
+//!
+//! A [`Grant`] is the output of [`super::effective`] (policy settings narrowed
+//! by the tool's hints) and the only input the sandbox takes about
+//! capabilities. Nothing a client sends can change one.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How a granted folder is mounted for one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Access {
+    /// Read, list, stat; no change of any kind.
+    ReadOnly,
+    /// Read everything; create new files and folders and write to what this
+    /// call created; never modify, truncate, rename or delete what existed
+    /// before the call.
+    CreateOnly,
+    /// Full read-write.
+    ReadWrite,
+}
+
+impl Access {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::ReadOnly => "read-only",
+            Access::CreateOnly => "create-only",
+            Access::ReadWrite => "read-write",
+        }
+    }
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A host folder visible to the guest under `guest` path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub host: PathBuf,
+    pub guest: String,
+    pub access: Access,
+}
+
+/// Which HTTP methods an open-world tool may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HttpMethods {
+    /// Any method.
+    Any,
+    /// GET, HEAD and OPTIONS only (read-only tools).
+    SafeOnly,
+}
+
+/// Network access of one call. `None` in [`Grant::network`] means no network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkGrant {
+    pub allow: Vec<super::HostPattern>,
+    pub methods: HttpMethods,
+}
+
+/// Consent for destructive calls.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Consent {
+    /// Refuse every destructive call (the default).
+    #[default]
+    Deny,
+    /// Run destructive calls.
+    Allow,
+    /// Ask the client to confirm each call; refuse when it cannot.
+    Confirm,
+}
+
+impl Consent {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Consent::Deny => "deny",
+            Consent::Allow => "allow",
+            Consent::Confirm => "confirm",
+        }
+    }
+}
+
+/// Resource limits of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Linear memory (all memories of the instance together), in bytes.
+    pub memory: u64,
+    /// Wall-clock time of one call.
+    pub time: Duration,
+    /// Fuel (instructions, roughly); `None` = not metered.
+    pub fuel: Option<u64>,
+    /// Size of the result (content + structured JSON), in bytes.
+    pub output: u64,
+    /// Guest stdout + stderr kept, in bytes; the rest is dropped with a note.
+    pub log: u64,
+    /// Calls of one tool running at the same time.
+    pub concurrency: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            memory: 64 << 20,
+            time: Duration::from_secs(5),
+            fuel: None,
+            output: 1 << 20,
+            log: 64 << 10,
+            concurrency: 16,
+        }
+    }
+}
+
+/// Why the effective grant differs from what the policy says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Narrowing {
+    /// What was narrowed, e.g. `/data` or `network`.
+    pub what: String,
+    /// The policy's value, e.g. `read-write`.
+    pub from: String,
+    /// The effective value, e.g. `read-only`.
+    pub to: String,
+    /// Why, e.g. `tool is read-only`.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Narrowing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {} → {} ({})", self.what, self.from, self.to, self.reason)
+    }
+}
+
+/// Everything one call may use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Grant {
+    pub mounts: Vec<Mount>,
+    /// `None`: no network at all.
+    pub network: Option<NetworkGrant>,
+    /// Environment variables the guest sees, exactly these.
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+    /// Only meaningful for destructive tools; others never need consent.
+    pub consent: Consent,
+    /// Whether the runtime may retry a failed call by itself.
+    pub retry: bool,
+    pub narrowings: Vec<Narrowing>,
+}

@@ -1,0 +1,581 @@
+//! The sandbox: one wasmtime engine, and a fresh store and instance for
+//! every call, with exactly the capabilities of the call's [`Grant`].
+//!
+//! Every limit a call can hit is recognised here and reported by name
+//! ([`RunError`]): wall time (epoch interruption), memory (asked of the
+//! limiter, not guessed from the trap kind), fuel, stack, and panics (the
+//! message is read from the guest's captured stderr).
+
+mod bindings;
+mod cache;
+mod pipe;
+mod state;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
+
+pub use bindings::ToolboxPre;
+pub use cache::CompileCache;
+pub use state::{CallState, CancelToken};
+
+use crate::call::CallObserver;
+use crate::policy::{Access, Grant, Limits};
+use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
+use bindings::types;
+use pipe::CapturedOutput;
+use state::{Interruption, Limiter};
+
+/// How often the epoch ticks; the granularity of time limits and of
+/// stopping a cancelled guest.
+const TICK: Duration = Duration::from_millis(10);
+
+/// Settings of the sandbox, fixed for the runtime's lifetime.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    cache: Option<CompileCache>,
+    fuel: bool,
+    max_memory: u64,
+    instances: u32,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            cache: CompileCache::default_dir().map(CompileCache::new),
+            fuel: false,
+            max_memory: 1 << 30,
+            instances: 1000,
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// Where compiled components are cached; `None` disables the cache.
+    pub fn cache(mut self, cache: Option<CompileCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Meter fuel. Engine-wide and not free, so only on when a policy asks.
+    pub fn fuel(mut self, enabled: bool) -> Self {
+        self.fuel = enabled;
+        self
+    }
+
+    /// The largest memory limit any call may be given (sizes pool slots).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// How many instances may exist at once (pool size).
+    pub fn instances(mut self, count: u32) -> Self {
+        self.instances = count.max(1);
+        self
+    }
+}
+
+/// A call that did not produce a result, by cause.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RunError {
+    #[error("timed out after {}", format_duration(*.0))]
+    TimedOut(Duration),
+    #[error("memory limit of {} exceeded", format_size(*.0))]
+    Memory(u64),
+    #[error("fuel exhausted")]
+    Fuel,
+    #[error("stack overflow")]
+    StackOverflow,
+    #[error("the tool panicked: {0}")]
+    Panic(String),
+    #[error("the tool crashed: {0}")]
+    Crashed(String),
+    #[error("cancelled")]
+    Cancelled,
+    #[error("output of {} exceeds the {} limit", format_size(*actual), format_size(*limit))]
+    OutputTooLarge { actual: u64, limit: u64 },
+    #[error("the tool returned invalid structured output: {0}")]
+    BadOutput(String),
+    /// The tool reported that its arguments do not fit.
+    #[error("{0}")]
+    InvalidArguments(String),
+    /// The tool ran and reported a failure.
+    #[error("{0}")]
+    Failed(String),
+    /// The grant could not be set up (e.g. a granted folder vanished).
+    #[error("cannot set up the call: {0}")]
+    Setup(String),
+}
+
+impl RunError {
+    /// A short machine-readable name of the cause (audit log, metrics).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::TimedOut(_) => "timeout",
+            RunError::Memory(_) => "memory",
+            RunError::Fuel => "fuel",
+            RunError::StackOverflow => "stack",
+            RunError::Panic(_) => "panic",
+            RunError::Crashed(_) => "crash",
+            RunError::Cancelled => "cancelled",
+            RunError::OutputTooLarge { .. } => "output",
+            RunError::BadOutput(_) => "bad-output",
+            RunError::InvalidArguments(_) => "invalid-arguments",
+            RunError::Failed(_) => "tool-error",
+            RunError::Setup(_) => "setup",
+        }
+    }
+
+    /// True for the tool's own reports (as opposed to the runtime stopping it).
+    pub fn is_tool_report(&self) -> bool {
+        matches!(self, RunError::InvalidArguments(_) | RunError::Failed(_))
+    }
+}
+
+/// `5s`, `250ms`, `1.5s`.
+pub fn format_duration(d: Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
+}
+
+/// `64 MiB`, `512 KiB`, `12 B`.
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit {
+            return if bytes % unit == 0 {
+                format!("{} {name}", bytes / unit)
+            } else {
+                format!("{:.1} {name}", bytes as f64 / unit as f64)
+            };
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// A tool as the component describes it, before the catalog validates it.
+#[derive(Debug, Clone)]
+pub struct DescribedTool {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: String,
+    pub input_schema: String,
+    pub output_schema: Option<String>,
+    pub hints: Hints,
+    pub icons: Vec<Icon>,
+    pub task_support: TaskSupport,
+}
+
+/// What a guest returned from a successful call, before the runtime checks
+/// it against the tool's output schema.
+#[derive(Debug, Clone)]
+pub struct RawOutput {
+    pub content: Vec<Content>,
+    pub structured: Option<String>,
+    /// Captured stdout/stderr (capped) and how many bytes were dropped.
+    pub guest_log: (String, u64),
+}
+
+/// A limit for loading: listing tools must be quick and small.
+pub const DESCRIBE_LIMITS: Limits = Limits {
+    memory: 256 << 20,
+    time: Duration::from_secs(10),
+    fuel: None,
+    output: 8 << 20,
+    log: 64 << 10,
+    concurrency: 1,
+};
+
+/// The engine, the linker and the epoch ticker.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CallState>,
+    cache: Option<CompileCache>,
+    fuel: bool,
+    ticker: Arc<AtomicBool>,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        self.ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Sandbox {
+    pub fn new(config: &SandboxConfig) -> anyhow::Result<Self> {
+        let engine = match Engine::new(&engine_config(config, true)) {
+            Ok(engine) => engine,
+            Err(err) => {
+                // The pool reserves address space up front; where that is not
+                // allowed (e.g. a low `ulimit -v`) fall back to on-demand.
+                tracing::warn!("pooling allocator unavailable ({err:#}); allocating on demand");
+                Engine::new(&engine_config(config, false))?
+            }
+        };
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state| state,
+        )?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker_engine = engine.clone();
+        let ticker_stop = stop.clone();
+        std::thread::Builder::new()
+            .name("airlock-epoch".into())
+            .spawn(move || {
+                while !ticker_stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(TICK);
+                    ticker_engine.increment_epoch();
+                }
+            })?;
+        Ok(Sandbox {
+            engine,
+            linker,
+            cache: config.cache.clone(),
+            fuel: config.fuel,
+            ticker: stop,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Compiles a component (or loads it from the compile cache).
+    pub fn compile(&self, digest: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+        match &self.cache {
+            Some(cache) => cache.load_or_compile(&self.engine, digest, bytes),
+            None => Component::new(&self.engine, bytes),
+        }
+    }
+
+    /// The interfaces a component imports, e.g. `wasi:filesystem/types@0.2.6`.
+    pub fn imports(&self, component: &Component) -> Vec<String> {
+        component
+            .component_type()
+            .imports(&self.engine)
+            .map(|(name, _)| name.to_string())
+            .collect()
+    }
+
+    /// Links a component against what the runtime provides. Fails when it
+    /// imports anything else, or does not export the tool contract.
+    pub fn link(&self, component: &Component) -> wasmtime::Result<ToolboxPre<CallState>> {
+        let pre = self.linker.instantiate_pre(component)?;
+        ToolboxPre::new(pre)
+    }
+
+    /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
+    pub fn describe(&self, pre: &ToolboxPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
+        let grant = Grant {
+            limits: DESCRIBE_LIMITS,
+            ..Grant::default()
+        };
+        let mut run = self.start(&grant, Arc::new(crate::call::Unobserved), CancelToken::new())?;
+        let result = pre
+            .instantiate(&mut run.store)
+            .and_then(|toolbox| toolbox.airlock_tool_tools().call_describe(&mut run.store));
+        let tools = run.finish(result)?;
+        Ok(tools.into_iter().map(DescribedTool::from).collect())
+    }
+
+    /// Runs tool `name` with `arguments` (a JSON object as text) in a fresh
+    /// instance with exactly `grant`.
+    pub fn call(
+        &self,
+        pre: &ToolboxPre<CallState>,
+        name: &str,
+        arguments: &str,
+        grant: &Grant,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+    ) -> Result<RawOutput, RunError> {
+        let mut run = self.start(grant, observer, cancel)?;
+        let result = pre.instantiate(&mut run.store).and_then(|toolbox| {
+            toolbox
+                .airlock_tool_tools()
+                .call_call(&mut run.store, name, arguments)
+        });
+        let output = run.output.clone();
+        let returned = run.finish(result)?;
+        let guest_log = output.take();
+        match returned {
+            Ok(out) => {
+                let raw = RawOutput {
+                    content: out.content.into_iter().map(Content::from).collect(),
+                    structured: out.structured,
+                    guest_log,
+                };
+                let size = output_size(&raw);
+                if size > grant.limits.output {
+                    return Err(RunError::OutputTooLarge {
+                        actual: size,
+                        limit: grant.limits.output,
+                    });
+                }
+                Ok(raw)
+            }
+            Err(types::Error::InvalidArguments(message)) => Err(RunError::InvalidArguments(message)),
+            Err(types::Error::Failed(message)) => Err(RunError::Failed(message)),
+        }
+    }
+
+    fn start(
+        &self,
+        grant: &Grant,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+    ) -> Result<Run, RunError> {
+        let output = CapturedOutput::new(grant.limits.log);
+        let wasi = wasi_context(grant, &output).map_err(|e| RunError::Setup(e.to_string()))?;
+        let state = CallState::new(
+            wasi,
+            Limiter::new(grant.limits.memory),
+            output.clone(),
+            observer,
+            cancel,
+        );
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        if self.fuel {
+            store
+                .set_fuel(grant.limits.fuel.unwrap_or(u64::MAX))
+                .map_err(|e| RunError::Setup(e.to_string()))?;
+        }
+        let deadline = Instant::now() + grant.limits.time;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |mut ctx| {
+            let state = ctx.data_mut();
+            let why = if state.cancel.is_cancelled() {
+                Interruption::Cancelled
+            } else if Instant::now() >= deadline {
+                Interruption::TimedOut
+            } else {
+                return Ok(wasmtime::UpdateDeadline::Continue(1));
+            };
+            state.interruption = Some(why);
+            Err(why.into())
+        });
+        Ok(Run {
+            store,
+            output,
+            limits: grant.limits,
+        })
+    }
+}
+
+/// One store in use, and what is needed to explain how it ended.
+struct Run {
+    store: Store<CallState>,
+    output: CapturedOutput,
+    limits: Limits,
+}
+
+impl Run {
+    /// Turns a guest's trap into the limit or fault that caused it.
+    fn finish<T>(self, result: wasmtime::Result<T>) -> Result<T, RunError> {
+        let err = match result {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        let state = self.store.data();
+        // Ask the runtime's own records first: they are certain, the trap
+        // kind is not (an aborting allocator traps with `unreachable`).
+        match state.interruption {
+            Some(Interruption::TimedOut) => return Err(RunError::TimedOut(self.limits.time)),
+            Some(Interruption::Cancelled) => return Err(RunError::Cancelled),
+            None => {}
+        }
+        if state.limiter.memory_hit {
+            return Err(RunError::Memory(self.limits.memory));
+        }
+        match err.downcast_ref::<Trap>() {
+            Some(Trap::StackOverflow) => return Err(RunError::StackOverflow),
+            Some(Trap::OutOfFuel) => return Err(RunError::Fuel),
+            _ => {}
+        }
+        if let Some(message) = panic_message(&self.output) {
+            return Err(RunError::Panic(message));
+        }
+        let cause = match err.downcast_ref::<Trap>() {
+            Some(trap) => trap.to_string(),
+            None => format!("{err:#}"),
+        };
+        tracing::debug!("guest trap: {err:?}");
+        Err(RunError::Crashed(cause))
+    }
+}
+
+/// The message of a Rust guest's panic, from the standard panic hook's
+/// `panicked at FILE:LINE:COL:\nMESSAGE` on stderr.
+fn panic_message(output: &CapturedOutput) -> Option<String> {
+    let tail = output.find_line("panicked at ")?;
+    let mut lines = tail.lines();
+    let first = lines.next()?;
+    // Older formats put the message on the same line in quotes.
+    let message = match lines.next() {
+        Some(line) if first.trim_end().ends_with(':') => line.to_string(),
+        _ => first.to_string(),
+    };
+    Some(message.trim().to_string())
+}
+
+fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmtime_wasi::WasiCtx> {
+    let mut builder = WasiCtxBuilder::new();
+    builder.stdout(output.clone()).stderr(output.clone());
+    for (key, value) in &grant.env {
+        builder.env(key, value);
+    }
+    for mount in &grant.mounts {
+        let perms = match mount.access {
+            Access::ReadWrite => FsPerms::ReadWrite,
+            // Create-only needs the runtime's own filesystem guard; until a
+            // call can be given one it fails closed, as read-only.
+            Access::ReadOnly | Access::CreateOnly => FsPerms::ReadOnly,
+        };
+        builder
+            .preopened_dir(&mount.host, &mount.guest, perms)
+            .map_err(|e| anyhow::anyhow!("folder {} is not available: {e}", mount.guest))?;
+    }
+    match &grant.network {
+        None => {
+            builder
+                .allow_tcp(false)
+                .allow_udp(false)
+                .allow_ip_name_lookup(false);
+        }
+        Some(network) => {
+            let allow = network.allow.clone();
+            builder
+                .allow_tcp(true)
+                .allow_udp(false)
+                .allow_ip_name_lookup(true)
+                .socket_addr_check(move |addr, _use| {
+                    let ok = allow.iter().any(|p| p.matches_addr(addr.ip(), addr.port()));
+                    Box::pin(async move { ok })
+                });
+        }
+    }
+    Ok(builder.build())
+}
+
+fn output_size(raw: &RawOutput) -> u64 {
+    let content: usize = raw
+        .content
+        .iter()
+        .map(|c| match c {
+            Content::Text(t) => t.len(),
+            Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
+            Content::Embedded { body, uri, .. } => {
+                uri.len()
+                    + match body {
+                        ResourceBody::Text(t) => t.len(),
+                        ResourceBody::Blob(b) => b.len(),
+                    }
+            }
+            Content::Link { uri, name, .. } => uri.len() + name.len(),
+        })
+        .sum();
+    (content + raw.structured.as_ref().map_or(0, String::len)) as u64
+}
+
+fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
+    let mut c = Config::new();
+    c.epoch_interruption(true);
+    c.consume_fuel(config.fuel);
+    c.wasm_component_model(true);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        let n = config.instances;
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(8))
+            .total_memories(n.saturating_mul(2))
+            .total_tables(n.saturating_mul(4))
+            .total_stacks(n)
+            .max_core_instances_per_component(64)
+            .max_memories_per_component(8)
+            .max_tables_per_component(32)
+            .max_memory_size(usize::try_from(config.max_memory).unwrap_or(usize::MAX))
+            // Keep small memories resident between calls instead of handing
+            // pages back to the kernel (and flushing TLBs) every time.
+            .linear_memory_keep_resident(1 << 20)
+            .table_keep_resident(1 << 16);
+        c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    c
+}
+
+impl From<types::Tool> for DescribedTool {
+    fn from(t: types::Tool) -> Self {
+        DescribedTool {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            input_schema: t.input_schema,
+            output_schema: t.output_schema,
+            hints: Hints {
+                read_only: t.hints.contains(types::Hints::READ_ONLY),
+                destructive: t.hints.contains(types::Hints::DESTRUCTIVE),
+                idempotent: t.hints.contains(types::Hints::IDEMPOTENT),
+                open_world: t.hints.contains(types::Hints::OPEN_WORLD),
+            },
+            icons: t
+                .icons
+                .into_iter()
+                .map(|i| Icon {
+                    src: i.src,
+                    mime_type: i.mime_type,
+                    sizes: i.sizes,
+                })
+                .collect(),
+            task_support: match t.task_support {
+                types::TaskSupport::Forbidden => TaskSupport::Forbidden,
+                types::TaskSupport::Optional => TaskSupport::Optional,
+                types::TaskSupport::Required => TaskSupport::Required,
+            },
+        }
+    }
+}
+
+impl From<types::Content> for Content {
+    fn from(c: types::Content) -> Self {
+        match c {
+            types::Content::Text(text) => Content::Text(text),
+            types::Content::Image(m) => Content::Image {
+                data: m.data,
+                mime_type: m.mime_type,
+            },
+            types::Content::Audio(m) => Content::Audio {
+                data: m.data,
+                mime_type: m.mime_type,
+            },
+            types::Content::Embedded(r) => Content::Embedded {
+                uri: r.uri,
+                mime_type: r.mime_type,
+                body: match r.body {
+                    types::ResourceBody::Text(t) => ResourceBody::Text(t),
+                    types::ResourceBody::Blob(b) => ResourceBody::Blob(b),
+                },
+            },
+            types::Content::Link(l) => Content::Link {
+                uri: l.uri,
+                name: l.name,
+                title: l.title,
+                description: l.description,
+                mime_type: l.mime_type,
+                size: l.size,
+            },
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! What one call's `Store` holds: its WASI context, its limits, and the host
+//! services (`airlock:tool/host`) wired to whoever observes the call.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::bindings::host;
+use super::pipe::CapturedOutput;
+use crate::call::CallObserver;
+use crate::tool::Level;
+
+/// Why the runtime stopped a guest from outside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    TimedOut,
+    Cancelled,
+}
+
+impl std::fmt::Display for Interruption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Interruption::TimedOut => f.write_str("interrupted: wall-time limit"),
+            Interruption::Cancelled => f.write_str("interrupted: cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for Interruption {}
+
+/// A cancellation flag shared between the caller and the running guest.
+#[derive(Clone, Default, Debug)]
+pub struct CancelToken(Arc<AtomicBool>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Counts the memory a call's instance grows into and refuses growth past
+/// the limit. The sandbox asks it afterwards whether the limit was hit: a
+/// guest that aborts on allocation failure traps with `unreachable`, so the
+/// trap kind alone cannot tell.
+pub struct Limiter {
+    memory_limit: u64,
+    memory_used: u64,
+    pub memory_hit: bool,
+}
+
+/// Upper bound on table elements; tables are not a resource operators tune.
+const MAX_TABLE_ELEMENTS: usize = 1 << 20;
+
+impl Limiter {
+    pub fn new(memory_limit: u64) -> Self {
+        Limiter {
+            memory_limit,
+            memory_used: 0,
+            memory_hit: false,
+        }
+    }
+}
+
+impl ResourceLimiter for Limiter {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        let growth = desired.saturating_sub(current) as u64;
+        if self.memory_used.saturating_add(growth) > self.memory_limit {
+            self.memory_hit = true;
+            return Ok(false);
+        }
+        self.memory_used += growth;
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+}
+
+/// The data of one call's `Store`.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    pub limiter: Limiter,
+    pub output: CapturedOutput,
+    pub observer: Arc<dyn CallObserver>,
+    pub cancel: CancelToken,
+    pub interruption: Option<Interruption>,
+    last_progress: Option<f64>,
+}
+
+impl CallState {
+    pub fn new(
+        wasi: WasiCtx,
+        limiter: Limiter,
+        output: CapturedOutput,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+    ) -> Self {
+        CallState {
+            wasi,
+            table: ResourceTable::new(),
+            limiter,
+            output,
+            observer,
+            cancel,
+            interruption: None,
+            last_progress: None,
+        }
+    }
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl From<host::Level> for Level {
+    fn from(level: host::Level) -> Self {
+        match level {
+            host::Level::Debug => Level::Debug,
+            host::Level::Info => Level::Info,
+            host::Level::Notice => Level::Notice,
+            host::Level::Warning => Level::Warning,
+            host::Level::Error => Level::Error,
+            host::Level::Critical => Level::Critical,
+            host::Level::Alert => Level::Alert,
+            host::Level::Emergency => Level::Emergency,
+        }
+    }
+}
+
+/// Longest log or progress message forwarded; a guest must not be able to
+/// flood clients through the host interface.
+const MAX_MESSAGE: usize = 16 * 1024;
+
+fn clip(text: &str) -> &str {
+    if text.len() <= MAX_MESSAGE {
+        return text;
+    }
+    let mut end = MAX_MESSAGE;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+impl host::Host for CallState {
+    fn log(&mut self, level: host::Level, message: String) {
+        self.observer.log(level.into(), clip(&message));
+    }
+
+    fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
+        // Progress must only grow; NaN and backwards reports are dropped.
+        if !done.is_finite() || self.last_progress.is_some_and(|last| done <= last) {
+            return;
+        }
+        self.last_progress = Some(done);
+        let total = total.filter(|t| t.is_finite());
+        self.observer
+            .progress(done, total, message.as_deref().map(clip));
+    }
+
+    fn cancelled(&mut self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+impl super::bindings::types::Host for CallState {}

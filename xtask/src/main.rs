@@ -1,0 +1,235 @@
+//! `cargo xtask`: builds the guest components and runs the project's checks,
+//! so nobody needs to remember the wasm target or the order of steps.
+//!
+//! - `cargo xtask build`  — the `airlock` binary and every component
+//! - `cargo xtask serve`  — build, then serve the example tools over HTTP
+//! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
+//!   `N passed, N failed` line
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result, bail};
+
+const TARGET: &str = "wasm32-wasip2";
+
+/// Guest workspaces and where their `.wasm` files are collected.
+const GUESTS: [(&str, &str); 2] = [
+    ("components", "target/components"),
+    ("tests/components", "target/test-components"),
+];
+
+fn main() -> Result<()> {
+    let root = root();
+    std::env::set_current_dir(&root)?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("build") => build(&root),
+        Some("serve") => serve(&root, &args[1..]),
+        Some("test") => test(&root),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <command>\n\n\
+                 commands:\n  \
+                 build   build the airlock binary and every component (wasm32-wasip2)\n  \
+                 serve   build, then serve the example tools on http://127.0.0.1:8414/mcp\n          \
+                 (extra arguments go to `airlock serve`)\n  \
+                 test    build, run every test, cargo fmt --check and clippy; prints a summary"
+            );
+            std::process::exit(2);
+        }
+    }
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("+ {cmd:?}");
+    let status = cmd.status().with_context(|| format!("cannot run {cmd:?}"))?;
+    if !status.success() {
+        bail!("{cmd:?} failed with {status}");
+    }
+    Ok(())
+}
+
+/// Adds the wasm target when rustup lacks it (a fresh machine).
+fn ensure_target() -> Result<()> {
+    let out = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output();
+    match out {
+        Ok(out) if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == TARGET) => {
+            Ok(())
+        }
+        Ok(_) => run(Command::new("rustup").args(["target", "add", TARGET])),
+        Err(_) => {
+            eprintln!("warning: rustup not found; assuming the {TARGET} target is installed");
+            Ok(())
+        }
+    }
+}
+
+fn build(root: &Path) -> Result<()> {
+    ensure_target()?;
+    run(Command::new("cargo").args(["build", "-p", "airlock"]))?;
+    for (workspace, out) in GUESTS {
+        let dir = root.join(workspace);
+        if !dir.join("Cargo.toml").is_file() {
+            continue;
+        }
+        run(Command::new("cargo")
+            .current_dir(&dir)
+            .args(["build", "--release", "--target", TARGET]))?;
+        collect(&dir.join("target").join(TARGET).join("release"), &root.join(out))?;
+    }
+    Ok(())
+}
+
+/// Copies the built `.wasm` files into one folder per guest workspace.
+fn collect(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to)?;
+    let mut count = 0;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "wasm") {
+            let name = path.file_name().context("file name")?;
+            std::fs::copy(&path, to.join(name))?;
+            count += 1;
+        }
+    }
+    eprintln!("  {count} components in {}", to.display());
+    Ok(())
+}
+
+fn serve(root: &Path, extra: &[String]) -> Result<()> {
+    build(root)?;
+    let mut cmd = Command::new("cargo");
+    cmd.args(["run", "--quiet", "-p", "airlock", "--", "serve", "target/components"]);
+    if extra.is_empty() {
+        cmd.args(["--listen", "127.0.0.1:8414"]);
+    } else {
+        cmd.args(extra);
+    }
+    run(&mut cmd)
+}
+
+/// Totals of all test runs.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+    ignored: u64,
+    failures: Vec<String>,
+}
+
+impl Tally {
+    /// Reads cargo's `test result: ok. 3 passed; 0 failed; 1 ignored; …` lines.
+    fn read(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else {
+            return;
+        };
+        for part in rest.split(|c| c == ';' || c == '.') {
+            let mut words = part.split_whitespace();
+            let (Some(n), Some(what)) = (words.next(), words.next()) else {
+                continue;
+            };
+            let Ok(n) = n.parse::<u64>() else { continue };
+            match what {
+                "passed" => self.passed += n,
+                "failed" => self.failed += n,
+                "ignored" => self.ignored += n,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Runs a command, echoing its output, feeding every line to the tally.
+fn run_counted(cmd: &mut Command, tally: &mut Tally) -> Result<bool> {
+    eprintln!("+ {cmd:?}");
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    for line in BufReader::new(stdout).lines() {
+        let line = line?;
+        println!("{line}");
+        tally.read(&line);
+    }
+    Ok(child.wait()?.success())
+}
+
+fn test(root: &Path) -> Result<()> {
+    let mut tally = Tally::default();
+    let mut step = |name: &str, ok: bool, tally: &mut Tally| {
+        if !ok {
+            tally.failed += 1;
+            tally.failures.push(name.to_string());
+        }
+    };
+    let built = build(root).is_ok();
+    step("build", built, &mut tally);
+    if built {
+        let ok = run_counted(
+            Command::new("cargo").args(["test", "--workspace", "--no-fail-fast"]),
+            &mut tally,
+        )?;
+        if !ok && tally.failed == 0 {
+            step("cargo test", false, &mut tally);
+        }
+    }
+    let fmt = run(Command::new("cargo").args(["fmt", "--all", "--check"])).is_ok();
+    step("cargo fmt --check", fmt, &mut tally);
+    let clippy = run(Command::new("cargo").args([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+    .is_ok();
+    step("cargo clippy", clippy, &mut tally);
+    for (workspace, _) in GUESTS {
+        let dir = root.join(workspace);
+        if !dir.join("Cargo.toml").is_file() {
+            continue;
+        }
+        let fmt = run(Command::new("cargo")
+            .current_dir(&dir)
+            .args(["fmt", "--all", "--check"]))
+        .is_ok();
+        step(&format!("cargo fmt --check ({workspace})"), fmt, &mut tally);
+        let clippy = run(Command::new("cargo").current_dir(&dir).args([
+            "clippy",
+            "--release",
+            "--target",
+            TARGET,
+            "--",
+            "-D",
+            "warnings",
+        ]))
+        .is_ok();
+        step(&format!("cargo clippy ({workspace})"), clippy, &mut tally);
+    }
+    println!();
+    for failure in &tally.failures {
+        println!("failed step: {failure}");
+    }
+    println!(
+        "{} passed, {} failed, {} skipped",
+        tally.passed, tally.failed, tally.ignored
+    );
+    if tally.failed > 0 {
+        std::process::exit(1);
+    }
+    Ok(())
+}
