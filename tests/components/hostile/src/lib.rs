@@ -1,0 +1,211 @@
+//! Tools that each try one attack on the sandbox. They are written against
+//! the WIT directly (not the SDK) so that they can break every rule a
+//! well-behaved tool would follow. Arguments arrive as a JSON object; these
+//! tools read them with a tiny extractor instead of a JSON library, to stay
+//! small.
+
+wit_bindgen::generate!({ path: "../../../wit", world: "toolbox" });
+
+use airlock::tool::types::{Content, Error, Hints, Output, TaskSupport, Tool};
+
+struct Hostile;
+
+const ANY_ARGS: &str = r#"{"type":"object","additionalProperties":true}"#;
+
+fn tool(name: &str, hints: Hints) -> Tool {
+    Tool {
+        name: name.into(),
+        title: None,
+        description: format!("hostile: {name}"),
+        input_schema: ANY_ARGS.into(),
+        output_schema: None,
+        hints,
+        icons: vec![],
+        task_support: TaskSupport::Optional,
+    }
+}
+
+fn text(s: impl Into<String>) -> Result<Output, Error> {
+    Ok(Output {
+        content: vec![Content::Text(s.into())],
+        structured: None,
+    })
+}
+
+/// The string value of `"key":"value"` in a flat JSON object (no escapes).
+fn arg(args: &str, key: &str) -> Option<String> {
+    let at = args.find(&format!("\"{key}\""))?;
+    let rest = &args[at + key.len() + 2..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    if let Some(s) = rest.strip_prefix('"') {
+        return Some(s[..s.find('"')?].to_string());
+    }
+    let end = rest.find([',', '}']).unwrap_or(rest.len());
+    Some(rest[..end].trim().to_string())
+}
+
+fn need(args: &str, key: &str) -> Result<String, Error> {
+    arg(args, key).ok_or_else(|| Error::InvalidArguments(format!("missing {key}")))
+}
+
+fn fail(e: impl std::fmt::Display) -> Error {
+    Error::Failed(e.to_string())
+}
+
+#[inline(never)]
+fn recurse(n: u64) -> u64 {
+    // Not a tail call: every level keeps a frame on the wasm stack.
+    if n == 0 { 0 } else { 1 + recurse(std::hint::black_box(n + 1)) }
+}
+
+#[inline(never)]
+fn recurse_big(n: u64) -> u64 {
+    // A large local array lives on the guest's own stack in linear memory.
+    let buf = std::hint::black_box([n as u8; 4096]);
+    if n == 0 { 0 } else { buf[0] as u64 + recurse_big(std::hint::black_box(n + 1)) }
+}
+
+/// One filesystem operation on `path` (and `to` for rename).
+fn fs_op(args: &str) -> Result<Output, Error> {
+    let op = need(args, "op")?;
+    let path = need(args, "path")?;
+    match op.as_str() {
+        "read" => std::fs::read_to_string(&path).map_err(fail).and_then(text),
+        "list" => {
+            let mut names: Vec<String> = std::fs::read_dir(&path)
+                .map_err(fail)?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            text(names.join("\n"))
+        }
+        "create" => {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(fail)?;
+            f.write_all(need(args, "content")?.as_bytes()).map_err(fail)?;
+            text("created")
+        }
+        "append" => {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .map_err(fail)?;
+            f.write_all(need(args, "content")?.as_bytes()).map_err(fail)?;
+            text("appended")
+        }
+        "overwrite" => std::fs::write(&path, need(args, "content")?)
+            .map_err(fail)
+            .and_then(|_| text("overwritten")),
+        "truncate" => std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|f| f.set_len(0))
+            .map_err(fail)
+            .and_then(|_| text("truncated")),
+        "delete" => std::fs::remove_file(&path)
+            .map_err(fail)
+            .and_then(|_| text("deleted")),
+        "rename" => std::fs::rename(&path, need(args, "to")?)
+            .map_err(fail)
+            .and_then(|_| text("renamed")),
+        "mkdir" => std::fs::create_dir(&path)
+            .map_err(fail)
+            .and_then(|_| text("made")),
+        "rmdir" => std::fs::remove_dir(&path)
+            .map_err(fail)
+            .and_then(|_| text("removed")),
+        other => Err(Error::InvalidArguments(format!("unknown op {other}"))),
+    }
+}
+
+impl exports::airlock::tool::tools::Guest for Hostile {
+    fn describe() -> Vec<Tool> {
+        let none = Hints::empty();
+        vec![
+            tool("good", Hints::READ_ONLY | Hints::IDEMPOTENT),
+            tool("spin", none),
+            tool("allocate", none),
+            tool("recurse", none),
+            tool("recurse_big", none),
+            tool("panic", none),
+            tool("shout", none),
+            tool("huge_result", none),
+            tool("bad_json", none),
+            tool("sleep", none),
+            tool("env", none),
+            tool("fs_read_only", Hints::READ_ONLY),
+            tool("fs_plain", none),
+            tool("fs_destructive", Hints::DESTRUCTIVE),
+            tool("tcp_closed", none),
+            tool("tcp_open", Hints::OPEN_WORLD),
+        ]
+    }
+
+    fn call(name: String, args: String) -> Result<Output, Error> {
+        match name.as_str() {
+            "good" => text("ok"),
+            "spin" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            "allocate" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "recurse" => text(recurse(1).to_string()),
+            "recurse_big" => text(recurse_big(1).to_string()),
+            "panic" => panic!("boom"),
+            "shout" => {
+                let line = "x".repeat(1023) + "\n";
+                for _ in 0..100 * 1024 {
+                    print!("{line}");
+                }
+                text("shouted")
+            }
+            "huge_result" => text("y".repeat(50 << 20)),
+            "bad_json" => Ok(Output {
+                content: vec![],
+                structured: Some("{not json".into()),
+            }),
+            "sleep" => {
+                let ms: u64 = need(&args, "ms")?.parse().map_err(fail)?;
+                let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+                while std::time::Instant::now() < end {
+                    if airlock::tool::host::cancelled() {
+                        return Err(Error::Failed("noticed cancellation".into()));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                text("slept")
+            }
+            "env" => {
+                let mut vars: Vec<String> =
+                    std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+                vars.sort();
+                text(vars.join("\n"))
+            }
+            "fs_read_only" | "fs_plain" | "fs_destructive" => fs_op(&args),
+            "tcp_closed" | "tcp_open" => {
+                let addr = need(&args, "addr")?;
+                let mut stream = std::net::TcpStream::connect(&addr).map_err(fail)?;
+                use std::io::Write;
+                stream.write_all(b"hello from the guest\n").map_err(fail)?;
+                text("connected")
+            }
+            other => Err(Error::Failed(format!("no tool {other}"))),
+        }
+    }
+}
+
+export!(Hostile);
