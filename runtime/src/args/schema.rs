@@ -58,15 +58,15 @@ pub(crate) fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> &'a Value {
 pub(crate) fn exceeds_depth(value: &Value, limit: usize) -> bool {
     let mut stack = vec![(value, 0usize)];
     while let Some((value, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth >= limit {
+        let is_container = matches!(value, Value::Array(_) | Value::Object(_));
+        if is_container && depth >= limit {
             return true;
         }
-        stack.extend(children.map(|child| (child, depth + 1)));
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|child| (child, depth + 1))),
+            Value::Object(map) => stack.extend(map.values().map(|child| (child, depth + 1))),
+            _ => {}
+        }
     }
     false
 }
