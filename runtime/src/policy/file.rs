@@ -1,0 +1,746 @@
+//! The operator's policy file (`airlock.toml`): parsing, checking, and the
+//! merged [`Settings`] of one tool.
+//!
+//! Everything not granted is denied. Unknown keys are errors, and every error
+//! names the file, line and column (`airlock.toml:12:9: …`). Checks made when
+//! the file is loaded, not at call time: sizes and durations, host patterns,
+//! folder modes, guest paths (absolute, no `..`, no two mounts nested in one
+//! another), host folders (must exist), environment values taken from the
+//! runtime's environment (the variable must be set; its value is never
+//! printed), `sha256` pins (64 hex digits).
+//!
+//! # Format
+//!
+//! ```toml
+//! # Optional JSON Lines audit log, one line per call; relative paths are
+//! # relative to the folder of this file.
+//! audit = "audit.jsonl"
+//!
+//! # Applies to every component. Any key of a component or tool section
+//! # (except source, sha256, tools) may be given here.
+//! [defaults]
+//! destructive = "deny"        # deny (default) | allow | confirm
+//! limits = { memory = "64MiB", time = "5s", output = "1MiB", log = "64KiB", concurrency = 16 }
+//!
+//! # One section per component; the name is the component's file stem.
+//! [components.catalog]
+//! source = "components/catalog.wasm"   # optional; relative to this file's folder
+//! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+//! # mode: "read-only" (the default when omitted) or "read-write".
+//! folders = [
+//!     { host = "./data", guest = "/data", mode = "read-write" },
+//!     { host = "/srv/shared", guest = "/shared" },
+//! ]
+//! # name, name:port, *.name (subdomains only), http:// or https:// prefix,
+//! # IP address, [IPv6]:port, CIDR range. No port = the scheme's default
+//! # port (http 80, https 443; both when no scheme is given).
+//! network = ["api.example.com", "api.example.com:8443", "*.example.org",
+//!            "https://x.example.net", "10.1.2.3", "10.0.0.0/8", "[::1]:8080"]
+//! # Exactly the variables the tool sees: literal, or copied from the
+//! # runtime's own environment when the file is loaded.
+//! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
+//!
+//! [components.catalog.limits]  # overrides only the limits it names
+//! time = "10s"
+//! fuel = 1000000000            # optional instruction budget; unmetered if absent
+//!
+//! # Per-tool overrides; the tool must exist in the component.
+//! [components.catalog.tools.restock]
+//! destructive = "allow"
+//!
+//! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
+//! [[tokens]]
+//! name = "agent-1"
+//! sha256 = "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+//! tools = ["lookup_price"]     # tools this token may see and call; omit = all
+//! ```
+//!
+//! Sizes: an integer (bytes) or a string with `B`, `KiB`, `MiB` or `GiB`.
+//! Durations: a string with `ms`, `s` or `m`.
+//!
+//! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
+//! limit; `folders`, `network` and `env` are replaced as a whole by a more
+//! specific section (so a tool section can take a folder away).
+
+use std::collections::BTreeMap;
+use std::env::VarError;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use super::HostPattern;
+use super::grant::{Consent, Limits};
+use super::units::{Size, Time};
+
+/// Why a policy file was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The file could not be read.
+    #[error("{file}: cannot read the policy file: {error}")]
+    Read { file: String, error: std::io::Error },
+    /// The file is not a valid policy; `line` and `column` count from 1.
+    #[error("{file}:{line}:{column}: {message}")]
+    Invalid {
+        file: String,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+/// How the policy mounts a folder (before the tool's hints narrow it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FolderMode {
+    #[default]
+    ReadOnly,
+    ReadWrite,
+}
+
+impl FolderMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FolderMode::ReadOnly => "read-only",
+            FolderMode::ReadWrite => "read-write",
+        }
+    }
+}
+
+/// A folder the policy grants: `host` is resolved against the policy file's
+/// folder and existed when the policy was loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    pub host: PathBuf,
+    pub guest: String,
+    pub mode: FolderMode,
+}
+
+/// What the policy grants one tool, all sections merged; the input of
+/// [`super::effective`].
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct Settings {
+    pub folders: Vec<Folder>,
+    pub network: Vec<HostPattern>,
+    /// Resolved values, in name order.
+    pub env: Vec<(String, String)>,
+    pub limits: Limits,
+    /// What to do with a destructive call.
+    pub destructive: Consent,
+}
+
+// Hand-written so that environment values (often secrets) never reach a log.
+impl fmt::Debug for Settings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Settings")
+            .field("folders", &self.folders)
+            .field("network", &self.network)
+            .field(
+                "env",
+                &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
+            .field("limits", &self.limits)
+            .field("destructive", &self.destructive)
+            .finish()
+    }
+}
+
+/// One limit per field; `None` = inherit from the less specific section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct LimitsPatch {
+    memory: Option<u64>,
+    time: Option<Duration>,
+    fuel: Option<u64>,
+    output: Option<u64>,
+    log: Option<u64>,
+    concurrency: Option<u32>,
+}
+
+/// One checked section (defaults, component or tool); `None` = inherit.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Section {
+    folders: Option<Vec<Folder>>,
+    network: Option<Vec<HostPattern>>,
+    env: Option<Vec<(String, String)>>,
+    limits: LimitsPatch,
+    destructive: Option<Consent>,
+}
+
+impl Section {
+    fn apply_to(&self, s: &mut Settings) {
+        if let Some(f) = &self.folders {
+            s.folders = f.clone();
+        }
+        if let Some(n) = &self.network {
+            s.network = n.clone();
+        }
+        if let Some(e) = &self.env {
+            s.env = e.clone();
+        }
+        if let Some(d) = self.destructive {
+            s.destructive = d;
+        }
+        let p = &self.limits;
+        let l = &mut s.limits;
+        l.memory = p.memory.unwrap_or(l.memory);
+        l.time = p.time.unwrap_or(l.time);
+        l.fuel = p.fuel.or(l.fuel);
+        l.output = p.output.unwrap_or(l.output);
+        l.log = p.log.unwrap_or(l.log);
+        l.concurrency = p.concurrency.unwrap_or(l.concurrency);
+    }
+}
+
+/// A component's own section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComponentPolicy {
+    /// The section name (the component's file stem).
+    pub name: String,
+    /// The `.wasm` file, resolved against the policy file's folder.
+    pub source: Option<PathBuf>,
+    /// The pinned SHA-256 digest, 64 lower-case hex digits.
+    pub sha256: Option<String>,
+    section: Section,
+    tools: BTreeMap<String, Section>,
+}
+
+/// An HTTP bearer token the server accepts.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token {
+    pub name: String,
+    /// SHA-256 of the token; the token itself is never stored.
+    pub sha256: [u8; 32],
+    /// Tools this token may list and call; `None` = all.
+    pub tools: Option<Vec<String>>,
+}
+
+impl Token {
+    /// Whether `bearer` is this token. Compares digests in constant time so
+    /// response timing says nothing about how close a guess was.
+    pub fn accepts(&self, bearer: &str) -> bool {
+        let digest = Sha256::digest(bearer.as_bytes());
+        digest
+            .iter()
+            .zip(self.sha256.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+
+    /// Whether this token may see and call `tool`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|t| t == tool))
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Token")
+            .field("name", &self.name)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A checked policy. [`Policy::default`] grants nothing: no folders, no
+/// network, no environment, destructive calls denied, default limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Policy {
+    audit: Option<PathBuf>,
+    defaults: Section,
+    components: BTreeMap<String, ComponentPolicy>,
+    tokens: Vec<Token>,
+}
+
+impl Policy {
+    /// Reads and checks a policy file. Relative paths in it are resolved
+    /// against the file's folder; `from` variables are read from the
+    /// runtime's environment now.
+    pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| PolicyError::Read {
+            file: file.clone(),
+            error,
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        Parser {
+            text: &text,
+            file: &file,
+            base,
+            env: &|name| std::env::var(name),
+        }
+        .policy()
+    }
+
+    /// Checks policy text; relative paths are resolved against `base_dir`.
+    /// Errors name the file as `<policy>`.
+    pub fn parse(text: &str, base_dir: &Path) -> Result<Policy, PolicyError> {
+        Self::parse_with_env(text, base_dir, |name| std::env::var(name))
+    }
+
+    /// Like [`Policy::parse`], with `env` standing in for the runtime's
+    /// environment (for tests, and for callers that snapshot it).
+    pub fn parse_with_env(
+        text: &str,
+        base_dir: &Path,
+        env: impl Fn(&str) -> Result<String, VarError>,
+    ) -> Result<Policy, PolicyError> {
+        Parser {
+            text,
+            file: "<policy>",
+            base: base_dir,
+            env: &env,
+        }
+        .policy()
+    }
+
+    /// The merged settings of one tool: defaults ← component ← tool. An
+    /// unknown component or tool gets what the less specific sections give.
+    pub fn settings_for(&self, component: &str, tool: &str) -> Settings {
+        let mut settings = Settings::default();
+        self.defaults.apply_to(&mut settings);
+        if let Some(c) = self.components.get(component) {
+            c.section.apply_to(&mut settings);
+            if let Some(t) = c.tools.get(tool) {
+                t.apply_to(&mut settings);
+            }
+        }
+        settings
+    }
+
+    pub fn component(&self, name: &str) -> Option<&ComponentPolicy> {
+        self.components.get(name)
+    }
+
+    /// All component sections, in name order.
+    pub fn components(&self) -> impl Iterator<Item = &ComponentPolicy> {
+        self.components.values()
+    }
+
+    /// The tool names with a section of their own under `component`, so the
+    /// loader can refuse one that names no real tool.
+    pub fn tool_sections(&self, component: &str) -> impl Iterator<Item = &str> {
+        self.components
+            .get(component)
+            .into_iter()
+            .flat_map(|c| c.tools.keys().map(String::as_str))
+    }
+
+    /// The audit log path, resolved against the policy file's folder.
+    pub fn audit_path(&self) -> Option<&Path> {
+        self.audit.as_deref()
+    }
+
+    pub fn tokens(&self) -> &[Token] {
+        &self.tokens
+    }
+
+    /// Whether any section sets a fuel limit, so the engine must meter fuel
+    /// (metering costs time on every call, so it is off unless asked for).
+    pub fn uses_fuel(&self) -> bool {
+        std::iter::once(&self.defaults)
+            .chain(
+                self.components
+                    .values()
+                    .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
+            )
+            .any(|s| s.limits.fuel.is_some())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The file as written. Spanned fields are those checked after parsing, so
+// their errors can point at the value.
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    audit: Option<String>,
+    #[serde(default)]
+    defaults: Option<RawSection>,
+    #[serde(default)]
+    components: BTreeMap<String, RawComponent>,
+    #[serde(default)]
+    tokens: Vec<RawToken>,
+}
+
+/// `[defaults]` and `[components.X.tools.Y]`.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawSection {
+    folders: Option<Spanned<Vec<RawFolder>>>,
+    network: Option<Vec<HostPattern>>,
+    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
+    limits: Option<RawLimits>,
+    destructive: Option<RawConsent>,
+}
+
+/// `[components.X]`: a section plus what only a component has. (Written out
+/// rather than flattened: serde cannot combine flatten with
+/// `deny_unknown_fields`.)
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawComponent {
+    source: Option<String>,
+    sha256: Option<Spanned<String>>,
+    folders: Option<Spanned<Vec<RawFolder>>>,
+    network: Option<Vec<HostPattern>>,
+    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
+    limits: Option<RawLimits>,
+    destructive: Option<RawConsent>,
+    #[serde(default)]
+    tools: BTreeMap<String, RawSection>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFolder {
+    host: Spanned<String>,
+    guest: Spanned<String>,
+    #[serde(default)]
+    mode: FolderMode,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    memory: Option<Spanned<Size>>,
+    time: Option<Spanned<Time>>,
+    fuel: Option<Spanned<u64>>,
+    output: Option<Spanned<Size>>,
+    log: Option<Size>,
+    concurrency: Option<Spanned<u32>>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum RawConsent {
+    Deny,
+    Allow,
+    Confirm,
+}
+
+impl From<RawConsent> for Consent {
+    fn from(c: RawConsent) -> Consent {
+        match c {
+            RawConsent::Deny => Consent::Deny,
+            RawConsent::Allow => Consent::Allow,
+            RawConsent::Confirm => Consent::Confirm,
+        }
+    }
+}
+
+/// An environment value: `"literal"` or `{ from = "VAR" }`.
+enum RawEnv {
+    Literal(String),
+    From(String),
+}
+
+impl<'de> Deserialize<'de> for RawEnv {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawEnv;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a string, or a table { from = \"VARIABLE\" }")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawEnv, E> {
+                Ok(RawEnv::Literal(v.to_string()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEnv, A::Error> {
+                let mut from = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key != "from" {
+                        return Err(de::Error::unknown_field(&key, &["from"]));
+                    }
+                    if from.is_some() {
+                        return Err(de::Error::duplicate_field("from"));
+                    }
+                    from = Some(map.next_value::<String>()?);
+                }
+                from.map(RawEnv::From)
+                    .ok_or_else(|| de::Error::missing_field("from"))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToken {
+    name: Spanned<String>,
+    sha256: Spanned<String>,
+    tools: Option<Vec<String>>,
+}
+
+// ---------------------------------------------------------------------------
+
+/// Turns text into a [`Policy`], remembering where it came from for errors.
+struct Parser<'a> {
+    text: &'a str,
+    file: &'a str,
+    base: &'a Path,
+    env: &'a dyn Fn(&str) -> Result<String, VarError>,
+}
+
+impl Parser<'_> {
+    /// An error at byte `offset` of the text.
+    fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+        let before = self.text.get(..offset).unwrap_or(self.text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        PolicyError::Invalid {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    fn policy(&self) -> Result<Policy, PolicyError> {
+        let raw: RawPolicy = toml::from_str(self.text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            self.error(offset, e.message().trim_end())
+        })?;
+        let defaults = match raw.defaults {
+            Some(s) => self.section(s)?,
+            None => Section::default(),
+        };
+        let mut components = BTreeMap::new();
+        for (name, c) in raw.components {
+            let component = self.component(&name, c)?;
+            components.insert(name, component);
+        }
+        let mut tokens: Vec<Token> = Vec::new();
+        for t in raw.tokens {
+            if tokens.iter().any(|known| known.name == *t.name.get_ref()) {
+                return Err(self.error(
+                    t.name.span().start,
+                    format!("token name {:?} is used twice", t.name.get_ref()),
+                ));
+            }
+            let digest = self.sha256(&t.sha256)?;
+            let mut sha256 = [0u8; 32];
+            // `sha256()` checked 64 hex digits, so this cannot fail.
+            hex::decode_to_slice(&digest, &mut sha256)
+                .map_err(|e| self.error(t.sha256.span().start, e.to_string()))?;
+            tokens.push(Token {
+                name: t.name.into_inner(),
+                sha256,
+                tools: t.tools,
+            });
+        }
+        Ok(Policy {
+            audit: raw.audit.map(|a| self.base.join(a)),
+            defaults,
+            components,
+            tokens,
+        })
+    }
+
+    fn component(&self, name: &str, c: RawComponent) -> Result<ComponentPolicy, PolicyError> {
+        let section = self.section(RawSection {
+            folders: c.folders,
+            network: c.network,
+            env: c.env,
+            limits: c.limits,
+            destructive: c.destructive,
+        })?;
+        let mut tools = BTreeMap::new();
+        for (tool, s) in c.tools {
+            tools.insert(tool, self.section(s)?);
+        }
+        Ok(ComponentPolicy {
+            name: name.to_string(),
+            source: c.source.map(|s| self.base.join(s)),
+            sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
+            section,
+            tools,
+        })
+    }
+
+    /// Checks a digest and returns it in lower case.
+    fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
+        let text = digest.get_ref();
+        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(self.error(
+                digest.span().start,
+                format!(
+                    "sha256 must be 64 hexadecimal digits, got {} characters",
+                    text.chars().count()
+                ),
+            ));
+        }
+        Ok(text.to_ascii_lowercase())
+    }
+
+    fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
+        Ok(Section {
+            folders: raw.folders.map(|f| self.folders(f)).transpose()?,
+            network: raw.network,
+            env: raw.env.map(|e| self.env(e)).transpose()?,
+            limits: raw.limits.map(|l| self.limits(l)).transpose()?.unwrap_or_default(),
+            destructive: raw.destructive.map(Consent::from),
+        })
+    }
+
+    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
+        let mut folders: Vec<Folder> = Vec::new();
+        for f in raw.into_inner() {
+            let at = f.guest.span().start;
+            let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
+            if let Some(other) = folders.iter().find(|o| nested(&o.guest, &guest)) {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
+                        other.guest
+                    ),
+                ));
+            }
+            let host = self.base.join(f.host.get_ref());
+            let at = f.host.span().start;
+            match std::fs::metadata(&host) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(self.error(
+                        at,
+                        format!("host folder {} is not a folder", host.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(self.error(
+                        at,
+                        format!("host folder {} cannot be used: {e}", host.display()),
+                    ));
+                }
+            }
+            folders.push(Folder {
+                host,
+                guest,
+                mode: f.mode,
+            });
+        }
+        Ok(folders)
+    }
+
+    fn env(
+        &self,
+        raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>,
+    ) -> Result<Vec<(String, String)>, PolicyError> {
+        let mut vars = Vec::new();
+        for (name, value) in raw {
+            let at = name.span().start;
+            let name = name.into_inner();
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.error(
+                    at,
+                    format!("{name:?} is not a valid environment variable name"),
+                ));
+            }
+            let at = value.span().start;
+            let value = match value.into_inner() {
+                RawEnv::Literal(v) => v,
+                // Messages name the variable, never its value.
+                RawEnv::From(var) => match (self.env)(&var) {
+                    Ok(v) => v,
+                    Err(VarError::NotPresent) => {
+                        return Err(self.error(
+                            at,
+                            format!("environment variable {var} (for {name}) is not set"),
+                        ));
+                    }
+                    Err(VarError::NotUnicode(_)) => {
+                        return Err(self.error(
+                            at,
+                            format!("environment variable {var} (for {name}) is not valid Unicode"),
+                        ));
+                    }
+                },
+            };
+            if value.contains('\0') {
+                return Err(self.error(at, format!("the value of {name} contains a NUL character")));
+            }
+            vars.push((name, value));
+        }
+        Ok(vars)
+    }
+
+    fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {
+        // A zero limit would make every call fail; it is always a mistake.
+        let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
+            Some((0, at)) => Err(self.error(at, format!("limit {name} must be greater than 0"))),
+            Some((v, _)) => Ok(Some(v)),
+            None => Ok(None),
+        };
+        let time = match raw.time {
+            Some(t) if t.get_ref().0.is_zero() => {
+                return Err(self.error(t.span().start, "limit time must be greater than 0"));
+            }
+            t => t.map(|t| t.into_inner().0),
+        };
+        let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
+        Ok(LimitsPatch {
+            memory: nonzero("memory", sized(&raw.memory))?,
+            time,
+            fuel: nonzero("fuel", raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)))?,
+            output: nonzero("output", sized(&raw.output))?,
+            log: raw.log.map(|l| l.0),
+            concurrency: nonzero(
+                "concurrency",
+                raw.concurrency
+                    .as_ref()
+                    .map(|c| (u64::from(*c.get_ref()), c.span().start)),
+            )?
+            .and_then(|c| u32::try_from(c).ok()),
+        })
+    }
+}
+
+/// Checks a guest path: absolute, no `.`/`..`/empty parts. Returns it
+/// without a trailing `/` (except for `/` itself).
+fn check_guest_path(path: &str) -> Result<String, String> {
+    if !path.starts_with('/') {
+        return Err(format!(
+            "guest path {path:?} must be absolute (start with '/')"
+        ));
+    }
+    let trimmed = if path.len() > 1 {
+        path.strip_suffix('/').unwrap_or(path)
+    } else {
+        path
+    };
+    if trimmed != "/"
+        && trimmed[1..]
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return Err(format!(
+            "guest path {path:?} may not contain '.', '..' or '//'"
+        ));
+    }
+    if trimmed.contains('\0') {
+        return Err(format!("guest path {path:?} contains a NUL character"));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// Whether one guest path is the other or inside it.
+fn nested(a: &str, b: &str) -> bool {
+    let inside = |outer: &str, inner: &str| {
+        outer == "/" || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))
+    };
+    inside(a, b) || inside(b, a)
+}

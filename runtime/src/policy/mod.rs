@@ -1,0 +1,21 @@
+//! Policy: what the operator grants each tool, and what a call actually gets.
+//!
+//! - [`file`]: the policy file (`airlock.toml`), checked when loaded, and the
+//!   merged [`Settings`] of one tool (defaults ← component ← tool);
+//! - [`host`]: [`HostPattern`], the network destinations a policy may list;
+//! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
+//!   only capability input of the sandbox;
+//! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
+//!   [`Consent`], [`Limits`], [`Narrowing`].
+
+mod effective;
+pub mod file;
+mod grant;
+pub mod host;
+mod units;
+
+pub use effective::effective;
+pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Settings, Token};
+pub use grant::*;
+pub use host::{HostPattern, HostPatternError};
+pub use units::format_size;
