@@ -107,7 +107,8 @@ pub struct PreparedCall {
     pub(crate) tool: Arc<Tool>,
     pub(crate) arguments: Value,
     pub(crate) grant: Grant,
-    pub(crate) slot: Option<crate::runtime::Slot>,
+    /// Held for the call's lifetime: the place in the tool's concurrency limit.
+    pub(crate) _slot: Option<crate::runtime::Slot>,
 }
 
 impl PreparedCall {

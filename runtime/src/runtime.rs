@@ -168,7 +168,7 @@ impl Runtime {
             });
         }
         Ok(PreparedCall {
-            slot: Some(Slot { tool: tool.clone() }),
+            _slot: Some(Slot { tool: tool.clone() }),
             tool,
             arguments,
             grant,

@@ -409,6 +409,12 @@ impl Run {
             return Err(RunError::Panic(message));
         }
         let cause = match err.downcast_ref::<Trap>() {
+            // Rust and C guests keep their own stack in linear memory, below
+            // the data; overflowing it wraps to an out-of-bounds address.
+            Some(Trap::MemoryOutOfBounds) => {
+                "out-of-bounds memory access (a guest overflowing its own stack ends like this)"
+                    .to_string()
+            }
             Some(trap) => trap.to_string(),
             None => format!("{err:#}"),
         };
