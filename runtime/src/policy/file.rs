@@ -139,10 +139,7 @@ impl fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("folders", &self.folders)
             .field("network", &self.network)
-            .field(
-                "env",
-                &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            )
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
             .finish()
@@ -380,7 +377,7 @@ struct RawPolicy {
 #[serde(deny_unknown_fields)]
 struct RawSection {
     folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<HostPattern>>,
+    network: Option<Vec<Spanned<String>>>,
     env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     limits: Option<RawLimits>,
     destructive: Option<RawConsent>,
@@ -395,7 +392,7 @@ struct RawComponent {
     source: Option<String>,
     sha256: Option<Spanned<String>>,
     folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<HostPattern>>,
+    network: Option<Vec<Spanned<String>>>,
     env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     limits: Option<RawLimits>,
     destructive: Option<RawConsent>,
@@ -589,11 +586,25 @@ impl Parser<'_> {
     fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
         Ok(Section {
             folders: raw.folders.map(|f| self.folders(f)).transpose()?,
-            network: raw.network,
+            network: raw.network.map(|n| self.network(n)).transpose()?,
             env: raw.env.map(|e| self.env(e)).transpose()?,
-            limits: raw.limits.map(|l| self.limits(l)).transpose()?.unwrap_or_default(),
+            limits: raw
+                .limits
+                .map(|l| self.limits(l))
+                .transpose()?
+                .unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
         })
+    }
+
+    fn network(&self, raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, PolicyError> {
+        raw.into_iter()
+            .map(|p| {
+                p.get_ref()
+                    .parse()
+                    .map_err(|e: super::HostPatternError| self.error(p.span().start, e.to_string()))
+            })
+            .collect()
     }
 
     fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
@@ -695,7 +706,10 @@ impl Parser<'_> {
         Ok(LimitsPatch {
             memory: nonzero("memory", sized(&raw.memory))?,
             time,
-            fuel: nonzero("fuel", raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)))?,
+            fuel: nonzero(
+                "fuel",
+                raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)),
+            )?,
             output: nonzero("output", sized(&raw.output))?,
             log: raw.log.map(|l| l.0),
             concurrency: nonzero(
@@ -740,7 +754,15 @@ fn check_guest_path(path: &str) -> Result<String, String> {
 /// Whether one guest path is the other or inside it.
 fn nested(a: &str, b: &str) -> bool {
     let inside = |outer: &str, inner: &str| {
-        outer == "/" || inner == outer || inner.strip_prefix(outer).is_some_and(|r| r.starts_with('/'))
+        outer == "/"
+            || inner == outer
+            || inner
+                .strip_prefix(outer)
+                .is_some_and(|r| r.starts_with('/'))
     };
     inside(a, b) || inside(b, a)
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

@@ -127,7 +127,11 @@ pub struct Narrowing {
 
 impl std::fmt::Display for Narrowing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {} → {} ({})", self.what, self.from, self.to, self.reason)
+        write!(
+            f,
+            "{}: {} → {} ({})",
+            self.what, self.from, self.to, self.reason
+        )
     }
 }
 

@@ -97,6 +97,9 @@ impl HostPattern {
         let Some(scheme) = Scheme::parse(scheme) else {
             return false;
         };
+        if self.scheme.is_some_and(|s| s != scheme) {
+            return false;
+        }
         if !self.port_allowed(Some(scheme), port) {
             return false;
         }
@@ -298,7 +301,11 @@ fn check_name(name: &str) -> Result<String, String> {
         }
     }
     // `10.1.2.300` is a mistyped address, not a name.
-    if name.rsplit('.').next().is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit())) {
+    if name
+        .rsplit('.')
+        .next()
+        .is_some_and(|l| l.bytes().all(|b| b.is_ascii_digit()))
+    {
         return Err("not a valid IP address, and a host name cannot end in a number".into());
     }
     Ok(name)

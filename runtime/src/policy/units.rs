@@ -33,7 +33,9 @@ fn split_number(text: &str) -> Option<(u64, &str)> {
 /// Parses a size string; the error says what is accepted.
 pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
     let bad = || {
-        format!("invalid size {text:?}: expected a number of bytes or a number with B, KiB, MiB or GiB (e.g. \"64MiB\")")
+        format!(
+            "invalid size {text:?}: expected a number of bytes or a number with B, KiB, MiB or GiB (e.g. \"64MiB\")"
+        )
     };
     let (number, unit) = split_number(text).ok_or_else(bad)?;
     let shift = match unit {
@@ -50,9 +52,8 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
 
 /// Parses a duration string; the error says what is accepted.
 pub(crate) fn parse_time(text: &str) -> Result<Duration, String> {
-    let bad = || {
-        format!("invalid duration {text:?}: expected a number with ms, s or m (e.g. \"5s\")")
-    };
+    let bad =
+        || format!("invalid duration {text:?}: expected a number with ms, s or m (e.g. \"5s\")");
     let (number, unit) = split_number(text).ok_or_else(bad)?;
     let millis = match unit {
         "ms" => Some(number),
@@ -114,7 +115,7 @@ impl<'de> de::Deserialize<'de> for Time {
 /// Formats a byte count the way the policy file writes it, for messages.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{} {unit}", bytes >> shift);
         }
     }
@@ -136,7 +137,11 @@ mod tests {
         for bad in ["", "MiB", "64MB", "64mib", "-1", "1.5MiB", "64 MiB x"] {
             assert!(parse_size(bad).is_err(), "{bad:?} accepted");
         }
-        assert!(parse_size("99999999999999GiB").unwrap_err().contains("too large"));
+        assert!(
+            parse_size("99999999999999GiB")
+                .unwrap_err()
+                .contains("too large")
+        );
     }
 
     #[test]

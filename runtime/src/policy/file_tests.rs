@@ -1,0 +1,507 @@
+//! Tests of the policy file: the documented example, merging, accessors, and
+//! one test per refusal, each checking the line the error points at.
+
+use std::env::VarError;
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+/// A folder with `data/` and `shared/` inside, standing in for the policy's folder.
+fn base() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::create_dir(dir.path().join("data")).expect("data dir");
+    std::fs::create_dir(dir.path().join("shared")).expect("shared dir");
+    dir
+}
+
+/// The runtime environment the tests see: only CATALOG_TOKEN is set.
+fn env(name: &str) -> Result<String, VarError> {
+    match name {
+        "CATALOG_TOKEN" => Ok("s3cret-value".to_string()),
+        _ => Err(VarError::NotPresent),
+    }
+}
+
+fn parse(text: &str, base: &Path) -> Result<Policy, PolicyError> {
+    Policy::parse_with_env(text, base, env)
+}
+
+fn ok(text: &str) -> (Policy, tempfile::TempDir) {
+    let dir = base();
+    let policy = parse(text, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    (policy, dir)
+}
+
+/// Parses `text`, expects a refusal at `line` whose message contains `what`.
+#[track_caller]
+fn refused(text: &str, line: usize, what: &str) -> String {
+    let dir = base();
+    let err = match parse(text, dir.path()) {
+        Ok(_) => panic!("accepted:\n{text}"),
+        Err(e) => e.to_string(),
+    };
+    let prefix = format!("<policy>:{line}:");
+    assert!(err.starts_with(&prefix), "expected line {line}: {err}");
+    assert!(err.contains(what), "expected {what:?} in: {err}");
+    err
+}
+
+/// The example in the module documentation, with its absolute folder moved
+/// into the test folder.
+fn documented_example(dir: &Path) -> String {
+    let source = include_str!("file.rs");
+    let mut lines = source
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(|l| l.strip_prefix(' ').unwrap_or(l))
+        .skip_while(|l| *l != "```toml")
+        .skip(1)
+        .take_while(|l| *l != "```")
+        .collect::<Vec<_>>()
+        .join("\n");
+    lines.push('\n');
+    lines.replace("/srv/shared", &dir.join("shared").display().to_string())
+}
+
+#[test]
+fn the_documented_example_is_valid() {
+    let dir = base();
+    let text = documented_example(dir.path());
+    assert!(text.contains("[components.catalog]"), "example not found");
+    let policy = parse(&text, dir.path()).unwrap_or_else(|e| panic!("{e}"));
+
+    assert_eq!(
+        policy.audit_path(),
+        Some(dir.path().join("audit.jsonl").as_path())
+    );
+    let catalog = policy.component("catalog").expect("catalog section");
+    assert_eq!(catalog.name, "catalog");
+    assert_eq!(
+        catalog.source.as_deref(),
+        Some(dir.path().join("components/catalog.wasm").as_path())
+    );
+    assert_eq!(catalog.sha256.as_deref().map(str::len), Some(64));
+    assert_eq!(policy.components().count(), 1);
+    assert_eq!(
+        policy.tool_sections("catalog").collect::<Vec<_>>(),
+        ["restock"]
+    );
+    assert!(policy.uses_fuel());
+
+    let s = policy.settings_for("catalog", "lookup_price");
+    assert_eq!(s.folders.len(), 2);
+    assert_eq!(s.folders[0].host, dir.path().join("./data"));
+    assert_eq!(s.folders[0].guest, "/data");
+    assert_eq!(s.folders[0].mode, FolderMode::ReadWrite);
+    assert_eq!(
+        s.folders[1].mode,
+        FolderMode::ReadOnly,
+        "mode defaults to read-only"
+    );
+    assert_eq!(s.network.len(), 7);
+    assert_eq!(s.network[6].to_string(), "[::1]:8080");
+    assert_eq!(
+        s.env,
+        [
+            ("API_URL".to_string(), "https://api.example.com".to_string()),
+            ("TOKEN".to_string(), "s3cret-value".to_string()),
+        ]
+    );
+    assert_eq!(s.limits.time, Duration::from_secs(10));
+    assert_eq!(s.limits.memory, 64 << 20);
+    assert_eq!(s.limits.fuel, Some(1_000_000_000));
+    assert_eq!(s.destructive, Consent::Deny);
+    assert_eq!(
+        policy.settings_for("catalog", "restock").destructive,
+        Consent::Allow
+    );
+
+    let token = &policy.tokens()[0];
+    assert_eq!(token.name, "agent-1");
+    assert!(
+        token.accepts("foo"),
+        "the example digest is sha256(\"foo\")"
+    );
+    assert!(!token.accepts("bar"));
+    assert!(token.allows_tool("lookup_price"));
+    assert!(!token.allows_tool("restock"));
+}
+
+#[test]
+fn settings_never_show_env_values() {
+    let (policy, _dir) = ok("[defaults]\nenv = { TOKEN = { from = \"CATALOG_TOKEN\" } }\n");
+    let s = policy.settings_for("any", "tool");
+    assert_eq!(s.env[0].1, "s3cret-value");
+    let shown = format!("{s:?}");
+    assert!(
+        shown.contains("TOKEN") && !shown.contains("s3cret"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn default_policy_grants_nothing() {
+    for policy in [Policy::default(), ok("").0] {
+        let s = policy.settings_for("catalog", "restock");
+        assert!(s.folders.is_empty() && s.network.is_empty() && s.env.is_empty());
+        assert_eq!(s.destructive, Consent::Deny);
+        assert_eq!(s.limits, Limits::default());
+        assert!(policy.audit_path().is_none());
+        assert!(policy.tokens().is_empty());
+        assert!(policy.component("catalog").is_none());
+        assert_eq!(policy.tool_sections("catalog").count(), 0);
+        assert!(!policy.uses_fuel());
+    }
+}
+
+#[test]
+fn sections_merge_key_by_key_and_lists_are_replaced() {
+    let (policy, dir) = ok(r#"
+[defaults]
+destructive = "confirm"
+network = ["default.example.com"]
+env = { A = "1", B = "2" }
+folders = [ { host = "shared", guest = "/shared" } ]
+limits = { memory = "32MiB", time = "2s", output = 1000, log = "1KiB", concurrency = 4 }
+
+[components.catalog]
+folders = [ { host = "data", guest = "/data", mode = "read-write" } ]
+env = { C = "3" }
+[components.catalog.limits]
+time = "10s"
+
+[components.catalog.tools.restock]
+destructive = "allow"
+network = []
+limits = { memory = "128MiB", fuel = 5000 }
+"#);
+    // Unknown component: defaults only.
+    let s = policy.settings_for("other", "x");
+    assert_eq!(s.destructive, Consent::Confirm);
+    assert_eq!(s.network[0].to_string(), "default.example.com");
+    assert_eq!(s.folders[0].guest, "/shared");
+    assert_eq!(s.env.len(), 2);
+    assert_eq!(
+        s.limits,
+        Limits {
+            memory: 32 << 20,
+            time: Duration::from_secs(2),
+            fuel: None,
+            output: 1000,
+            log: 1024,
+            concurrency: 4,
+        }
+    );
+
+    // Component: its lists replace the defaults'; limits override one by one.
+    let s = policy.settings_for("catalog", "lookup");
+    assert_eq!(s.destructive, Consent::Confirm);
+    assert_eq!(s.network.len(), 1, "network inherited");
+    assert_eq!(s.folders.len(), 1);
+    assert_eq!(s.folders[0].guest, "/data");
+    assert_eq!(s.folders[0].host, dir.path().join("data"));
+    assert_eq!(s.env, [("C".to_string(), "3".to_string())]);
+    assert_eq!(s.limits.time, Duration::from_secs(10));
+    assert_eq!(s.limits.memory, 32 << 20);
+    assert_eq!(s.limits.concurrency, 4);
+
+    // Tool: overrides the component, and an empty list takes the network away.
+    let s = policy.settings_for("catalog", "restock");
+    assert_eq!(s.destructive, Consent::Allow);
+    assert!(s.network.is_empty());
+    assert_eq!(s.folders[0].guest, "/data");
+    assert_eq!(s.limits.memory, 128 << 20);
+    assert_eq!(s.limits.time, Duration::from_secs(10));
+    assert_eq!(s.limits.fuel, Some(5000));
+    assert_eq!(s.limits.output, 1000);
+    assert!(policy.uses_fuel());
+}
+
+#[test]
+fn load_reads_the_file_and_resolves_paths_against_its_folder() {
+    let dir = base();
+    let path = dir.path().join("airlock.toml");
+    std::fs::write(
+        &path,
+        "audit = \"logs/audit.jsonl\"\n[components.c]\nsource = \"c.wasm\"\nfolders = [ { host = \"data\", guest = \"/d\" } ]\n",
+    )
+    .expect("write policy");
+    let policy = Policy::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        policy.audit_path(),
+        Some(dir.path().join("logs/audit.jsonl").as_path())
+    );
+    assert_eq!(
+        policy.component("c").and_then(|c| c.source.as_deref()),
+        Some(dir.path().join("c.wasm").as_path())
+    );
+
+    std::fs::write(&path, "[defaults]\n\nlimits = { time = \"5 hours\" }\n").expect("write");
+    let err = Policy::load(&path).expect_err("bad time").to_string();
+    assert!(err.starts_with(&format!("{}:3:", path.display())), "{err}");
+
+    let missing = dir.path().join("nope.toml");
+    let err = Policy::load(&missing)
+        .expect_err("missing file")
+        .to_string();
+    assert!(err.starts_with(&missing.display().to_string()), "{err}");
+    assert!(err.contains("cannot read"), "{err}");
+}
+
+#[test]
+fn error_column_points_at_the_value() {
+    let err = refused(
+        "[defaults]\nlimits = { memory = \"lots\" }\n",
+        2,
+        "invalid size",
+    );
+    assert!(err.starts_with("<policy>:2:21:"), "{err}");
+}
+
+#[test]
+fn refuses_unknown_keys_everywhere() {
+    refused("auditt = \"a\"\n", 1, "unknown field `auditt`");
+    refused(
+        "[defaults]\nlimits = {}\nfolder = []\n",
+        3,
+        "unknown field `folder`",
+    );
+    refused(
+        "[components.c]\nsource = \"c.wasm\"\nsha = \"x\"\n",
+        3,
+        "unknown field `sha`",
+    );
+    refused(
+        "[components.c.limits]\ntime = \"1s\"\ncpu = 3\n",
+        3,
+        "unknown field `cpu`",
+    );
+    refused(
+        "[components.c.tools.t]\ndestructive = \"allow\"\nsource = \"x.wasm\"\n",
+        3,
+        "unknown field `source`",
+    );
+    refused(
+        "[defaults]\nfolders = [\n  { host = \"data\", guest = \"/d\", writable = true },\n]\n",
+        3,
+        "unknown field `writable`",
+    );
+    refused(
+        "[defaults]\nenv = { A = { form = \"X\" } }\n",
+        2,
+        "unknown field `form`",
+    );
+    refused(
+        "[[tokens]]\nname = \"a\"\nsha256 = \"x\"\nscope = []\n",
+        4,
+        "unknown field `scope`",
+    );
+}
+
+#[test]
+fn refuses_bad_sizes_and_times() {
+    refused(
+        "[defaults]\n\nlimits = { memory = \"64MB\" }\n",
+        3,
+        "invalid size \"64MB\"",
+    );
+    refused(
+        "[defaults.limits]\noutput = \"1.5MiB\"\n",
+        2,
+        "invalid size",
+    );
+    refused("[defaults.limits]\nlog = -1\n", 2, "negative");
+    refused(
+        "[defaults.limits]\ntime = \"5h\"\n",
+        2,
+        "invalid duration \"5h\"",
+    );
+    refused("[defaults.limits]\ntime = 5\n", 2, "has no unit");
+    refused(
+        "[defaults.limits]\nmemory = 0\n",
+        2,
+        "memory must be greater than 0",
+    );
+    refused(
+        "[defaults.limits]\ntime = \"0s\"\n",
+        2,
+        "time must be greater than 0",
+    );
+    refused(
+        "[defaults.limits]\nconcurrency = 0\n",
+        2,
+        "concurrency must be greater than 0",
+    );
+    refused(
+        "[defaults.limits]\nfuel = 0\n",
+        2,
+        "fuel must be greater than 0",
+    );
+}
+
+#[test]
+fn refuses_bad_host_patterns() {
+    refused(
+        "[components.c]\nnetwork = [\n  \"api.example.com\",\n  \"ftp://x.example.com\",\n]\n",
+        4,
+        "invalid host pattern \"ftp://x.example.com\"",
+    );
+    refused("[defaults]\nnetwork = [\"10.0.0.1/8\"]\n", 2, "bits set");
+    refused("[defaults]\nnetwork = [\"*\"]\n", 2, "invalid host pattern");
+}
+
+#[test]
+fn refuses_bad_modes_and_consent() {
+    refused(
+        "[defaults]\nfolders = [ { host = \"data\", guest = \"/d\", mode = \"rw\" } ]\n",
+        2,
+        "unknown variant `rw`",
+    );
+    refused(
+        "[defaults]\nfolders = [ { host = \"data\", guest = \"/d\", mode = \"create-only\" } ]\n",
+        2,
+        "expected `read-only` or `read-write`",
+    );
+    refused(
+        "[defaults]\ndestructive = \"ask\"\n",
+        2,
+        "unknown variant `ask`",
+    );
+}
+
+#[test]
+fn refuses_bad_guest_paths() {
+    refused(
+        "[defaults]\nfolders = [ { host = \"data\", guest = \"data\" } ]\n",
+        2,
+        "guest path \"data\" must be absolute",
+    );
+    refused(
+        "[defaults]\nfolders = [ { host = \"data\", guest = \"/a/../etc\" } ]\n",
+        2,
+        "may not contain",
+    );
+    refused(
+        "[components.c]\nfolders = [\n  { host = \"data\", guest = \"/data\" },\n  { host = \"shared\", guest = \"/data/x\" },\n]\n",
+        4,
+        "guest path \"/data/x\" overlaps \"/data\"",
+    );
+    refused(
+        "[defaults]\nfolders = [\n  { host = \"data\", guest = \"/data/\" },\n  { host = \"shared\", guest = \"/data\" },\n]\n",
+        4,
+        "overlaps",
+    );
+    refused(
+        "[defaults]\nfolders = [\n  { host = \"data\", guest = \"/\" },\n  { host = \"shared\", guest = \"/x\" },\n]\n",
+        4,
+        "overlaps",
+    );
+    // Siblings with a common prefix are fine.
+    let (policy, _dir) = ok(
+        "[defaults]\nfolders = [\n  { host = \"data\", guest = \"/data\" },\n  { host = \"shared\", guest = \"/data2\" },\n]\n",
+    );
+    assert_eq!(policy.settings_for("c", "t").folders.len(), 2);
+}
+
+#[test]
+fn refuses_missing_host_folders() {
+    refused(
+        "[components.c.tools.t]\nfolders = [\n  { host = \"no-such-folder\", guest = \"/d\" },\n]\n",
+        3,
+        "no-such-folder",
+    );
+    let dir = base();
+    std::fs::write(dir.path().join("file.txt"), "x").expect("write");
+    let err = parse(
+        "[defaults]\nfolders = [ { host = \"file.txt\", guest = \"/d\" } ]\n",
+        dir.path(),
+    )
+    .expect_err("a file is not a folder")
+    .to_string();
+    assert!(
+        err.starts_with("<policy>:2:") && err.contains("is not a folder"),
+        "{err}"
+    );
+}
+
+#[test]
+fn refuses_env_from_unset_variables_without_printing_values() {
+    let err = refused(
+        "[components.c]\nenv = { A = \"literal\", B = { from = \"NOT_SET_ANYWHERE\" } }\n",
+        2,
+        "environment variable NOT_SET_ANYWHERE (for B) is not set",
+    );
+    assert!(!err.contains("literal"), "{err}");
+    refused(
+        "[defaults]\nenv = { \"A=B\" = \"x\" }\n",
+        2,
+        "not a valid environment variable name",
+    );
+    refused("[defaults]\nenv = { A = 3 }\n", 2, "a string, or a table");
+
+    let dir = base();
+    let not_unicode = |_: &str| Err(VarError::NotUnicode("\u{FFFD}".into()));
+    let err = Policy::parse_with_env(
+        "[defaults]\nenv = { A = { from = \"X\" } }\n",
+        dir.path(),
+        not_unicode,
+    )
+    .expect_err("not unicode")
+    .to_string();
+    assert!(err.contains("X (for A) is not valid Unicode"), "{err}");
+}
+
+#[test]
+fn refuses_bad_digests_and_tokens() {
+    refused(
+        "[components.c]\nsha256 = \"abc\"\n",
+        2,
+        "sha256 must be 64 hexadecimal digits, got 3",
+    );
+    refused(
+        &format!("[components.c]\nsha256 = \"{}\"\n", "g".repeat(64)),
+        2,
+        "64 hexadecimal digits",
+    );
+    refused(
+        "[[tokens]]\nname = \"a\"\nsha256 = \"00\"\n",
+        3,
+        "64 hexadecimal digits",
+    );
+    let digest = "A".repeat(64);
+    refused(
+        &format!(
+            "[[tokens]]\nname = \"a\"\nsha256 = \"{digest}\"\n[[tokens]]\nname = \"a\"\nsha256 = \"{digest}\"\n"
+        ),
+        5,
+        "token name \"a\" is used twice",
+    );
+    // Upper-case digests are accepted and stored in lower case.
+    let (policy, _dir) = ok(&format!("[components.c]\nsha256 = \"{digest}\"\n"));
+    assert_eq!(
+        policy.component("c").and_then(|c| c.sha256.clone()),
+        Some("a".repeat(64))
+    );
+}
+
+#[test]
+fn tokens_without_a_tool_list_allow_every_tool() {
+    let (policy, _dir) = ok(&format!(
+        "[[tokens]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        "fcde2b2edba56bf408601fb721fe9b5c338d10ee429ea04fae5511b68fbf8fb9"
+    ));
+    let token = &policy.tokens()[0];
+    assert!(token.accepts("bar"));
+    assert!(token.allows_tool("anything"));
+    assert!(
+        !format!("{token:?}").contains("fcde"),
+        "digest kept out of Debug"
+    );
+}
+
+#[test]
+fn refuses_toml_syntax_errors_with_a_line() {
+    refused("[defaults]\ndestructive = \n", 2, "");
+    refused("[defaults]\n[defaults]\n", 2, "");
+}
