@@ -135,6 +135,6 @@ macro_rules! export_tools {
         }
 
         #[cfg(target_family = "wasm")]
-        $crate::__export_toolbox!(AirlockComponent with_types_in $crate::bindings);
+        $crate::bindings::__export_toolbox!(AirlockComponent with_types_in $crate::bindings);
     };
 }

@@ -141,20 +141,24 @@ fn wrapped(schema: Value, required: bool) -> Value {
 fn prune_nulls(schema: &Value, value: &mut Value) {
     match value {
         Value::Object(map) => {
+            let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+                if let Some(s) = schema.get("additionalProperties") {
+                    map.values_mut().for_each(|v| prune_nulls(s, v));
+                }
+                return;
+            };
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            map.retain(|k, v| !v.is_null() || required.contains(&k.as_str()));
-            if let Some(props) = schema.get("properties").and_then(Value::as_object) {
-                for (k, v) in map.iter_mut() {
-                    if let Some(s) = props.get(k) {
-                        prune_nulls(s, v);
-                    }
+            map.retain(|k, v| {
+                !v.is_null() || !props.contains_key(k) || required.contains(&k.as_str())
+            });
+            for (k, v) in map.iter_mut() {
+                if let Some(s) = props.get(k) {
+                    prune_nulls(s, v);
                 }
-            } else if let Some(s) = schema.get("additionalProperties") {
-                map.values_mut().for_each(|v| prune_nulls(s, v));
             }
         }
         Value::Array(items) => {
