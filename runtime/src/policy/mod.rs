@@ -18,4 +18,4 @@ pub use effective::effective;
 pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Settings, Token};
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
-pub use units::format_size;
+pub use units::{format_duration, format_size};

@@ -115,11 +115,26 @@ impl<'de> de::Deserialize<'de> for Time {
 /// Formats a byte count the way the policy file writes it, for messages.
 pub fn format_size(bytes: u64) -> String {
     for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{} {unit}", bytes >> shift);
+        if bytes >= 1 << shift {
+            return if bytes.is_multiple_of(1 << shift) {
+                format!("{} {unit}", bytes >> shift)
+            } else {
+                format!("{:.1} {unit}", bytes as f64 / (1u64 << shift) as f64)
+            };
         }
     }
     format!("{bytes} B")
+}
+
+/// `5s`, `250ms`, `1.5s`: how limits are shown in messages.
+pub fn format_duration(d: std::time::Duration) -> String {
+    if d.subsec_millis() == 0 && d.as_secs() > 0 {
+        format!("{}s", d.as_secs())
+    } else if d.as_secs() == 0 {
+        format!("{}ms", d.as_millis())
+    } else {
+        format!("{:.1}s", d.as_secs_f64())
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +172,10 @@ mod tests {
     #[test]
     fn format() {
         assert_eq!(format_size(64 << 20), "64 MiB");
-        assert_eq!(format_size(1536), "1536 B");
+        assert_eq!(format_size(1536), "1.5 KiB");
+        assert_eq!(format_duration(std::time::Duration::from_millis(1500)), "1.5s");
+        assert_eq!(format_duration(std::time::Duration::from_secs(5)), "5s");
+        assert_eq!(format_duration(std::time::Duration::from_millis(250)), "250ms");
         assert_eq!(format_size(1 << 30), "1 GiB");
         assert_eq!(format_size(100), "100 B");
     }

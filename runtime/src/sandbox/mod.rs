@@ -8,6 +8,7 @@
 
 mod bindings;
 mod cache;
+mod folders;
 mod pipe;
 mod state;
 
@@ -24,6 +25,7 @@ pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
 use crate::call::CallObserver;
+pub use crate::policy::{format_duration, format_size};
 use crate::policy::{Access, Grant, Limits};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
 use bindings::types;
@@ -137,32 +139,6 @@ impl RunError {
     }
 }
 
-/// `5s`, `250ms`, `1.5s`.
-pub fn format_duration(d: Duration) -> String {
-    if d.subsec_millis() == 0 && d.as_secs() > 0 {
-        format!("{}s", d.as_secs())
-    } else if d.as_secs() == 0 {
-        format!("{}ms", d.as_millis())
-    } else {
-        format!("{:.1}s", d.as_secs_f64())
-    }
-}
-
-/// `64 MiB`, `512 KiB`, `12 B`.
-pub fn format_size(bytes: u64) -> String {
-    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
-    for (unit, name) in UNITS {
-        if bytes >= unit {
-            return if bytes % unit == 0 {
-                format!("{} {name}", bytes / unit)
-            } else {
-                format!("{:.1} {name}", bytes as f64 / unit as f64)
-            };
-        }
-    }
-    format!("{bytes} B")
-}
-
 /// A tool as the component describes it, before the catalog validates it.
 #[derive(Debug, Clone)]
 pub struct DescribedTool {
@@ -224,6 +200,8 @@ impl Sandbox {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        // Replaces `wasi:filesystem/types` with the create-only guard.
+        folders::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |state| state,
@@ -339,13 +317,14 @@ impl Sandbox {
     ) -> Result<Run, RunError> {
         let output = CapturedOutput::new(grant.limits.log);
         let wasi = wasi_context(grant, &output).map_err(|e| RunError::Setup(e.to_string()))?;
-        let state = CallState::new(
+        let mut state = CallState::new(
             wasi,
             Limiter::new(grant.limits.memory),
             output.clone(),
             observer,
             cancel,
         );
+        state.folder_guard = folders::FolderGuard::for_grant(grant);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         if self.fuel {
@@ -445,10 +424,10 @@ fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmti
     }
     for mount in &grant.mounts {
         let perms = match mount.access {
-            Access::ReadWrite => FsPerms::ReadWrite,
-            // Create-only needs the runtime's own filesystem guard; until a
-            // call can be given one it fails closed, as read-only.
-            Access::ReadOnly | Access::CreateOnly => FsPerms::ReadOnly,
+            // Create-only is writable for wasmtime-wasi so creation works;
+            // the call's `FolderGuard` (see `folders`) refuses the rest.
+            Access::ReadWrite | Access::CreateOnly => FsPerms::ReadWrite,
+            Access::ReadOnly => FsPerms::ReadOnly,
         };
         builder
             .preopened_dir(&mount.host, &mount.guest, perms)

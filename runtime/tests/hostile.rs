@@ -1,0 +1,205 @@
+//! Hostile components against the limits: each attack ends its own call
+//! with a named error, while a well-behaved call running at the same time
+//! completes and the runtime keeps serving.
+
+mod support;
+
+use std::sync::{Arc, OnceLock};
+use std::thread;
+use std::time::Duration;
+
+use airlock::Runtime;
+use airlock::call::{CallError, Confirmation, Unobserved};
+use airlock::sandbox::{CancelToken, RunError};
+use serde_json::json;
+use support::{call, test_component, text};
+
+const POLICY: &str = r#"
+[components.hostile]
+limits = { time = "1s", memory = "32MiB", output = "1MiB", log = "64KiB", concurrency = 64 }
+
+# Writing 100 MiB takes a while in a debug build; it must not time out.
+[components.hostile.tools.shout]
+limits = { time = "60s" }
+
+# Room to build a 50 MiB result, so that the output limit is what stops it.
+[components.hostile.tools.huge_result]
+limits = { memory = "256MiB" }
+"#;
+
+fn hostile() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| support::runtime(POLICY, &[test_component("hostile")]))
+}
+
+/// Runs `attack` while good calls run beside it; returns the attack's error.
+fn attack(tool: &str) -> CallError {
+    let runtime = hostile();
+    let bad = {
+        let tool = tool.to_string();
+        thread::spawn(move || call(hostile(), &tool, json!({})))
+    };
+    // Good calls keep succeeding while the attack runs.
+    let mut good_calls = 0;
+    while !bad.is_finished() || good_calls == 0 {
+        let out = call(runtime, "good", json!({})).expect("a good call beside an attack");
+        assert_eq!(text(&out), "ok");
+        good_calls += 1;
+        thread::sleep(Duration::from_millis(20));
+    }
+    let err = bad
+        .join()
+        .expect("attack thread")
+        .expect_err("the attack must fail");
+    // And the runtime serves after it.
+    assert_eq!(
+        text(&call(runtime, "good", json!({})).expect("after")),
+        "ok"
+    );
+    err
+}
+
+#[test]
+fn infinite_loop_times_out() {
+    let err = attack("spin");
+    assert!(
+        matches!(err, CallError::Run(RunError::TimedOut(_))),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "timed out after 1s");
+}
+
+#[test]
+fn memory_bomb_hits_the_memory_limit() {
+    let err = attack("allocate");
+    assert_eq!(err.to_string(), "memory limit of 32 MiB exceeded");
+}
+
+#[test]
+fn deep_recursion_is_a_stack_overflow() {
+    let err = attack("recurse");
+    assert_eq!(err.to_string(), "stack overflow");
+}
+
+#[test]
+fn overflowing_the_guest_stack_ends_the_call() {
+    let err = attack("recurse_big");
+    assert!(
+        matches!(err, CallError::Run(RunError::Crashed(_))),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("out-of-bounds"), "{err}");
+}
+
+#[test]
+fn panic_reports_its_message() {
+    let err = attack("panic");
+    assert_eq!(err.to_string(), "the tool panicked: boom");
+}
+
+#[test]
+fn huge_result_is_refused_by_size() {
+    let err = attack("huge_result");
+    assert_eq!(err.to_string(), "output of 50 MiB exceeds the 1 MiB limit");
+}
+
+#[test]
+fn invalid_structured_output_is_a_tool_error() {
+    let err = attack("bad_json");
+    assert!(
+        matches!(err, CallError::Run(RunError::BadOutput(_))),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("not JSON"), "{err}");
+}
+
+#[test]
+fn a_hundred_megabytes_of_stdout_are_capped_not_fatal() {
+    // The guest writes 100 MiB to stdout; the runtime keeps 64 KiB, drops
+    // the rest, and the call itself succeeds.
+    let out = call(hostile(), "shout", json!({})).expect("shout");
+    assert_eq!(text(&out), "shouted");
+}
+
+#[test]
+fn environment_is_empty_unless_granted() {
+    // SAFETY: tests in this file do not read the environment concurrently.
+    unsafe { std::env::set_var("AIRLOCK_TEST_SECRET", "hunter2") };
+    let out = call(hostile(), "env", json!({})).expect("env");
+    assert_eq!(text(&out), "", "a tool with no env grant sees nothing");
+
+    let granted = support::runtime(
+        r#"
+[components.hostile]
+env = { GREETING = "hello", SECRET = { from = "AIRLOCK_TEST_SECRET" } }
+"#,
+        &[test_component("hostile")],
+    );
+    let out = call(&granted, "env", json!({})).expect("env");
+    assert_eq!(text(&out), "GREETING=hello\nSECRET=hunter2");
+}
+
+#[test]
+fn cancellation_stops_a_running_guest() {
+    let cancel = CancelToken::new();
+    let runner = {
+        let cancel = cancel.clone();
+        thread::spawn(move || {
+            hostile().call(
+                "sleep",
+                json!({"ms": "60000"}),
+                Arc::new(Unobserved),
+                cancel,
+                Confirmation::Unavailable,
+            )
+        })
+    };
+    thread::sleep(Duration::from_millis(100));
+    cancel.cancel();
+    let err = runner.join().expect("runner").expect_err("cancelled");
+    // Either the epoch check stops the guest, or the guest notices first.
+    assert!(
+        matches!(err, CallError::Run(RunError::Cancelled))
+            || err.to_string() == "noticed cancellation",
+        "{err:?}"
+    );
+}
+
+#[test]
+fn concurrency_limit_refuses_extra_calls() {
+    let runtime = support::runtime(
+        r#"
+[components.hostile]
+limits = { concurrency = 1, time = "2s" }
+"#,
+        &[test_component("hostile")],
+    );
+    let runtime = Arc::new(runtime);
+    let first = {
+        let runtime = runtime.clone();
+        thread::spawn(move || call(&runtime, "sleep", json!({"ms": "800"})))
+    };
+    thread::sleep(Duration::from_millis(200));
+    let err = call(&runtime, "sleep", json!({"ms": "1"})).expect_err("busy");
+    assert!(matches!(err, CallError::Busy { limit: 1, .. }), "{err:?}");
+    assert!(first.join().expect("first").is_ok());
+    // The slot is free again.
+    assert!(call(&runtime, "sleep", json!({"ms": "1"})).is_ok());
+}
+
+#[test]
+fn fuel_limit_is_named() {
+    let runtime = support::runtime(
+        r#"
+[components.hostile]
+limits = { fuel = 1000000, time = "5s" }
+"#,
+        &[test_component("hostile")],
+    );
+    let err = call(&runtime, "spin", json!({})).expect_err("fuel");
+    assert_eq!(err.to_string(), "fuel exhausted");
+    assert_eq!(
+        text(&call(&runtime, "good", json!({})).expect("good")),
+        "ok"
+    );
+}

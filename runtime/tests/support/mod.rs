@@ -1,0 +1,93 @@
+//! Shared helpers of the end-to-end tests: where the built components are,
+//! and a runtime with a given policy.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use airlock::Runtime;
+use airlock::call::{CallError, Confirmation, Unobserved};
+use airlock::policy::Policy;
+use airlock::sandbox::{CancelToken, CompileCache, Sandbox, SandboxConfig};
+use airlock::tool::Output;
+use serde_json::Value;
+
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn built(folder: &str, name: &str) -> PathBuf {
+    let path = workspace().join(folder).join(format!("{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo xtask build` first",
+        path.display()
+    );
+    path
+}
+
+/// A first-party component, built by `cargo xtask build`.
+pub fn component(name: &str) -> PathBuf {
+    built("target/components", name)
+}
+
+/// A hostile or lying test component, built by `cargo xtask build`.
+pub fn test_component(name: &str) -> PathBuf {
+    built("target/test-components", name)
+}
+
+/// The compile cache the tests share (so each component compiles once).
+pub fn cache() -> CompileCache {
+    CompileCache::new(workspace().join("target/test-cache"))
+}
+
+/// A sandbox sized for tests.
+pub fn sandbox() -> Sandbox {
+    sandbox_with(SandboxConfig::default())
+}
+
+pub fn sandbox_with(config: SandboxConfig) -> Sandbox {
+    Sandbox::new(&config.instances(32).cache(Some(cache()))).expect("sandbox")
+}
+
+/// A runtime with `policy` (TOML; relative paths against the workspace)
+/// and `files` loaded; panics when anything is refused.
+pub fn runtime(policy: &str, files: &[PathBuf]) -> Runtime {
+    let policy = Policy::parse(policy, &workspace()).expect("policy");
+    let sandbox = sandbox_with(SandboxConfig::default().fuel(policy.uses_fuel()));
+    let runtime = Runtime::new(sandbox, policy);
+    let report = runtime.load(files);
+    assert!(
+        report.refused.is_empty(),
+        "refused: {:?}",
+        report
+            .refused
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    runtime
+}
+
+/// One call with no observer, no cancellation and no confirmation.
+pub fn call(runtime: &Runtime, tool: &str, args: Value) -> Result<Output, CallError> {
+    runtime.call(
+        tool,
+        args,
+        Arc::new(Unobserved),
+        CancelToken::new(),
+        Confirmation::Unavailable,
+    )
+}
+
+/// The text of the first content block.
+pub fn text(output: &Output) -> String {
+    match output.content.first() {
+        Some(airlock::tool::Content::Text(text)) => text.clone(),
+        other => panic!("expected a text block, got {other:?}"),
+    }
+}
