@@ -9,6 +9,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::bindings::host;
+use super::folders::{FolderGuard, Guarded};
 use super::pipe::CapturedOutput;
 use crate::call::CallObserver;
 use crate::tool::Level;
@@ -105,6 +106,8 @@ pub struct CallState {
     pub observer: Arc<dyn CallObserver>,
     pub cancel: CancelToken,
     pub interruption: Option<Interruption>,
+    /// What the call created, for create-only folders (off by default).
+    pub folder_guard: FolderGuard,
     last_progress: Option<f64>,
 }
 
@@ -124,8 +127,19 @@ impl CallState {
             observer,
             cancel,
             interruption: None,
+            folder_guard: FolderGuard::default(),
             last_progress: None,
         }
+    }
+
+    /// wasmtime-wasi's filesystem view together with the call's folder
+    /// guard: what `wasi:filesystem/types` is linked to.
+    pub fn folders(&mut self) -> Guarded<'_> {
+        let fs = wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+            ctx: self.wasi.filesystem(),
+            table: &mut self.table,
+        };
+        Guarded::new(fs, &mut self.folder_guard)
     }
 }
 

@@ -1,0 +1,516 @@
+//! Create-only folders: the runtime's own layer between the guest and
+//! wasmtime-wasi's `wasi:filesystem/types`.
+//!
+//! wasmtime-wasi mounts a folder read-only or read-write, nothing in
+//! between. A tool that is neither read-only nor destructive gets its
+//! read-write folders *create-only* (see DESIGN.md, "Hints become
+//! capabilities"): it may add new files and folders and write to what it
+//! created during this call, and must not modify, truncate, rename or delete
+//! anything that existed before the call.
+//!
+//! # The model
+//!
+//! A create-only folder is mounted read-write in wasmtime-wasi, so that
+//! creation itself works, and every `wasi:filesystem/types` function is
+//! linked to [`Guarded`] instead of wasmtime-wasi directly. Each function
+//! either delegates unchanged (reads, listing, `stat`, `sync`, …) or first
+//! asks the call's [`FolderGuard`]:
+//!
+//! - the guard records the *identity* of everything the call creates: the
+//!   metadata hash wasmtime-wasi derives from device and inode, taken from
+//!   the new file's open descriptor (`open-at` with `create`) or, for
+//!   `create-directory-at` and `symlink-at`, from the new entry right after
+//!   it was made;
+//! - a mutation is allowed only on an entry whose identity is recorded:
+//!   `write`, `set-size`, `set-times`, `write-via-stream`,
+//!   `append-via-stream` on a descriptor; `open-at` with `write`,
+//!   `truncate` or `create` on an existing entry; `unlink-file-at`,
+//!   `remove-directory-at`, `set-times-at`, and the source of `rename-at`
+//!   and `link-at`; the target of `rename-at` and `link-at` must not exist
+//!   or be the call's own;
+//! - a refusal is `error-code::not-permitted`, which the guest sees as an
+//!   ordinary error (`EPERM`); an identity the guard cannot determine
+//!   refuses the operation with the error of the lookup (fails closed).
+//!
+//! Paths are resolved by wasmtime-wasi itself (`metadata-hash-at`, with the
+//! same symlink rule as the operation that follows), inside the same
+//! capability sandbox as the operation, so `..`, absolute paths and
+//! symlinks leading outside the mount fail the same way in the check as in
+//! the operation. A symlink the call created is its own entry: removing it is
+//! allowed, writing *through* it checks the entry it points to.
+//!
+//! When the guard is off (no create-only mount in the call), every function
+//! delegates unchanged and wasmtime-wasi's `FsPerms` alone decide.
+//!
+//! # Limits
+//!
+//! - Race-free against the guest: host functions of one call run one at a
+//!   time, so nothing the guest does can change the folder between the check
+//!   and the operation. Not race-free against *other host processes* writing
+//!   the same folder: an entry swapped in between check and operation by
+//!   someone else is not detected (except for `open-at`, which re-checks the
+//!   opened descriptor and, when creating, adds `exclusive` so it never opens
+//!   an entry that appeared in between).
+//! - Identities are wasmtime-wasi's 64-bit hash of (device, inode). A
+//!   collision between a pre-existing entry and one the call created, or an
+//!   inode freed and reused by another process within the call, would let the
+//!   call modify that entry.
+//! - The guard is per call, not per mount: when a call has any create-only
+//!   mount, its other writable mounts are guarded too (stricter, never
+//!   wider). The effective grant never mixes create-only and full
+//!   read-write mounts in one call.
+//! - Creating inside a pre-existing folder changes that folder's entries and
+//!   times; that is what "may create" means.
+//! - `open-at` with `create` but without `exclusive` on a dangling symlink
+//!   fails with `exist` (the runtime adds `exclusive`).
+
+use std::collections::HashSet;
+
+use wasmtime::component::{HasData, Linker, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
+use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
+use wasmtime_wasi::p2::bindings::sync::io::streams;
+use wasmtime_wasi::p2::{FsError, FsResult};
+
+use super::state::CallState;
+use crate::policy::{Access, Grant};
+
+/// The identity of a filesystem entry: wasmtime-wasi's metadata hash of its
+/// device and inode.
+type Identity = (u64, u64);
+
+/// Per-call record of what the call created, and whether mutations are
+/// limited to it.
+#[derive(Debug, Default)]
+pub struct FolderGuard {
+    create_only: bool,
+    created: HashSet<Identity>,
+}
+
+impl FolderGuard {
+    /// The guard for a call with `grant`: on when any mount is create-only.
+    pub fn for_grant(grant: &Grant) -> Self {
+        FolderGuard {
+            create_only: grant.mounts.iter().any(|m| m.access == Access::CreateOnly),
+            created: HashSet::new(),
+        }
+    }
+
+    /// Whether mutations are limited to what the call created.
+    pub fn is_create_only(&self) -> bool {
+        self.create_only
+    }
+}
+
+/// `HasData` marker for linking `wasi:filesystem/types` through the guard.
+pub struct GuardedFolders;
+
+impl HasData for GuardedFolders {
+    type Data<'a> = Guarded<'a>;
+}
+
+/// wasmtime-wasi's filesystem view of one call, together with its guard.
+pub struct Guarded<'a> {
+    fs: WasiFilesystemCtxView<'a>,
+    guard: &'a mut FolderGuard,
+}
+
+impl<'a> Guarded<'a> {
+    pub fn new(fs: WasiFilesystemCtxView<'a>, guard: &'a mut FolderGuard) -> Self {
+        Guarded { fs, guard }
+    }
+}
+
+/// Links `wasi:filesystem/types` through the guard, replacing what
+/// `wasmtime_wasi::p2::add_to_linker_sync` linked for it. Call after that.
+pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let linked = fs::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders);
+    linker.allow_shadowing(false);
+    linked
+}
+
+fn refused() -> FsError {
+    ErrorCode::NotPermitted.into()
+}
+
+fn borrow(fd: &Resource<Descriptor>) -> Resource<Descriptor> {
+    Resource::new_borrow(fd.rep())
+}
+
+fn path_flags(follow: bool) -> fs::PathFlags {
+    if follow {
+        fs::PathFlags::SYMLINK_FOLLOW
+    } else {
+        fs::PathFlags::empty()
+    }
+}
+
+impl Guarded<'_> {
+    /// Identity of what `fd` refers to.
+    fn identity(&mut self, fd: &Resource<Descriptor>) -> FsResult<Identity> {
+        let hash = fs::HostDescriptor::metadata_hash(&mut self.fs, borrow(fd))?;
+        Ok((hash.lower, hash.upper))
+    }
+
+    /// Identity of the entry at `path` under `fd`, `None` when there is none.
+    fn identity_at(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        follow: bool,
+        path: &str,
+    ) -> FsResult<Option<Identity>> {
+        match fs::HostDescriptor::metadata_hash_at(
+            &mut self.fs,
+            borrow(fd),
+            path_flags(follow),
+            path.to_string(),
+        ) {
+            Ok(hash) => Ok(Some((hash.lower, hash.upper))),
+            Err(err) if matches!(err.downcast_ref(), Some(ErrorCode::NoEntry)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Refuses unless `fd` refers to something this call created.
+    fn own_descriptor(&mut self, fd: &Resource<Descriptor>) -> FsResult<()> {
+        if !self.guard.create_only {
+            return Ok(());
+        }
+        let id = self.identity(fd)?;
+        if self.guard.created.contains(&id) {
+            Ok(())
+        } else {
+            Err(refused())
+        }
+    }
+
+    /// Refuses unless the entry at `path` exists and this call created it.
+    fn own_entry(&mut self, fd: &Resource<Descriptor>, follow: bool, path: &str) -> FsResult<()> {
+        if !self.guard.create_only {
+            return Ok(());
+        }
+        match self.identity_at(fd, follow, path)? {
+            Some(id) if self.guard.created.contains(&id) => Ok(()),
+            Some(_) => Err(refused()),
+            None => Err(ErrorCode::NoEntry.into()),
+        }
+    }
+
+    /// Refuses when an entry exists at `path` that this call did not create.
+    fn free_or_own_target(&mut self, fd: &Resource<Descriptor>, path: &str) -> FsResult<()> {
+        if !self.guard.create_only {
+            return Ok(());
+        }
+        match self.identity_at(fd, false, path)? {
+            Some(id) if !self.guard.created.contains(&id) => Err(refused()),
+            _ => Ok(()),
+        }
+    }
+
+    /// Records the entry at `path` (just created) as the call's own.
+    fn record_at(&mut self, fd: &Resource<Descriptor>, path: &str) {
+        if !self.guard.create_only {
+            return;
+        }
+        // Not finding it only means the call cannot change it later.
+        if let Ok(Some(id)) = self.identity_at(fd, false, path) {
+            self.guard.created.insert(id);
+        }
+    }
+
+    /// Closes a descriptor the guest never got, and refuses.
+    fn discard(&mut self, fd: Resource<Descriptor>, err: FsError) -> FsError {
+        if let Err(trap) = fs::HostDescriptor::drop(&mut self.fs, fd) {
+            return FsError::trap(trap);
+        }
+        err
+    }
+
+    /// `open-at` in a create-only call.
+    fn open_guarded(
+        &mut self,
+        fd: Resource<Descriptor>,
+        flags: fs::PathFlags,
+        path: String,
+        oflags: fs::OpenFlags,
+        dflags: fs::DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let follow = flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
+        match self.identity_at(&fd, follow, &path)? {
+            Some(id) => {
+                if !self.guard.created.contains(&id) {
+                    return Err(refused());
+                }
+                let opened =
+                    fs::HostDescriptor::open_at(&mut self.fs, fd, flags, path, oflags, dflags)?;
+                // Hand out a writable descriptor only for the entry checked.
+                match self.identity(&opened) {
+                    Ok(found) if found == id => Ok(opened),
+                    Ok(_) => Err(self.discard(opened, refused())),
+                    Err(err) => Err(self.discard(opened, err)),
+                }
+            }
+            None if oflags.contains(fs::OpenFlags::CREATE) => {
+                // Exclusive: never open an entry that appeared since the check.
+                let oflags = oflags | fs::OpenFlags::EXCLUSIVE;
+                let opened =
+                    fs::HostDescriptor::open_at(&mut self.fs, fd, flags, path, oflags, dflags)?;
+                match self.identity(&opened) {
+                    Ok(id) => {
+                        self.guard.created.insert(id);
+                        Ok(opened)
+                    }
+                    Err(err) => Err(self.discard(opened, err)),
+                }
+            }
+            None => Err(ErrorCode::NoEntry.into()),
+        }
+    }
+}
+
+impl fs::Host for Guarded<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<fs::ErrorCode> {
+        fs::Host::convert_error_code(&mut self.fs, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<streams::Error>,
+    ) -> wasmtime::Result<Option<fs::ErrorCode>> {
+        fs::Host::filesystem_error_code(&mut self.fs, err)
+    }
+}
+
+impl fs::HostDescriptor for Guarded<'_> {
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: fs::Filesize,
+    ) -> FsResult<Resource<streams::InputStream>> {
+        fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: fs::Filesize,
+    ) -> FsResult<Resource<streams::OutputStream>> {
+        self.own_descriptor(&fd)?;
+        fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)
+    }
+
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<streams::OutputStream>> {
+        self.own_descriptor(&fd)?;
+        fs::HostDescriptor::append_via_stream(&mut self.fs, fd)
+    }
+
+    fn advise(
+        &mut self,
+        fd: Resource<Descriptor>,
+        offset: fs::Filesize,
+        length: fs::Filesize,
+        advice: fs::Advice,
+    ) -> FsResult<()> {
+        fs::HostDescriptor::advise(&mut self.fs, fd, offset, length, advice)
+    }
+
+    fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        fs::HostDescriptor::sync_data(&mut self.fs, fd)
+    }
+
+    fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorFlags> {
+        fs::HostDescriptor::get_flags(&mut self.fs, fd)
+    }
+
+    fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorType> {
+        fs::HostDescriptor::get_type(&mut self.fs, fd)
+    }
+
+    fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
+        self.own_descriptor(&fd)?;
+        fs::HostDescriptor::set_size(&mut self.fs, fd, size)
+    }
+
+    fn set_times(
+        &mut self,
+        fd: Resource<Descriptor>,
+        atim: fs::NewTimestamp,
+        mtim: fs::NewTimestamp,
+    ) -> FsResult<()> {
+        self.own_descriptor(&fd)?;
+        fs::HostDescriptor::set_times(&mut self.fs, fd, atim, mtim)
+    }
+
+    fn read(
+        &mut self,
+        fd: Resource<Descriptor>,
+        length: fs::Filesize,
+        offset: fs::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        fs::HostDescriptor::read(&mut self.fs, fd, length, offset)
+    }
+
+    fn write(
+        &mut self,
+        fd: Resource<Descriptor>,
+        buffer: Vec<u8>,
+        offset: fs::Filesize,
+    ) -> FsResult<fs::Filesize> {
+        self.own_descriptor(&fd)?;
+        fs::HostDescriptor::write(&mut self.fs, fd, buffer, offset)
+    }
+
+    fn read_directory(
+        &mut self,
+        fd: Resource<Descriptor>,
+    ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
+        fs::HostDescriptor::read_directory(&mut self.fs, fd)
+    }
+
+    fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
+        fs::HostDescriptor::sync(&mut self.fs, fd)
+    }
+
+    fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        fs::HostDescriptor::create_directory_at(&mut self.fs, borrow(&fd), path.clone())?;
+        self.record_at(&fd, &path);
+        Ok(())
+    }
+
+    fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorStat> {
+        fs::HostDescriptor::stat(&mut self.fs, fd)
+    }
+
+    fn stat_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: fs::PathFlags,
+        path: String,
+    ) -> FsResult<fs::DescriptorStat> {
+        fs::HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path)
+    }
+
+    fn set_times_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: fs::PathFlags,
+        path: String,
+        atim: fs::NewTimestamp,
+        mtim: fs::NewTimestamp,
+    ) -> FsResult<()> {
+        let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
+        self.own_entry(&fd, follow, &path)?;
+        fs::HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim)
+    }
+
+    fn link_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path_flags: fs::PathFlags,
+        old_path: String,
+        new_fd: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        let follow = old_path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
+        self.own_entry(&fd, follow, &old_path)?;
+        self.free_or_own_target(&new_fd, &new_path)?;
+        fs::HostDescriptor::link_at(&mut self.fs, fd, old_path_flags, old_path, new_fd, new_path)
+    }
+
+    fn open_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: fs::PathFlags,
+        path: String,
+        oflags: fs::OpenFlags,
+        flags: fs::DescriptorFlags,
+    ) -> FsResult<Resource<Descriptor>> {
+        let writes = oflags.intersects(fs::OpenFlags::CREATE | fs::OpenFlags::TRUNCATE)
+            || flags.contains(fs::DescriptorFlags::WRITE);
+        if self.guard.create_only && writes {
+            self.open_guarded(fd, path_flags, path, oflags, flags)
+        } else {
+            fs::HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
+        }
+    }
+
+    fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
+        fs::HostDescriptor::readlink_at(&mut self.fs, fd, path)
+    }
+
+    fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.own_entry(&fd, false, &path)?;
+        fs::HostDescriptor::remove_directory_at(&mut self.fs, fd, path)
+    }
+
+    fn rename_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path: String,
+        new_fd: Resource<Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.own_entry(&fd, false, &old_path)?;
+        self.free_or_own_target(&new_fd, &new_path)?;
+        fs::HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path)
+    }
+
+    fn symlink_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        old_path: String,
+        new_path: String,
+    ) -> FsResult<()> {
+        fs::HostDescriptor::symlink_at(&mut self.fs, borrow(&fd), old_path, new_path.clone())?;
+        self.record_at(&fd, &new_path);
+        Ok(())
+    }
+
+    fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.own_entry(&fd, false, &path)?;
+        fs::HostDescriptor::unlink_file_at(&mut self.fs, fd, path)
+    }
+
+    fn is_same_object(
+        &mut self,
+        fd: Resource<Descriptor>,
+        other: Resource<Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        fs::HostDescriptor::is_same_object(&mut self.fs, fd, other)
+    }
+
+    fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::MetadataHashValue> {
+        fs::HostDescriptor::metadata_hash(&mut self.fs, fd)
+    }
+
+    fn metadata_hash_at(
+        &mut self,
+        fd: Resource<Descriptor>,
+        path_flags: fs::PathFlags,
+        path: String,
+    ) -> FsResult<fs::MetadataHashValue> {
+        fs::HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path)
+    }
+
+    fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        fs::HostDescriptor::drop(&mut self.fs, fd)
+    }
+}
+
+impl fs::HostDirectoryEntryStream for Guarded<'_> {
+    fn read_directory_entry(
+        &mut self,
+        stream: Resource<fs::DirectoryEntryStream>,
+    ) -> FsResult<Option<fs::DirectoryEntry>> {
+        fs::HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream)
+    }
+
+    fn drop(&mut self, stream: Resource<fs::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        fs::HostDirectoryEntryStream::drop(&mut self.fs, stream)
+    }
+}
