@@ -8,6 +8,8 @@
 //!   → sandbox  (engine, per-call store, WASI context, limits)
 //!   ← args     (parse, coerce, default, validate arguments)
 //!   ← call     (one call end to end: args → consent → sandbox → result checks)
+//!   ← protocol (JSON-RPC envelope, MCP sessions, the plain /rpc endpoint)
+//!   ← transport (stdio, HTTP on hyper)
 //!   ← cli      (the `airlock` command)
 //! ```
 
@@ -16,8 +18,10 @@ pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod policy;
+pub mod protocol;
 mod runtime;
 pub mod sandbox;
 pub mod tool;
+pub mod transport;
 
 pub use runtime::{LoadReport, Runtime, Slot};

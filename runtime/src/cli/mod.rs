@@ -4,6 +4,7 @@
 mod call;
 mod check;
 mod inspect;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -67,6 +68,7 @@ enum Command {
     Inspect(inspect::Args),
     Call(call::Args),
     Check(check::Args),
+    Serve(serve::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -82,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Call(args) => call::run(args),
         Command::Check(args) => check::run(args),
+        Command::Serve(args) => serve::run(args),
     };
     exit.into()
 }

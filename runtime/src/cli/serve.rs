@@ -1,0 +1,185 @@
+//! `airlock serve`: serves the loaded tools over MCP (stdio or HTTP) and
+//! plain JSON-RPC (HTTP), until stdin ends or SIGINT/SIGTERM.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Exit, LoadOptions};
+use crate::Runtime;
+use crate::protocol::mcp::Server;
+use crate::sandbox::{CompileCache, Sandbox, SandboxConfig};
+use crate::transport::{self, http::HttpConfig};
+
+/// Serve tools over MCP (stdio or Streamable HTTP) and plain JSON-RPC.
+#[derive(clap::Args)]
+#[command(
+    after_help = "Without --stdio, serves HTTP: MCP at http://ADDR/mcp, JSON-RPC 2.0 at \
+                        http://ADDR/rpc, and a description of the JSON-RPC methods at \
+                        http://ADDR/rpc/describe.\n\n\
+                        Examples:\n  \
+                        airlock serve target/components/\n  \
+                        airlock serve --policy airlock.toml target/components/ --listen 127.0.0.1:9000\n  \
+                        airlock serve --stdio catalog.wasm export.wasm\n  \
+                        airlock serve --policy airlock.toml tools/ --listen 0.0.0.0:8414 --allow-host tools.internal\n\n\
+                        A non-loopback address needs bearer tokens in the policy ([[tokens]]), or \
+                        --allow-unauthenticated. SIGINT/SIGTERM stop accepting, give running calls \
+                        --grace seconds to finish, cancel the rest and exit 0."
+)]
+pub struct Args {
+    /// Component files (.wasm) or folders of them.
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Speak MCP on stdin/stdout instead of HTTP.
+    #[arg(long, conflicts_with = "listen")]
+    stdio: bool,
+    /// Address to listen on for HTTP [default: 127.0.0.1:8414].
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<SocketAddr>,
+    /// Listen on a non-loopback address although the policy has no tokens.
+    #[arg(long)]
+    allow_unauthenticated: bool,
+    /// Another host name accepted in Host/Origin headers (besides loopback).
+    #[arg(long, value_name = "NAME")]
+    allow_host: Vec<String>,
+    /// Seconds running calls get to finish at shutdown.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    grace: u64,
+    #[command(flatten)]
+    load: LoadOptions,
+}
+
+const DEFAULT_LISTEN: &str = "127.0.0.1:8414";
+
+pub fn run(args: Args) -> Exit {
+    let listen = match args.listen {
+        Some(addr) => addr,
+        None => match DEFAULT_LISTEN.parse() {
+            Ok(addr) => addr,
+            Err(_) => return Exit::Usage,
+        },
+    };
+    let runtime = match load(&args) {
+        Ok(runtime) => Arc::new(runtime),
+        Err(exit) => return exit,
+    };
+    if !args.stdio
+        && !listen.ip().is_loopback()
+        && runtime.policy().tokens().is_empty()
+        && !args.allow_unauthenticated
+    {
+        eprintln!(
+            "error: refusing to listen on {listen}, which is not a loopback address, without bearer \
+             tokens; add [[tokens]] to the policy, or pass --allow-unauthenticated"
+        );
+        return Exit::Usage;
+    }
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(tokio) => tokio,
+        Err(err) => {
+            eprintln!("error: cannot start: {err}");
+            return Exit::LoadFailed;
+        }
+    };
+    let server = Server::new(runtime.clone());
+    let grace = Duration::from_secs(args.grace);
+    let result = tokio.block_on(async {
+        if args.stdio {
+            eprintln!("airlock: serving MCP on stdio");
+            transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown_signal(), grace).await
+        } else {
+            let listener = match tokio::net::TcpListener::bind(listen).await {
+                Ok(listener) => listener,
+                Err(err) => {
+                    eprintln!("error: cannot listen on {listen}: {err}");
+                    return Err(err);
+                }
+            };
+            let local = listener.local_addr().unwrap_or(listen);
+            let mut config = HttpConfig::default();
+            if !local.ip().is_loopback() && !local.ip().is_unspecified() {
+                config.allowed_hosts.push(local.ip().to_string());
+            }
+            config.allowed_hosts.extend(args.allow_host.iter().cloned());
+            let auth = match runtime.policy().tokens().len() {
+                0 => "no authentication".to_string(),
+                n => format!("{n} bearer token(s)"),
+            };
+            eprintln!("airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}");
+            transport::http::serve(server, listener, config, shutdown_signal(), grace).await
+        }
+    });
+    // Blocking threads of cancelled calls end within a few ticks; do not
+    // wait on any that are stuck past that.
+    tokio.shutdown_timeout(Duration::from_secs(1));
+    match result {
+        Ok(()) => {
+            eprintln!("airlock: stopped");
+            Exit::Ok
+        }
+        Err(err) => {
+            tracing::debug!("serve: {err}");
+            Exit::LoadFailed
+        }
+    }
+}
+
+/// Builds the runtime and loads `paths`, printing what loaded and what was
+/// refused. Refused components do not stop the server; the others serve.
+fn load(args: &Args) -> Result<Runtime, Exit> {
+    let policy = args.load.policy()?;
+    let mut config = SandboxConfig::default()
+        .instances(256)
+        .fuel(policy.uses_fuel());
+    if args.load.no_cache {
+        config = config.cache(None::<CompileCache>);
+    }
+    let sandbox = Sandbox::new(&config).map_err(|err| {
+        eprintln!("error: cannot start the sandbox: {err:#}");
+        Exit::LoadFailed
+    })?;
+    let runtime = Runtime::new(sandbox, policy);
+    let report = runtime.load(&args.paths);
+    for (path, tools) in &report.loaded {
+        eprintln!("loaded {}: {}", path.display(), tools.join(", "));
+    }
+    for err in &report.refused {
+        eprintln!("refused {err}");
+    }
+    let count = runtime.catalog().tools().count();
+    if count == 0 {
+        eprintln!("warning: no tools to serve");
+    } else {
+        eprintln!("{count} tool(s) ready");
+    }
+    Ok(runtime)
+}
+
+/// Resolves on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(err) => {
+                tracing::warn!("cannot watch SIGTERM: {err}");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    eprintln!("airlock: shutting down");
+}

@@ -1,0 +1,216 @@
+//! The plain JSON-RPC 2.0 endpoint: each tool is a method named after it,
+//! `params` by name (object) or by position (array, in the schema's
+//! property order). Errors use the standard codes; a tool's own failure is
+//! `-32000` with its message. Nothing internal reaches the client.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
+use super::mcp::{CancelOnDrop, Server};
+use crate::call::{CallError, Confirmation, Unobserved};
+use crate::policy::Token;
+use crate::sandbox::{CancelToken, RunError};
+
+/// What a body produced: a response (single or batch), or nothing because
+/// every call was a notification.
+pub async fn handle(
+    server: &Arc<Server>,
+    token: Option<&Token>,
+    incoming: Incoming,
+) -> Option<Value> {
+    match incoming {
+        Incoming::Error(error) => Some(jsonrpc::error_response(&Id::null(), &error)),
+        Incoming::Single(message) => one(server, token, message).await,
+        Incoming::Batch(messages) => {
+            // Calls of a batch run side by side; responses keep the batch order.
+            let tasks: Vec<_> = messages
+                .into_iter()
+                .map(|m| {
+                    let server = server.clone();
+                    let token = token.cloned();
+                    tokio::spawn(async move { one(&server, token.as_ref(), m).await })
+                })
+                .collect();
+            let mut responses = Vec::new();
+            for task in tasks {
+                match task.await {
+                    Ok(Some(response)) => responses.push(response),
+                    Ok(None) => {}
+                    Err(err) => {
+                        tracing::error!("a batch call failed: {err}");
+                        responses.push(jsonrpc::error_response(
+                            &Id::null(),
+                            &ErrorObject::internal(),
+                        ));
+                    }
+                }
+            }
+            (!responses.is_empty()).then_some(Value::Array(responses))
+        }
+    }
+}
+
+async fn one(server: &Arc<Server>, token: Option<&Token>, message: Message) -> Option<Value> {
+    let request = match message {
+        Message::Request(request) => request,
+        Message::Invalid(id, error) => return Some(jsonrpc::error_response(&id, &error)),
+        // Nothing here sends requests, so a response is not valid input.
+        Message::Reply(reply) => {
+            return Some(jsonrpc::error_response(
+                &reply.id,
+                &ErrorObject::invalid_request("no method"),
+            ));
+        }
+    };
+    let result = call(server, token, &request.method, request.params).await;
+    let id = request.id?;
+    Some(match result {
+        Ok(value) => jsonrpc::response(&id, value),
+        Err(error) => jsonrpc::error_response(&id, &error),
+    })
+}
+
+/// Runs one tool as a method. The result is the structured output when the
+/// tool has one, else the MCP content blocks.
+async fn call(
+    server: &Arc<Server>,
+    token: Option<&Token>,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, ErrorObject> {
+    if token.is_some_and(|t| !t.allows_tool(method)) {
+        return Err(ErrorObject::method_not_found(method));
+    }
+    let runtime = server.runtime.clone();
+    let prepared = runtime
+        .prepare(method, params.unwrap_or(Value::Null))
+        .map_err(|e| error_for(method, &e))?;
+    let cancel = CancelToken::new();
+    let _tracked = server.track(cancel.clone());
+    let run_cancel = cancel.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        prepared.run(
+            runtime.sandbox(),
+            Arc::new(Unobserved),
+            run_cancel,
+            Confirmation::Unavailable,
+        )
+    });
+    // The HTTP client hanging up drops this future; stop the guest then.
+    let mut guard = CancelOnDrop(Some(cancel));
+    let outcome = joined.await;
+    guard.0 = None;
+    match outcome {
+        Ok(Ok(output)) => Ok(match output.structured {
+            Some(structured) => structured,
+            None => Value::Array(output.content.iter().map(|c| c.to_mcp()).collect()),
+        }),
+        Ok(Err(err)) => Err(error_for(method, &err)),
+        Err(join) => {
+            tracing::error!(tool = method, "the call's thread failed: {join}");
+            Err(ErrorObject::internal())
+        }
+    }
+}
+
+/// Maps a call error to the JSON-RPC error the client sees.
+pub fn error_for(method: &str, err: &CallError) -> ErrorObject {
+    match err {
+        CallError::UnknownTool(_) => ErrorObject::method_not_found(method),
+        CallError::InvalidArguments(arg) => {
+            let error = ErrorObject::invalid_params(arg.to_string());
+            match arg.parameter() {
+                Some(p) => error.with_data(json!({ "parameter": p })),
+                None => error,
+            }
+        }
+        CallError::Run(RunError::InvalidArguments(message)) => {
+            ErrorObject::invalid_params(message.clone())
+        }
+        CallError::Refused(refusal) => {
+            if !refusal.operator_hint.is_empty() {
+                tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
+            }
+            ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
+        }
+        CallError::Busy { .. } => ErrorObject::new(jsonrpc::BUSY, err.to_string()),
+        CallError::Run(RunError::Setup(why)) => {
+            // Setup errors may name host paths: log them, say less.
+            tracing::error!(tool = method, "cannot set up the call: {why}");
+            ErrorObject::new(
+                jsonrpc::TOOL_FAILED,
+                "the call could not be set up; see the server log",
+            )
+        }
+        CallError::Run(run) => ErrorObject::new(jsonrpc::TOOL_FAILED, run.to_string())
+            .with_data(json!({ "kind": run.kind() })),
+    }
+}
+
+/// `GET /rpc/describe`: every method with its parameters, hints and
+/// description, as plain text.
+pub fn describe(server: &Server, token: Option<&Token>) -> String {
+    let catalog = server.runtime.catalog();
+    let mut text = String::from(
+        "JSON-RPC 2.0 methods (POST /rpc; params by name as an object, or by position as an \
+         array in the order below)\n",
+    );
+    let mut any = false;
+    for tool in catalog.tools() {
+        if token.is_some_and(|t| !t.allows_tool(&tool.info.name)) {
+            continue;
+        }
+        any = true;
+        let info = &tool.info;
+        let _ = writeln!(text, "\n{}", info.name);
+        if let Some(title) = &info.title {
+            let _ = writeln!(text, "  title: {title}");
+        }
+        let hints = [
+            (info.hints.read_only, "read-only"),
+            (info.hints.destructive, "destructive"),
+            (info.hints.idempotent, "idempotent"),
+            (info.hints.open_world, "open-world"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, name)| *name)
+        .collect::<Vec<_>>();
+        let hints = if hints.is_empty() {
+            "none".to_string()
+        } else {
+            hints.join(", ")
+        };
+        let _ = writeln!(text, "  hints: {hints}");
+        for line in info.description.lines() {
+            let _ = writeln!(text, "  {line}");
+        }
+        let parameters = tool.args.parameters();
+        if parameters.is_empty() {
+            let _ = writeln!(text, "  parameters: none");
+        } else {
+            let _ = writeln!(text, "  parameters:");
+        }
+        for (i, p) in parameters.iter().enumerate() {
+            let need = match (&p.default, p.required) {
+                (_, true) => "required".to_string(),
+                (Some(default), false) => format!("optional, default {default}"),
+                (None, false) => "optional".to_string(),
+            };
+            let _ = write!(text, "    {}. {}: {} ({need})", i + 1, p.name, p.type_label);
+            match &p.description {
+                Some(d) => {
+                    let _ = writeln!(text, " — {d}");
+                }
+                None => text.push('\n'),
+            }
+        }
+    }
+    if !any {
+        text.push_str("\n(no methods)\n");
+    }
+    text
+}

@@ -1,0 +1,8 @@
+//! How messages reach the protocols:
+//!
+//! - [`stdio`]: newline-delimited JSON-RPC on stdin/stdout (one MCP session);
+//! - [`http`]: Streamable HTTP MCP at `/mcp` and plain JSON-RPC at `/rpc`,
+//!   on hyper, with origin checks, bearer tokens and limits.
+
+pub mod http;
+pub mod stdio;

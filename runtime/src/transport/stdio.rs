@@ -1,0 +1,219 @@
+//! MCP over stdio: newline-delimited JSON-RPC, one session per process.
+//!
+//! stdout carries protocol messages only; everything else (the server's
+//! log, guest output) goes to stderr. Calls run concurrently, so a
+//! `notifications/cancelled` or an elicitation reply can arrive while a call
+//! runs; the other messages are handled in order. EOF on stdin ends the
+//! server once in-flight calls have answered; a last line without a newline
+//! still counts.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+
+use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming};
+use crate::protocol::mcp::{self, Server, Session};
+
+/// Longest line accepted; a longer one is answered with a parse error and
+/// skipped without being held in memory.
+pub const MAX_LINE: usize = 8 * 1024 * 1024;
+
+/// Serves one MCP session on `input`/`output` until EOF or `shutdown`.
+/// After either, in-flight calls get `grace` to finish, then are cancelled.
+pub async fn serve<R, W>(
+    server: Arc<Server>,
+    input: R,
+    output: W,
+    shutdown: impl Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (out, rx) = mpsc::unbounded_channel::<Value>();
+    let writer = tokio::spawn(write_all(output, rx));
+    let session = Session::new(server.clone(), None);
+    let mut reader = BufReader::new(input);
+    let mut calls = JoinSet::new();
+    let mut line = Vec::new();
+    tokio::pin!(shutdown);
+    loop {
+        line.clear();
+        let read = tokio::select! {
+            read = read_line(&mut reader, &mut line, MAX_LINE) => read,
+            () = &mut shutdown => break,
+        };
+        // Reap finished calls so the set does not grow without bound.
+        while calls.try_join_next().is_some() {}
+        match read {
+            Err(err) => {
+                tracing::warn!("stdin: {err}");
+                break;
+            }
+            Ok(Line::Eof) => break,
+            Ok(Line::TooLong) => {
+                let error = ErrorObject::invalid_request(&format!(
+                    "a message is limited to {MAX_LINE} bytes"
+                ));
+                let _ = out.send(jsonrpc::error_response(&Id::null(), &error));
+            }
+            Ok(Line::Complete) => {
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    continue;
+                }
+                let incoming = jsonrpc::parse(&line);
+                let long = match &incoming {
+                    Incoming::Single(m) => mcp::runs_long(m),
+                    Incoming::Batch(ms) => ms.iter().any(mcp::runs_long),
+                    Incoming::Error(_) => false,
+                };
+                if long {
+                    let session = session.clone();
+                    let out = out.clone();
+                    calls.spawn(async move {
+                        if let Some(response) = session.handle_incoming(incoming, &out).await {
+                            let _ = out.send(response);
+                        }
+                    });
+                } else if let Some(response) = session.handle_incoming(incoming, &out).await {
+                    let _ = out.send(response);
+                }
+            }
+        }
+    }
+    // Let running calls answer, within the grace period.
+    if tokio::time::timeout(grace, drain(&mut calls))
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "cancelling {} call(s) still running after the grace period",
+            calls.len()
+        );
+        session.cancel_all();
+        drain(&mut calls).await;
+    }
+    drop(out);
+    drop(session);
+    match writer.await {
+        Ok(result) => result,
+        Err(err) => Err(std::io::Error::other(err)),
+    }
+}
+
+async fn drain(calls: &mut JoinSet<()>) {
+    while calls.join_next().await.is_some() {}
+}
+
+async fn write_all<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut rx: mpsc::UnboundedReceiver<Value>,
+) -> std::io::Result<()> {
+    while let Some(message) = rx.recv().await {
+        let mut bytes = serde_json::to_vec(&message).map_err(std::io::Error::other)?;
+        bytes.push(b'\n');
+        output.write_all(&bytes).await?;
+        output.flush().await?;
+    }
+    Ok(())
+}
+
+/// How reading one line ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Line {
+    /// A line (its newline removed), or the last bytes before EOF.
+    Complete,
+    /// Longer than the limit; the rest of it was skipped.
+    TooLong,
+    Eof,
+}
+
+/// Reads up to a newline into `buf`, holding at most `max` bytes.
+async fn read_line<R: AsyncBufRead + Unpin>(
+    reader: &mut R,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> std::io::Result<Line> {
+    let mut too_long = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            });
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], at + 1),
+            None => (available, available.len()),
+        };
+        if !too_long {
+            if buf.len() + chunk.len() > max {
+                too_long = true;
+                buf.clear();
+            } else {
+                buf.extend_from_slice(chunk);
+            }
+        }
+        let found = done > chunk.len();
+        reader.consume(done);
+        if found {
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn lines() {
+        let data: &[u8] = b"one\r\ntwo\n\nlast-without-newline";
+        let mut reader = BufReader::with_capacity(3, data);
+        let mut buf = Vec::new();
+        let mut seen = Vec::new();
+        loop {
+            buf.clear();
+            match read_line(&mut reader, &mut buf, 100).await.unwrap() {
+                Line::Eof => break,
+                line => seen.push((line, String::from_utf8(buf.clone()).unwrap())),
+            }
+        }
+        let texts: Vec<_> = seen.iter().map(|(_, t)| t.as_str()).collect();
+        assert_eq!(texts, ["one", "two", "", "last-without-newline"]);
+    }
+
+    #[tokio::test]
+    async fn long_lines_are_skipped() {
+        let data = format!("{}\nok\n", "x".repeat(50));
+        let mut reader = BufReader::with_capacity(8, data.as_bytes());
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 10).await.unwrap(),
+            Line::TooLong
+        );
+        buf.clear();
+        assert_eq!(
+            read_line(&mut reader, &mut buf, 10).await.unwrap(),
+            Line::Complete
+        );
+        assert_eq!(buf, b"ok");
+    }
+}
