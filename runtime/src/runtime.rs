@@ -184,11 +184,14 @@ impl Runtime {
         cancel: CancelToken,
         confirmation: Confirmation,
     ) -> Result<Output, CallError> {
-        let prepared = self.prepare(tool, arguments)?;
-        let result = prepared.run(&self.sandbox, observer, cancel, confirmation);
+        let result = self
+            .prepare(tool, arguments)
+            .and_then(|prepared| prepared.run(&self.sandbox, observer, cancel, confirmation));
         if let Err(CallError::Refused(refusal)) = &result
             && !refusal.operator_hint.is_empty()
         {
+            // The client's message names the capability; the operator's log
+            // also names the policy key that would allow the call.
             tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
         }
         result
