@@ -1,0 +1,204 @@
+//! The `airlock` binary: `inspect`, `call` and `check` as a user runs them,
+//! with their output and exit codes.
+
+mod support;
+
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use support::{component, test_component, workspace};
+
+fn airlock(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(args)
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+        .output()
+        .expect("run airlock")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn path(p: std::path::PathBuf) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn every_subcommand_has_help_with_an_example() {
+    for sub in ["inspect", "call", "check"] {
+        let out = airlock(&[sub, "--help"]);
+        assert!(out.status.success(), "{sub} --help");
+        let text = stdout(&out);
+        assert!(text.contains("Examples:"), "{sub}: {text}");
+        assert!(text.contains(&format!("airlock {sub}")), "{sub}: {text}");
+    }
+    let out = airlock(&["--help"]);
+    assert!(stdout(&out).contains("Exit codes"));
+}
+
+#[test]
+fn inspect_shows_parameters_hints_and_imports() {
+    let out = airlock(&["inspect", &path(component("export"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for expected in [
+        "export_orders — Export orders",
+        "customer_id",
+        "required",
+        "max_age_days",
+        "integer",
+        "default 90",
+        "default \"csv\"",
+        "default true",
+        "readOnlyHint=true destructiveHint=false idempotentHint=true openWorldHint=false",
+        "task support: forbidden",
+        "imports  airlock:tool/host@0.1.0",
+        "output: {\"type\":\"object\"",
+    ] {
+        assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn inspect_json_lists_tools_as_mcp_does() {
+    let out = airlock(&["inspect", "--json", &path(component("catalog"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let tools = doc["tools"].as_array().expect("tools");
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["lookup_price", "restock"]);
+    let restock = &tools[1];
+    assert_eq!(restock["annotations"]["destructiveHint"], true);
+    assert_eq!(restock["annotations"]["readOnlyHint"], false);
+    assert!(restock["inputSchema"]["properties"]["units"].is_object());
+    assert_eq!(restock["execution"]["taskSupport"], "forbidden");
+    let imports = doc["components"][0]["imports"].as_array().expect("imports");
+    assert!(imports.iter().any(|i| i == "airlock:tool/host@0.1.0"));
+}
+
+#[test]
+fn inspect_with_a_policy_shows_the_effective_grant_and_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("data")).expect("data");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        r#"
+[components.catalog]
+folders = [{ host = "data", guest = "/data", mode = "read-write" }]
+network = ["api.example.com"]
+destructive = "confirm"
+"#,
+    )
+    .expect("policy");
+    let out = airlock(&[
+        "inspect",
+        &path(component("catalog")),
+        "--policy",
+        &path(policy),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("narrowed /data: read-write → read-only (tool is read-only)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("narrowed network: api.example.com → none (tool is not open-world)"),
+        "{text}"
+    );
+    assert!(text.contains("destructive calls: confirm"), "{text}");
+}
+
+#[test]
+fn call_coerces_and_prints_json() {
+    let out = airlock(&[
+        "call",
+        &path(component("export")),
+        "export_orders",
+        "customer_id=CUST-42",
+        "max_age_days=42",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let result: Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(result["isError"], false);
+    assert!(
+        result["structuredContent"]["result"]
+            .as_str()
+            .expect("text")
+            .contains("ORD-5001")
+    );
+}
+
+#[test]
+fn call_exit_codes_tell_what_went_wrong() {
+    let export = path(component("export"));
+    let out = airlock(&["call", &export, "export_orders", "customer_id=C", "max_age_days=soon"]);
+    assert_eq!(out.status.code(), Some(3), "bad arguments");
+    assert!(stderr(&out).contains(r#"Parameter "max_age_days" expects an integer, got "soon""#));
+
+    let out = airlock(&["call", &export, "export_orders", "format=tsv"]);
+    assert_eq!(out.status.code(), Some(3), "missing argument");
+    assert!(stderr(&out).contains("received: [format], expected: [customer_id, max_age_days, format, include_header]"));
+
+    let out = airlock(&["call", &export, "export_orders", "customer_id=C", "format=pdf"]);
+    // The tool itself reports that the arguments do not fit (as the seed's
+    // export does): still "bad arguments".
+    assert_eq!(out.status.code(), Some(3), "tool-reported invalid arguments");
+    assert!(stderr(&out).contains(r#"format must be either "csv" or "tsv""#));
+
+    let catalog = path(component("catalog"));
+    let out = airlock(&["call", &catalog, "lookup_price", "sku=SKU-9"]);
+    assert_eq!(out.status.code(), Some(1), "tool failed");
+    assert!(stderr(&out).contains(r#"unknown article "SKU-9""#));
+
+    let out = airlock(&["call", &catalog, "restock", "sku=SKU-1001", "units=2"]);
+    assert_eq!(out.status.code(), Some(4), "not permitted");
+
+    let out = airlock(&["call", &catalog, "no_such_tool"]);
+    assert_eq!(out.status.code(), Some(5), "unknown tool");
+
+    let out = airlock(&["call", &catalog]);
+    assert_eq!(out.status.code(), Some(2), "usage");
+
+    let out = airlock(&["call", &export, "export_orders", "--args", "[\"CUST-7\", 30, \"tsv\"]"]);
+    assert!(out.status.success(), "positional: {}", stderr(&out));
+}
+
+#[test]
+fn a_trap_ends_the_call_not_the_runtime_and_guest_output_stays_off_stdout() {
+    let hostile = path(test_component("hostile"));
+    let out = airlock(&["call", &hostile, "panic"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("the tool panicked: boom"));
+    // The guest writes 100 MiB to its stdout; none of it reaches ours.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("p.toml");
+    std::fs::write(&policy, "[components.hostile]\nlimits = { time = \"60s\" }\n").expect("policy");
+    let out = airlock(&["call", &hostile, "shout", "--policy", &path(policy)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(out.stdout.len() < 1000, "stdout is the result only");
+    assert!(!stdout(&out).contains("xxxx"));
+}
+
+#[test]
+fn check_reports_the_line_of_an_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.toml");
+    std::fs::write(&good, "[defaults]\ndestructive = \"deny\"\n").expect("write");
+    let out = airlock(&["check", &path(good)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let bad = dir.path().join("bad.toml");
+    std::fs::write(&bad, "[defaults]\ndestructive = \"deny\"\ncolour = \"blue\"\n").expect("write");
+    let out = airlock(&["check", &path(bad)]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(err.contains("bad.toml:3:"), "{err}");
+    assert!(err.contains("colour"), "{err}");
+}
