@@ -51,7 +51,9 @@ fn root() -> PathBuf {
 
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("+ {cmd:?}");
-    let status = cmd.status().with_context(|| format!("cannot run {cmd:?}"))?;
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
     if !status.success() {
         bail!("{cmd:?} failed with {status}");
     }
@@ -64,7 +66,11 @@ fn ensure_target() -> Result<()> {
         .args(["target", "list", "--installed"])
         .output();
     match out {
-        Ok(out) if String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == TARGET) => {
+        Ok(out)
+            if String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|l| l.trim() == TARGET) =>
+        {
             Ok(())
         }
         Ok(_) => run(Command::new("rustup").args(["target", "add", TARGET])),
@@ -83,10 +89,16 @@ fn build(root: &Path) -> Result<()> {
         if !dir.join("Cargo.toml").is_file() {
             continue;
         }
-        run(Command::new("cargo")
-            .current_dir(&dir)
-            .args(["build", "--release", "--target", TARGET]))?;
-        collect(&dir.join("target").join(TARGET).join("release"), &root.join(out))?;
+        run(Command::new("cargo").current_dir(&dir).args([
+            "build",
+            "--release",
+            "--target",
+            TARGET,
+        ]))?;
+        collect(
+            &dir.join("target").join(TARGET).join("release"),
+            &root.join(out),
+        )?;
     }
     Ok(())
 }
@@ -110,7 +122,15 @@ fn collect(from: &Path, to: &Path) -> Result<()> {
 fn serve(root: &Path, extra: &[String]) -> Result<()> {
     build(root)?;
     let mut cmd = Command::new("cargo");
-    cmd.args(["run", "--quiet", "-p", "airlock", "--", "serve", "target/components"]);
+    cmd.args([
+        "run",
+        "--quiet",
+        "-p",
+        "airlock",
+        "--",
+        "serve",
+        "target/components",
+    ]);
     if extra.is_empty() {
         cmd.args(["--listen", "127.0.0.1:8414"]);
     } else {
