@@ -9,6 +9,7 @@
 mod bindings;
 mod cache;
 mod folders;
+mod network;
 mod pipe;
 mod state;
 
@@ -200,6 +201,9 @@ impl Sandbox {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        // `wasi:http/outgoing-handler` and `types`; each request goes
+        // through the call's `network::HttpFilter`.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
@@ -322,8 +326,9 @@ impl Sandbox {
             Limiter::new(grant.limits.memory),
             output.clone(),
             observer,
-            cancel,
+            cancel.clone(),
         );
+        state.net = network::HttpFilter::for_grant(grant, cancel);
         state.folder_guard = folders::FolderGuard::for_grant(grant);
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
@@ -433,25 +438,7 @@ fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmti
             .preopened_dir(&mount.host, &mount.guest, perms)
             .map_err(|e| anyhow::anyhow!("folder {} is not available: {e}", mount.guest))?;
     }
-    match &grant.network {
-        None => {
-            builder
-                .allow_tcp(false)
-                .allow_udp(false)
-                .allow_ip_name_lookup(false);
-        }
-        Some(network) => {
-            let allow = network.allow.clone();
-            builder
-                .allow_tcp(true)
-                .allow_udp(false)
-                .allow_ip_name_lookup(true)
-                .socket_addr_check(move |addr, _use| {
-                    let ok = allow.iter().any(|p| p.matches_addr(addr.ip(), addr.port()));
-                    Box::pin(async move { ok })
-                });
-        }
-    }
+    network::configure_sockets(&mut builder, grant.network.as_ref());
     Ok(builder.build())
 }
 

@@ -7,9 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::host;
 use super::folders::{FolderGuard, Guarded};
+use super::network::HttpFilter;
 use super::pipe::CapturedOutput;
 use crate::call::CallObserver;
 use crate::tool::Level;
@@ -106,6 +108,9 @@ pub struct CallState {
     pub observer: Arc<dyn CallObserver>,
     pub cancel: CancelToken,
     pub interruption: Option<Interruption>,
+    http: WasiHttpCtx,
+    /// Checks and sends outgoing HTTP requests (no network by default).
+    pub net: HttpFilter,
     /// What the call created, for create-only folders (off by default).
     pub folder_guard: FolderGuard,
     last_progress: Option<f64>,
@@ -127,6 +132,8 @@ impl CallState {
             observer,
             cancel,
             interruption: None,
+            http: WasiHttpCtx::new(),
+            net: HttpFilter::default(),
             folder_guard: FolderGuard::default(),
             last_progress: None,
         }
@@ -148,6 +155,16 @@ impl WasiView for CallState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
+        }
+    }
+}
+
+impl WasiHttpView for CallState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.net,
         }
     }
 }

@@ -1,0 +1,809 @@
+//! Outgoing network of one call: the `wasi:http` filter and the raw-socket
+//! check, both driven only by the call's [`NetworkGrant`].
+//!
+//! # Rules
+//!
+//! No grant (`Grant::network == None`, which is what every tool that is not
+//! open-world gets) means no network at all: every HTTP request fails with
+//! `HTTP-request-denied`, TCP and UDP sockets cannot be created and names
+//! cannot be looked up.
+//!
+//! With a grant, an outgoing HTTP request is checked **before anything
+//! leaves the machine** (not even a DNS query):
+//!
+//! 1. the method: a read-only tool (`HttpMethods::SafeOnly`) may only use
+//!    GET, HEAD and OPTIONS;
+//! 2. the destination: scheme, host and port of the URL must match one of the
+//!    grant's [`HostPattern`]s ([`HostPattern::matches_host`]);
+//! 3. the scheme: only plain `http` is sent. This runtime has no TLS client
+//!    yet, so an `https` request to a listed host fails with an
+//!    `internal-error` that says so (never silently downgraded to http).
+//!
+//! Then the runtime resolves a host name itself and checks **every** address
+//! it resolves to: each must be a public unicast address, or be allowed by an
+//! IP literal or CIDR pattern of the grant (address *and* port). A name that
+//! resolves to loopback, a private, link-local (cloud metadata), shared,
+//! multicast or otherwise special address is refused with
+//! `destination-IP-prohibited` unless the operator listed that address: a
+//! name pattern alone never opens the machine's own or its neighbours'
+//! services (SSRF, DNS rebinding). The connection then goes to exactly the
+//! checked addresses — the request is never handed to anything that would
+//! resolve the name a second time. An IP literal in the URL is only matched
+//! by IP and CIDR patterns and is not resolved.
+//!
+//! A request never outlives its call: connecting, waiting for the response
+//! head and reading the body all stop at the call's wall-time deadline (from
+//! `limits.time`) or when the call is cancelled, whichever comes first; the
+//! guest's own (shorter) connect and first-byte timeouts are honoured.
+//!
+//! Raw sockets (`wasi:sockets`) carry no host name, only addresses, so they
+//! are matched against **IP literal and CIDR patterns only**
+//! ([`HostPattern::matches_addr`]; name patterns allow HTTP only). TCP and
+//! guest name lookup are enabled only when the grant has at least one such
+//! pattern — with names only there is nothing a socket could reach, and a
+//! lookup would only be a channel out through the resolver. A guest may
+//! connect to a listed address; it may not listen, accept, or bind other
+//! than the implicit bind of `connect`. UDP is always off. A guest's name
+//! lookups are answered by the host's resolver (and so are visible to it);
+//! what the answer may be used for is decided by the address check.
+//!
+//! A refusal is logged for the operator with the policy key that would allow
+//! it; the guest sees only the WASI error code.
+
+use std::future::Future;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::uri::Scheme;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use wasmtime_wasi::WasiCtxBuilder;
+use wasmtime_wasi::sockets::SocketAddrUse;
+use wasmtime_wasi_http::io::TokioIo;
+use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+
+use super::state::CancelToken;
+use crate::policy::{Grant, HostPattern, HttpMethods, NetworkGrant};
+
+/// Why an outgoing request was refused (for the operator's log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The call has no network grant.
+    NoNetwork,
+    /// A read-only tool tried a method other than GET, HEAD or OPTIONS.
+    Method(String),
+    /// Not `http` or `https`, or no host in the URL.
+    BadUrl(String),
+    /// No pattern of the grant matches `scheme://host:port`.
+    NotListed {
+        scheme: String,
+        host: String,
+        port: u16,
+    },
+    /// `https` to a listed host: no TLS client in this runtime.
+    NoTls,
+    /// The name did not resolve.
+    NotFound(String),
+    /// The name resolved to an address that is not public and not listed.
+    Prohibited { host: String, addr: IpAddr },
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::NoNetwork => f.write_str(
+                "the tool has no network access (only open-world tools may use \
+                 the network, and only with `network` in the policy)",
+            ),
+            Refusal::Method(m) => write!(
+                f,
+                "method {m} refused: the tool is read-only, so only GET, HEAD and OPTIONS"
+            ),
+            Refusal::BadUrl(why) => write!(f, "invalid request URL: {why}"),
+            Refusal::NotListed { scheme, host, port } => write!(
+                f,
+                "{scheme}://{host}:{port} is not listed in the policy's `network`"
+            ),
+            Refusal::NoTls => f.write_str("https is not supported by this runtime yet"),
+            Refusal::NotFound(host) => write!(f, "{host} did not resolve to any address"),
+            Refusal::Prohibited { host, addr } => write!(
+                f,
+                "{host} resolves to {addr}, which is not a public address; list the \
+                 address (or its range) in the policy's `network` to allow it"
+            ),
+        }
+    }
+}
+
+impl Refusal {
+    /// The error code the guest sees.
+    fn to_error(&self) -> HttpError {
+        match self {
+            Refusal::NoNetwork | Refusal::Method(_) | Refusal::NotListed { .. } => {
+                HttpError::HttpRequestDenied
+            }
+            Refusal::BadUrl(_) => HttpError::HttpRequestUriInvalid,
+            Refusal::NoTls => HttpError::InternalError(Some(
+                "https is not supported by this runtime yet; only http".into(),
+            )),
+            Refusal::NotFound(_) => HttpError::DnsError {
+                rcode: Some("no address".into()),
+                info_code: None,
+            },
+            Refusal::Prohibited { .. } => HttpError::DestinationIpProhibited,
+        }
+    }
+}
+
+/// Where a checked request may go, before resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    /// An IP literal that an IP or CIDR pattern allows: used as is.
+    Addr(SocketAddr),
+    /// A name that a name pattern allows: resolve, then [`check_resolved`].
+    Name(String, u16),
+}
+
+/// Checks method and URL of a request against the grant. Pure: no I/O.
+pub fn check_request(
+    grant: Option<&NetworkGrant>,
+    method: &http::Method,
+    uri: &http::Uri,
+) -> Result<Destination, Refusal> {
+    let grant = grant.ok_or(Refusal::NoNetwork)?;
+    if grant.methods == HttpMethods::SafeOnly
+        && ![http::Method::GET, http::Method::HEAD, http::Method::OPTIONS].contains(method)
+    {
+        return Err(Refusal::Method(method.to_string()));
+    }
+    let scheme = match uri.scheme() {
+        Some(s) if *s == Scheme::HTTP => "http",
+        Some(s) if *s == Scheme::HTTPS => "https",
+        Some(s) => return Err(Refusal::BadUrl(format!("scheme {s} is not http or https"))),
+        None => return Err(Refusal::BadUrl("no scheme".into())),
+    };
+    let authority = uri
+        .authority()
+        .ok_or_else(|| Refusal::BadUrl("no host".into()))?;
+    if authority.as_str().contains('@') {
+        return Err(Refusal::BadUrl("user information in the authority".into()));
+    }
+    let host = authority.host();
+    if host.is_empty() {
+        return Err(Refusal::BadUrl("no host".into()));
+    }
+    let port = authority
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    if !grant
+        .allow
+        .iter()
+        .any(|p| p.matches_host(scheme, host, port))
+    {
+        return Err(Refusal::NotListed {
+            scheme: scheme.into(),
+            host: host.into(),
+            port,
+        });
+    }
+    if scheme == "https" {
+        return Err(Refusal::NoTls);
+    }
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    Ok(match bare.parse::<IpAddr>() {
+        Ok(ip) => Destination::Addr(SocketAddr::new(ip.to_canonical(), port)),
+        Err(_) => Destination::Name(host.trim_end_matches('.').to_ascii_lowercase(), port),
+    })
+}
+
+/// Checks what `host` resolved to: every address must be public unicast or
+/// be allowed by an IP/CIDR pattern. Returns the addresses to connect to.
+pub fn check_resolved(
+    allow: &[HostPattern],
+    host: &str,
+    addrs: impl IntoIterator<Item = IpAddr>,
+    port: u16,
+) -> Result<Vec<SocketAddr>, Refusal> {
+    let mut checked: Vec<SocketAddr> = Vec::new();
+    for ip in addrs {
+        let ip = ip.to_canonical();
+        let listed = allow
+            .iter()
+            .any(|p| !p.is_name() && p.matches_addr(ip, port));
+        if !listed && !is_public(ip) {
+            return Err(Refusal::Prohibited {
+                host: host.into(),
+                addr: ip,
+            });
+        }
+        let addr = SocketAddr::new(ip, port);
+        if !checked.contains(&addr) {
+            checked.push(addr);
+        }
+    }
+    if checked.is_empty() {
+        return Err(Refusal::NotFound(host.into()));
+    }
+    Ok(checked)
+}
+
+/// Whether `ip` is a public unicast address: reachable on the internet, and
+/// none of the machine's own, its network's, or a special-purpose address.
+/// Errs on the side of "not public".
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => is_public_v6(v6),
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let bits = u32::from(ip);
+    // (network, prefix length) of every special-purpose IPv4 block.
+    const SPECIAL: [(u32, u32); 16] = [
+        (0x0000_0000, 8),  // 0.0.0.0/8 "this network"
+        (0x0A00_0000, 8),  // 10.0.0.0/8 private
+        (0x6440_0000, 10), // 100.64.0.0/10 shared (carrier-grade NAT)
+        (0x7F00_0000, 8),  // 127.0.0.0/8 loopback
+        (0xA9FE_0000, 16), // 169.254.0.0/16 link-local, cloud metadata
+        (0xAC10_0000, 12), // 172.16.0.0/12 private
+        (0xC000_0000, 24), // 192.0.0.0/24 protocol assignments
+        (0xC000_0200, 24), // 192.0.2.0/24 documentation
+        (0xC058_6300, 24), // 192.88.99.0/24 6to4 relay
+        (0xC0A8_0000, 16), // 192.168.0.0/16 private
+        (0xC612_0000, 15), // 198.18.0.0/15 benchmarking
+        (0xC633_6400, 24), // 198.51.100.0/24 documentation
+        (0xCB00_7100, 24), // 203.0.113.0/24 documentation
+        (0xE000_0000, 4),  // 224.0.0.0/4 multicast
+        (0xF000_0000, 4),  // 240.0.0.0/4 reserved, broadcast
+        (0xFFFF_FFFF, 32), // broadcast (inside the above; kept explicit)
+    ];
+    !SPECIAL
+        .iter()
+        .any(|&(net, len)| bits >> (32 - len) == net >> (32 - len))
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let bits = u128::from(ip);
+    let within = |net: u128, len: u32| bits >> (128 - len) == net >> (128 - len);
+    // Only global unicast (2000::/3) can be public; everything else (loopback,
+    // unspecified, ULA fc00::/7 incl. cloud metadata, link-local, multicast,
+    // NAT64 64:ff9b::/96, IPv4-compatible) is not.
+    within(0x2000 << 112, 3)
+        // 2001::/23 protocol assignments (Teredo, benchmarking, ORCHID ...).
+        && !within(0x2001 << 112, 23)
+        // 2001:db8::/32 and 3fff::/20 documentation.
+        && !within((0x2001 << 112) | (0x0db8 << 96), 32)
+        && !within(0x3fff << 112, 20)
+        // 2002::/16 6to4: embeds an IPv4 address of any kind.
+        && !within(0x2002 << 112, 16)
+}
+
+/// Whether a raw socket may use `addr` for `purpose` under `allow`.
+pub fn socket_allowed(allow: &[HostPattern], addr: SocketAddr, purpose: SocketAddrUse) -> bool {
+    match purpose {
+        // The implicit bind of `connect` (wildcard address, any port). An
+        // explicit bind to anything else, listening and accepting are refused.
+        SocketAddrUse::TcpBind => addr.ip().is_unspecified() && addr.port() == 0,
+        SocketAddrUse::TcpConnect => allow
+            .iter()
+            .any(|p| !p.is_name() && p.matches_addr(addr.ip(), addr.port())),
+        _ => false,
+    }
+}
+
+/// Sets up `wasi:sockets` for a call: see the module documentation.
+pub fn configure_sockets(builder: &mut WasiCtxBuilder, grant: Option<&NetworkGrant>) {
+    builder.allow_udp(false);
+    let allow: Vec<HostPattern> = grant
+        .map(|g| g.allow.iter().filter(|p| !p.is_name()).cloned().collect())
+        .unwrap_or_default();
+    if allow.is_empty() {
+        builder.allow_tcp(false).allow_ip_name_lookup(false);
+        return;
+    }
+    builder
+        .allow_tcp(true)
+        .allow_ip_name_lookup(true)
+        .socket_addr_check(move |addr, purpose| {
+            let ok = socket_allowed(&allow, addr, purpose);
+            if !ok {
+                tracing::warn!(
+                    "socket {purpose:?} {addr} refused: not listed as an address or range \
+                     in the policy's `network`"
+                );
+            }
+            Box::pin(async move { ok })
+        });
+}
+
+/// The `wasi:http` hooks of one call: checks every request against the
+/// grant and sends the allowed ones itself.
+pub struct HttpFilter {
+    grant: Option<NetworkGrant>,
+    deadline: Instant,
+    cancel: CancelToken,
+}
+
+impl Default for HttpFilter {
+    /// No network (fail closed).
+    fn default() -> Self {
+        HttpFilter {
+            grant: None,
+            deadline: Instant::now(),
+            cancel: CancelToken::new(),
+        }
+    }
+}
+
+impl HttpFilter {
+    /// The filter of a call starting now with `grant`.
+    pub fn for_grant(grant: &Grant, cancel: CancelToken) -> Self {
+        HttpFilter {
+            grant: grant.network.clone(),
+            deadline: Instant::now() + grant.limits.time,
+            cancel,
+        }
+    }
+}
+
+type SendFuture = Box<
+    dyn Future<
+            Output = Result<
+                (
+                    http::Response<WasiBody>,
+                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+                ),
+                HttpError,
+            >,
+        > + Send,
+>;
+
+impl WasiHttpHooks for HttpFilter {
+    fn default_scheme(&mut self) -> Option<Scheme> {
+        // A guest names its scheme; nothing is assumed for it.
+        None
+    }
+
+    fn send_request(
+        &mut self,
+        request: http::Request<WasiBody>,
+        options: Option<RequestOptions>,
+        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ) -> SendFuture {
+        let checked = check_request(self.grant.as_ref(), request.method(), request.uri());
+        let allow = self
+            .grant
+            .as_ref()
+            .map(|g| g.allow.clone())
+            .unwrap_or_default();
+        let stop = Stop {
+            deadline: self.deadline,
+            cancel: self.cancel.clone(),
+        };
+        let what = format!("{} {}", request.method(), request.uri());
+        Box::new(async move {
+            let refused = |r: Refusal| {
+                tracing::warn!("HTTP request {what} refused: {r}");
+                r.to_error()
+            };
+            let addrs = match checked.map_err(refused)? {
+                Destination::Addr(addr) => vec![addr],
+                Destination::Name(host, port) => {
+                    let found = stop
+                        .bound(tokio::net::lookup_host((host.as_str(), port)), || {
+                            HttpError::DnsTimeout
+                        })
+                        .await?
+                        .map_err(|_| refused(Refusal::NotFound(host.clone())))?;
+                    check_resolved(&allow, &host, found.map(|a| a.ip()), port).map_err(refused)?
+                }
+            };
+            send(request, &addrs, options, stop).await
+        })
+    }
+}
+
+/// When a request must give up: the call's deadline or its cancellation.
+#[derive(Clone)]
+struct Stop {
+    deadline: Instant,
+    cancel: CancelToken,
+}
+
+impl Stop {
+    /// Resolves when the call is out of time or cancelled.
+    fn reached(&self) -> Pin<Box<dyn Future<Output = ()> + Send + Sync>> {
+        let (deadline, cancel) = (self.deadline, self.cancel.clone());
+        Box::pin(async move {
+            loop {
+                let now = Instant::now();
+                if cancel.is_cancelled() || now >= deadline {
+                    return;
+                }
+                tokio::time::sleep((deadline - now).min(super::TICK)).await;
+            }
+        })
+    }
+
+    /// Runs `work` until it ends or the call stops (then `err()`), and at
+    /// most `limit` when given.
+    async fn bound<T>(
+        &self,
+        work: impl Future<Output = T>,
+        err: impl Fn() -> HttpError,
+    ) -> Result<T, HttpError> {
+        self.bound_for(work, None, err).await
+    }
+
+    async fn bound_for<T>(
+        &self,
+        work: impl Future<Output = T>,
+        limit: Option<Duration>,
+        err: impl Fn() -> HttpError,
+    ) -> Result<T, HttpError> {
+        let limit = limit.unwrap_or(Duration::MAX);
+        tokio::select! {
+            out = tokio::time::timeout(limit, work) => out.map_err(|_| err()),
+            () = self.reached() => Err(err()),
+        }
+    }
+}
+
+/// Sends `request` over plain HTTP/1.1 to the first of `addrs` that accepts
+/// a connection. Every address was checked; no name is resolved here.
+async fn send(
+    mut request: http::Request<WasiBody>,
+    addrs: &[SocketAddr],
+    options: Option<RequestOptions>,
+    stop: Stop,
+) -> Result<
+    (
+        http::Response<WasiBody>,
+        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
+    ),
+    HttpError,
+> {
+    let options = options.unwrap_or_default();
+    let mut last = HttpError::ConnectionRefused;
+    let mut stream = None;
+    for addr in addrs {
+        let connect = tokio::net::TcpStream::connect(*addr);
+        match stop
+            .bound_for(connect, options.connect_timeout, || {
+                HttpError::ConnectionTimeout
+            })
+            .await?
+        {
+            Ok(s) => {
+                stream = Some(s);
+                break;
+            }
+            Err(e) => last = HttpError::Connect(e),
+        }
+    }
+    let stream = stream.ok_or(last)?;
+    let (mut sender, conn) = stop
+        .bound(
+            hyper::client::conn::http1::handshake(TokioIo::new(stream)),
+            || HttpError::ConnectionTimeout,
+        )
+        .await??;
+
+    // On the wire the request line carries only the path (the authority is
+    // in `Host`, set by wasmtime-wasi-http from the checked URL).
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_string();
+    *request.uri_mut() = http::Uri::builder()
+        .path_and_query(path)
+        .build()
+        .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+
+    let mut conn = Box::pin(conn);
+    let mut conn_done = false;
+    let response = {
+        let mut sending = Box::pin(stop.bound_for(
+            sender.send_request(request),
+            options.first_byte_timeout,
+            || HttpError::ConnectionReadTimeout,
+        ));
+        // Drive the connection while waiting for the response head.
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(out) = sending.as_mut().poll(cx) {
+                return Poll::Ready(out);
+            }
+            if !conn_done && let Poll::Ready(result) = conn.as_mut().poll(cx) {
+                conn_done = true;
+                if let Err(e) = result {
+                    return Poll::Ready(Ok(Err(e)));
+                }
+                return sending.as_mut().poll(cx);
+            }
+            Poll::Pending
+        })
+        .await??
+    };
+
+    let body_stop = stop.reached();
+    let response = response.map(|incoming| {
+        Bounded {
+            inner: incoming,
+            stop: body_stop,
+        }
+        .boxed_unsync()
+    });
+    let io_stop = stop.clone();
+    let io: Box<dyn Future<Output = Result<(), HttpError>> + Send> = Box::new(async move {
+        if conn_done {
+            return Ok(());
+        }
+        io_stop
+            .bound(conn, || HttpError::HttpResponseTimeout)
+            .await?
+            .map_err(HttpError::from)
+    });
+    Ok((response, io))
+}
+
+/// A response body that ends with an error when the call stops.
+struct Bounded {
+    inner: hyper::body::Incoming,
+    stop: Pin<Box<dyn Future<Output = ()> + Send + Sync>>,
+}
+
+impl Body for Bounded {
+    type Data = Bytes;
+    type Error = HttpError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
+        if self.stop.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(Some(Err(HttpError::HttpResponseTimeout)));
+        }
+        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
+        Poll::Ready(frame.map(|f| f.map_err(HttpError::from)))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grant(patterns: &[&str], methods: HttpMethods) -> NetworkGrant {
+        NetworkGrant {
+            allow: patterns
+                .iter()
+                .map(|p| p.parse().expect("pattern"))
+                .collect(),
+            methods,
+        }
+    }
+
+    fn uri(text: &str) -> http::Uri {
+        text.parse().expect("uri")
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().expect("ip")
+    }
+
+    #[test]
+    fn no_grant_refuses_everything() {
+        let r = check_request(None, &http::Method::GET, &uri("http://127.0.0.1:80/"));
+        assert_eq!(r, Err(Refusal::NoNetwork));
+    }
+
+    #[test]
+    fn host_scheme_and_port_must_match() {
+        let g = grant(&["api.example.com", "127.0.0.1:8080"], HttpMethods::Any);
+        let get = http::Method::GET;
+        assert_eq!(
+            check_request(Some(&g), &get, &uri("http://api.example.com/x?y=1")),
+            Ok(Destination::Name("api.example.com".into(), 80))
+        );
+        assert_eq!(
+            check_request(Some(&g), &get, &uri("http://127.0.0.1:8080/")),
+            Ok(Destination::Addr("127.0.0.1:8080".parse().unwrap()))
+        );
+        for bad in [
+            "http://api.example.com:8080/",
+            "http://other.example.com/",
+            "http://127.0.0.1:8081/",
+            "http://127.0.0.1/",
+            "http://localhost:8080/",
+            "http://2130706433:8080/",
+        ] {
+            assert!(
+                matches!(
+                    check_request(Some(&g), &get, &uri(bad)),
+                    Err(Refusal::NotListed { .. })
+                ),
+                "{bad} allowed"
+            );
+        }
+        assert_eq!(
+            check_request(Some(&g), &get, &uri("https://api.example.com/")),
+            Err(Refusal::NoTls)
+        );
+        assert!(matches!(
+            check_request(Some(&g), &get, &uri("http://u:p@api.example.com/")),
+            Err(Refusal::BadUrl(_))
+        ));
+    }
+
+    #[test]
+    fn read_only_tools_use_safe_methods() {
+        let g = grant(&["api.example.com"], HttpMethods::SafeOnly);
+        let u = uri("http://api.example.com/");
+        for ok in [http::Method::GET, http::Method::HEAD, http::Method::OPTIONS] {
+            assert!(check_request(Some(&g), &ok, &u).is_ok(), "{ok}");
+        }
+        for bad in [
+            http::Method::POST,
+            http::Method::PUT,
+            http::Method::DELETE,
+            http::Method::PATCH,
+            http::Method::CONNECT,
+            http::Method::TRACE,
+            http::Method::from_bytes(b"PURGE").unwrap(),
+        ] {
+            assert_eq!(
+                check_request(Some(&g), &bad, &u),
+                Err(Refusal::Method(bad.to_string()))
+            );
+        }
+        let any = grant(&["api.example.com"], HttpMethods::Any);
+        assert!(check_request(Some(&any), &http::Method::POST, &u).is_ok());
+    }
+
+    #[test]
+    fn resolved_addresses_must_be_public_or_listed() {
+        let names: Vec<HostPattern> = vec!["localhost:8080".parse().unwrap()];
+        assert!(matches!(
+            check_resolved(&names, "localhost", [ip("127.0.0.1")], 8080),
+            Err(Refusal::Prohibited { .. })
+        ));
+        // One bad address spoils the answer (no picking the good one).
+        assert!(matches!(
+            check_resolved(&names, "x", [ip("93.184.216.34"), ip("10.0.0.1")], 8080),
+            Err(Refusal::Prohibited { .. })
+        ));
+        assert_eq!(
+            check_resolved(&names, "x", [ip("93.184.216.34")], 8080),
+            Ok(vec!["93.184.216.34:8080".parse().unwrap()])
+        );
+        assert_eq!(
+            check_resolved(&names, "x", [], 8080),
+            Err(Refusal::NotFound("x".into()))
+        );
+        let with_ip: Vec<HostPattern> = vec![
+            "localhost:8080".parse().unwrap(),
+            "127.0.0.1:8080".parse().unwrap(),
+        ];
+        assert_eq!(
+            check_resolved(&with_ip, "localhost", [ip("127.0.0.1")], 8080),
+            Ok(vec!["127.0.0.1:8080".parse().unwrap()])
+        );
+        // The IP pattern allows its port only.
+        assert!(check_resolved(&with_ip, "localhost", [ip("127.0.0.1")], 8081).is_err());
+        assert!(check_resolved(&with_ip, "localhost", [ip("::ffff:127.0.0.1")], 8080).is_ok());
+    }
+
+    #[test]
+    fn public_addresses() {
+        for public in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "::ffff:8.8.8.8",
+        ] {
+            assert!(is_public(ip(public)), "{public}");
+        }
+        for special in [
+            "0.0.0.0",
+            "10.1.2.3",
+            "100.64.0.1",
+            "127.0.0.1",
+            "127.255.0.1",
+            "169.254.169.254",
+            "172.16.0.1",
+            "172.31.255.255",
+            "192.0.0.1",
+            "192.0.2.1",
+            "192.168.1.1",
+            "198.18.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+            "::127.0.0.1",
+            "64:ff9b::7f00:1",
+            "fc00::1",
+            "fd00:ec2::254",
+            "fe80::1",
+            "ff02::1",
+            "2001:db8::1",
+            "2001::1",
+            "2002:7f00:1::1",
+        ] {
+            assert!(!is_public(ip(special)), "{special}");
+        }
+    }
+
+    #[test]
+    fn sockets_reach_listed_addresses_only() {
+        let allow: Vec<HostPattern> = vec![
+            "127.0.0.1:9000".parse().unwrap(),
+            "localhost:9001".parse().unwrap(),
+        ];
+        let sa = |s: &str| s.parse::<SocketAddr>().unwrap();
+        assert!(socket_allowed(
+            &allow,
+            sa("127.0.0.1:9000"),
+            SocketAddrUse::TcpConnect
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("127.0.0.1:9001"),
+            SocketAddrUse::TcpConnect
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("10.0.0.1:9000"),
+            SocketAddrUse::TcpConnect
+        ));
+        assert!(socket_allowed(
+            &allow,
+            sa("0.0.0.0:0"),
+            SocketAddrUse::TcpBind
+        ));
+        assert!(socket_allowed(&allow, sa("[::]:0"), SocketAddrUse::TcpBind));
+        assert!(!socket_allowed(
+            &allow,
+            sa("0.0.0.0:9000"),
+            SocketAddrUse::TcpBind
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("127.0.0.1:0"),
+            SocketAddrUse::TcpBind
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("0.0.0.0:0"),
+            SocketAddrUse::TcpListen
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("127.0.0.1:9000"),
+            SocketAddrUse::TcpAccept
+        ));
+        assert!(!socket_allowed(
+            &allow,
+            sa("127.0.0.1:9000"),
+            SocketAddrUse::UdpSend
+        ));
+    }
+}
