@@ -296,15 +296,34 @@ fn parse_arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
 /// How a parameter's value reaches the function.
 enum Passing {
     /// By value, deserialised as the declared type.
-    Value(Type),
+    Value(Box<Type>),
     /// `&str`: deserialised as `String` and lent.
     Str,
 }
 
+/// A type as its author wrote it, near enough: `impl Fn()`, `&mut str`.
 fn type_text(ty: &Type) -> String {
-    ty.span()
-        .source_text()
-        .unwrap_or_else(|| ty.to_token_stream().to_string())
+    let mut text = ty.to_token_stream().to_string();
+    for (from, to) in [
+        (" (", "("),
+        ("( ", "("),
+        (" )", ")"),
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("* ", "*"),
+        ("[ ", "["),
+        (" ]", "]"),
+        (" ;", ";"),
+        (" :: ", "::"),
+        (":: ", "::"),
+        ("dyn(", "dyn ("),
+    ] {
+        text = text.replace(from, to);
+    }
+    text
 }
 
 /// Checks that a parameter's type can come from JSON at all; the rest of the
@@ -313,7 +332,7 @@ fn passing(name: &str, ty: &Type) -> syn::Result<Passing> {
     let why = match ty {
         Type::Paren(p) => return passing(name, &p.elem),
         Type::Group(g) => return passing(name, &g.elem),
-        Type::Path(_) => return Ok(Passing::Value(ty.clone())),
+        Type::Path(_) => return Ok(Passing::Value(Box::new(ty.clone()))),
         Type::Reference(r) => {
             if r.mutability.is_none()
                 && matches!(&*r.elem, Type::Path(p) if p.qself.is_none() && p.path.is_ident("str"))
@@ -334,8 +353,8 @@ fn passing(name: &str, ty: &Type) -> syn::Result<Passing> {
         Type::Never(_) => "`!` has no value",
         _ => "it is not in airlock's type table",
     };
-    Err(syn::Error::new(
-        ty.span(),
+    Err(syn::Error::new_spanned(
+        ty,
         format!(
             "parameter `{name}` has type `{}`, which a tool cannot receive as JSON ({why})",
             type_text(ty)
@@ -468,7 +487,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
             continue;
         }
         let ty = match &passing {
-            Passing::Value(t) => t.clone(),
+            Passing::Value(t) => (**t).clone(),
             Passing::Str => syn::parse_quote!(::std::string::String),
         };
         let span = pat_type.ty.span();

@@ -1,4 +1,282 @@
-//! airlock SDK (docs to come)
+//! # airlock SDK: tools as plain Rust functions
+//!
+//! A tool author writes ordinary functions, marks them with [`#[tool]`](tool)
+//! and lists them in [`export_tools!`]; the SDK generates the airlock
+//! contract (`wit/tool.wit`, world `toolbox`): `describe` (names, JSON
+//! Schemas, hints) and `call` (decode the arguments, run the function,
+//! encode the result). Build with `cargo build --release --target
+//! wasm32-wasip2` and the crate's `cdylib` is a tool component.
+//!
+//! ```
+//! use airlock_sdk::tool;
+//!
+//! /// Returns the current unit price of one catalog article.
+//! #[tool(read_only, idempotent, title = "Look up price")]
+//! fn lookup_price(
+//!     #[arg(description = "Article number, e.g. SKU-1001")] sku: String,
+//! ) -> Result<f64, String> {
+//!     match sku.as_str() {
+//!         "SKU-1001" => Ok(12.5),
+//!         _ => Err(format!("unknown article {sku:?}")),
+//!     }
+//! }
+//!
+//! airlock_sdk::export_tools!(lookup_price);
+//!
+//! # fn main() {
+//! // The same code runs natively, which is how tools are unit-tested:
+//! let out = TOOLS.call("lookup_price", r#"{"sku": "SKU-1001"}"#).unwrap();
+//! assert_eq!(out.structured, Some(serde_json::json!({"result": 12.5})));
+//! let err = TOOLS.call("lookup_price", r#"{"sku": "SKU-9"}"#).unwrap_err();
+//! assert_eq!(err, airlock_sdk::Error::Failed(r#"unknown article "SKU-9""#.into()));
+//! # }
+//! ```
+//!
+//! A component crate has `crate-type = ["cdylib"]` (add `"rlib"` to unit-test
+//! it natively) and calls `export_tools!` once, at its root.
+//!
+//! ## Tool attributes: identity and wording
+//!
+//! | key | meaning |
+//! | --- | --- |
+//! | `name = "…"` | the protocol name (default: the function's name); 1 to 64 of `A-Z a-z 0-9 _ - .` |
+//! | `title = "…"` | a label for people |
+//! | `description = "…"` | what the tool does (default: the doc comment; a tool with neither does not compile) |
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool};
+//! /// This doc comment is not used: `description` wins.
+//! #[tool(name = "send_invoice", title = "Send invoice", description = "E-mails an invoice PDF to the customer on record.")]
+//! fn send(invoice_no: String) -> bool { !invoice_no.is_empty() }
+//!
+//! # fn main() {
+//! let info = <send as Tool>::info();
+//! assert_eq!(info.name, "send_invoice");
+//! assert_eq!(info.title.as_deref(), Some("Send invoice"));
+//! assert_eq!(info.description, "E-mails an invoice PDF to the customer on record.");
+//! # }
+//! ```
+//!
+//! ## Tool attributes: hints
+//!
+//! Four markers, present or absent (absent means false): `read_only`,
+//! `destructive`, `idempotent`, `open_world`. The runtime makes them
+//! binding (a read-only tool gets read-only folders, only open-world tools
+//! reach the network…). `read_only` with `destructive` does not compile.
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool, Hints};
+//! /// Permanently deletes every backup older than the given number of days.
+//! #[tool(destructive, idempotent)]
+//! fn purge_backups(days: u32) -> u32 { days }
+//!
+//! # fn main() {
+//! assert_eq!(
+//!     <purge_backups as Tool>::info().hints,
+//!     Hints { read_only: false, destructive: true, idempotent: true, open_world: false }
+//! );
+//! # }
+//! ```
+//!
+//! ## Tool attributes: icons, task support, output schema
+//!
+//! `icon(src = "…", mime_type = "…", sizes = ["48x48"])` may be repeated
+//! (`src` is a `https:` or `data:` URI). `task_support` is `"forbidden"`
+//! (the default), `"optional"` or `"required"`. `output_schema = r#"{…}"#`
+//! declares the result's schema explicitly (checked at compile time: JSON
+//! whose root is an object schema); the function's return value is then the
+//! structured result as it is.
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool, TaskSupport};
+//! # use serde_json::{json, Value};
+//! /// Aggregates the sales of one region.
+//! #[tool(
+//!     read_only,
+//!     icon(src = "https://cdn.example.com/report.svg", mime_type = "image/svg+xml"),
+//!     icon(src = "https://cdn.example.com/report-32.png", mime_type = "image/png", sizes = ["32x32"]),
+//!     task_support = "optional",
+//!     output_schema = r#"{"type":"object","properties":{"region":{"type":"string"},"orders":{"type":"integer"}},"required":["region","orders"]}"#
+//! )]
+//! fn build_sales_report(region: String) -> Value {
+//!     json!({"region": region, "orders": 42})
+//! }
+//!
+//! # fn main() {
+//! let info = <build_sales_report as Tool>::info();
+//! assert_eq!(info.icons.len(), 2);
+//! assert_eq!(info.icons[1].sizes, ["32x32"]);
+//! assert_eq!(info.task_support, TaskSupport::Optional);
+//! assert_eq!(info.output_schema.unwrap()["required"], json!(["region", "orders"]));
+//! # }
+//! ```
+//!
+//! ## Parameter attributes
+//!
+//! `#[arg(...)]` on a parameter:
+//!
+//! | key | meaning |
+//! | --- | --- |
+//! | `rename = "…"` | the protocol name (default: the parameter's name) |
+//! | `description = "…"` | what the argument is (doc comments are not allowed on parameters) |
+//! | `default = …` | makes the parameter optional: the value the function receives when the client omits it, and the schema's `default`. A literal (`90`, `-1.5`, `"csv"`, `true`) is converted like an argument, so `default = 90` suits an `f64`; any other expression must have the parameter's type (`default = Format::Csv`, `default = vec![1, 2]`) |
+//! | `schema_type = "integer"` | changes only the advertised type (`integer`, `number`, `string`, `boolean`), never the conversion: advertise `integer` for an `f64` of whole days |
+//!
+//! An `Option<T>` parameter is optional too (`None` when omitted). The
+//! order of the parameters is the order of the schema's properties, which is
+//! the order positional arguments bind in.
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool, Error};
+//! # use serde_json::json;
+//! /// Exports the orders of one customer as delimited text.
+//! #[tool(name = "export_orders")]
+//! fn export(
+//!     #[arg(rename = "customer_id", description = "Identifier of the customer")] customer: String,
+//!     #[arg(rename = "max_age_days", schema_type = "integer", default = 90)] max_age: f64,
+//!     #[arg(default = "csv", description = "csv or tsv")] format: String,
+//!     #[arg(default = true)] include_header: bool,
+//!     note: Option<String>,
+//! ) -> Result<String, Error> {
+//!     if format != "csv" && format != "tsv" {
+//!         return Err(Error::invalid_arguments(r#"format must be either "csv" or "tsv""#));
+//!     }
+//!     Ok(format!("{customer} {max_age} {format} {include_header} {note:?}"))
+//! }
+//!
+//! # fn main() {
+//! let schema = <export as Tool>::info().input_schema;
+//! assert_eq!(schema["properties"]["max_age_days"], json!({"type": "integer", "default": 90}));
+//! assert_eq!(schema["required"], json!(["customer_id"]));
+//! let out = airlock_sdk::toolbox![export].call("export_orders", r#"{"customer_id": "C7"}"#).unwrap();
+//! assert_eq!(out.structured, Some(json!({"result": "C7 90 csv true None"})));
+//! # }
+//! ```
+//!
+//! ## The type table
+//!
+//! Parameter and result types implement [`ToolSchema`], which gives their
+//! JSON Schema (see the [`schema`] module for the full table): integers
+//! (with their bounds: `u8` is 0 to 255), `f32`/`f64` (`number`), `bool`,
+//! `String` (and `&str` as a parameter), [`Timestamp`] (`format:
+//! date-time`), `serde_json::Value` (any JSON), `Vec<T>` (`array`),
+//! `Option<T>` (not required), and your own structs (`object`) and unit-only
+//! enums (`string` + `enum`) with `#[derive(ToolSchema)]`. Doc comments on
+//! them and their fields become descriptions, and serde's `rename`,
+//! `rename_all`, `default`, `skip` and `deny_unknown_fields` are followed.
+//! Data-carrying enums and `#[serde(flatten)]` are refused at compile time;
+//! recursive types are not supported.
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool, ToolSchema, Timestamp};
+//! # use serde::{Deserialize, Serialize};
+//! # use serde_json::json;
+//! /// How a parcel travels.
+//! #[derive(ToolSchema, Deserialize, Serialize)]
+//! #[serde(rename_all = "snake_case")]
+//! enum Shipping { Standard, NextDay }
+//!
+//! /// One parcel.
+//! #[derive(ToolSchema, Deserialize, Serialize)]
+//! struct Parcel {
+//!     /// Weight in grams.
+//!     grams: u32,
+//!     shipping: Shipping,
+//!     /// When to pick it up.
+//!     pickup: Option<Timestamp>,
+//! }
+//!
+//! /// Books parcels and returns how many were booked.
+//! #[tool]
+//! fn book(parcels: Vec<Parcel>) -> usize { parcels.len() }
+//!
+//! # fn main() {
+//! assert_eq!(Shipping::schema(), json!({"type": "string", "enum": ["standard", "next_day"], "description": "How a parcel travels."}));
+//! let parcel = Parcel::schema();
+//! assert_eq!(parcel["required"], json!(["grams", "shipping"]));
+//! assert_eq!(parcel["properties"]["pickup"], json!({"type": "string", "format": "date-time", "description": "When to pick it up."}));
+//! assert_eq!(<book as Tool>::info().input_schema["properties"]["parcels"]["items"], parcel);
+//! # }
+//! ```
+//!
+//! A parameter whose type cannot come from JSON at all — a reference other
+//! than `&str`, a raw pointer, a `fn` pointer, `impl Trait` or a closure,
+//! `dyn Trait`, a tuple, a slice or an array — is a compile error naming the
+//! parameter and its type (`parameter `cb` has type `impl Fn()`, which a
+//! tool cannot receive as JSON`); any other type outside the table fails the
+//! `ToolSchema` bound with a message saying so. So are `async` and generic
+//! tools, unknown or repeated attribute keys, and a missing description.
+//!
+//! ## Results
+//!
+//! - `T: ToolSchema + Serialize` gives the tool an output schema and a
+//!   structured result. MCP wants an object at the root, so an object result
+//!   (a struct) is used as it is, and anything else is wrapped:
+//!   `{"type":"object","properties":{"result":T},"required":["result"]}`
+//!   with the result `{"result": value}`. A `String` result is also sent as
+//!   a text block. `None` fields of a struct are left out of the result.
+//! - `()` is advertised as `{"result": boolean}` and returns `{"result": true}`.
+//! - `Result<T, E>`: `Err` reaches the client as a tool error. With
+//!   [`Error`] the author chooses `invalid-arguments` or `failed`; any other
+//!   `E: Display` becomes `failed` with its text.
+//! - [`Output`] gives full control over the content blocks (text, image,
+//!   audio, embedded resource, resource link) and the structured JSON, with
+//!   no automatic output schema.
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool, Output};
+//! # use serde_json::json;
+//! /// Renders a chart.
+//! #[tool(read_only)]
+//! fn chart() -> Output {
+//!     Output::text("Sales by month").with_image(vec![0x89, b'P', b'N', b'G'], "image/png")
+//! }
+//!
+//! /// Touches nothing.
+//! #[tool]
+//! fn ping() {}
+//!
+//! # fn main() {
+//! assert_eq!(<chart as Tool>::info().output_schema, None);
+//! let tools = airlock_sdk::toolbox![chart, ping];
+//! assert_eq!(tools.call("chart", "{}").unwrap().content.len(), 2);
+//! assert_eq!(tools.call("ping", "{}").unwrap().structured, Some(json!({"result": true})));
+//! # }
+//! ```
+//!
+//! ## Arguments at run time
+//!
+//! The runtime checks arguments against the input schema (coercion,
+//! defaults, validation) before `call` runs. The generated code still reads
+//! each parameter by its protocol name defensively: an omitted optional
+//! parameter gets its default, a missing required one or a value that does
+//! not convert is `invalid-arguments` naming the parameter
+//! (`parameter "max_age_days": invalid type: string "soon", expected f64`).
+//!
+//! ## Host services
+//!
+//! [`log`] (and [`info!`], [`warning!`], [`error!`], [`debug!`]),
+//! [`progress`] and [`cancelled`] call the runtime from inside a tool. On
+//! native targets they do not fail: `log` writes to standard error,
+//! `progress` does nothing and `cancelled` is `false`.
+//!
+//! ```
+//! /// Counts to a thousand, reporting progress.
+//! #[airlock_sdk::tool]
+//! fn count() -> Result<u32, String> {
+//!     for i in 0..1000u32 {
+//!         if airlock_sdk::cancelled() {
+//!             return Err("cancelled".into());
+//!         }
+//!         if i % 100 == 0 {
+//!             airlock_sdk::progress(f64::from(i), Some(1000.0), Some("counting"));
+//!         }
+//!     }
+//!     airlock_sdk::info!("counted to {}", 1000);
+//!     Ok(1000)
+//! }
+//! # fn main() { assert!(airlock_sdk::toolbox![count].call("count", "{}").is_ok()); }
+//! ```
 
 extern crate self as airlock_sdk;
 
@@ -6,7 +284,7 @@ mod error;
 mod export;
 mod host;
 mod output;
-mod schema;
+pub mod schema;
 mod timestamp;
 mod tool;
 
@@ -31,5 +309,7 @@ pub use error::Error;
 pub use host::{Level, cancelled, log, progress};
 pub use output::{Content, EmbeddedResource, Media, Output, ResourceBody, ResourceLink};
 pub use schema::ToolSchema;
+pub use serde;
+pub use serde_json;
 pub use timestamp::{Timestamp, TimestampError};
 pub use tool::{Hints, Icon, TaskSupport, Tool, ToolEntry, ToolInfo, Toolbox};

@@ -277,10 +277,8 @@ pub fn object_schema(
     deny_unknown_fields: bool,
 ) -> Value {
     let mut schema = with_description(input_schema(fields), description);
-    if deny_unknown_fields {
-        if let Value::Object(map) = &mut schema {
-            map.insert("additionalProperties".into(), Value::Bool(false));
-        }
+    if let (true, Value::Object(map)) = (deny_unknown_fields, &mut schema) {
+        map.insert("additionalProperties".into(), Value::Bool(false));
     }
     schema
 }

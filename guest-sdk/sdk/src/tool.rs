@@ -163,6 +163,6 @@ impl Toolbox {
 #[macro_export]
 macro_rules! toolbox {
     ($($tool:path),+ $(,)?) => {
-        $crate::Toolbox::new(&[$($crate::ToolEntry::of::<$tool>()),+])
+        $crate::Toolbox::new(const { &[$($crate::ToolEntry::of::<$tool>()),+] })
     };
 }

@@ -150,6 +150,7 @@ fn explicit_output_schema() {
 
 /// Exports orders.
 #[tool]
+#[allow(clippy::too_many_arguments)]
 fn export(
     #[arg(rename = "customer_id", description = "Identifier of the customer")] customer: String,
     #[arg(

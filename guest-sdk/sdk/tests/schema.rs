@@ -98,8 +98,8 @@ fn containers() {
         json!({"type": "array", "items": {"type": "array", "items": {"type": "string"}}})
     );
     assert_eq!(schema::<Option<bool>>(), json!({"type": "boolean"}));
-    assert!(<Option<bool>>::OPTIONAL);
-    assert!(!<bool>::OPTIONAL);
+    const { assert!(<Option<bool>>::OPTIONAL) };
+    const { assert!(!<bool>::OPTIONAL) };
     assert_eq!(schema::<Box<f64>>(), json!({"type": "number"}));
     assert_eq!(
         schema::<BTreeMap<String, u8>>(),

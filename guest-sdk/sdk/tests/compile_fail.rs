@@ -1,0 +1,9 @@
+//! Compile-fail tests: every mistake `#[tool]` and `#[derive(ToolSchema)]`
+//! refuse at compile time, with the message they give (`tests/ui/*.stderr`).
+//! Refresh the snapshots with `TRYBUILD=overwrite cargo test -p airlock-sdk --test compile_fail`.
+
+#[test]
+fn compile_errors() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}

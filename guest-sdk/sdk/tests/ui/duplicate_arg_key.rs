@@ -1,0 +1,9 @@
+use airlock_sdk::tool;
+
+/// Looks up a price.
+#[tool]
+fn lookup_price(#[arg(rename = "sku")] #[arg(rename = "article")] sku: String) -> f64 {
+    sku.len() as f64
+}
+
+fn main() {}

@@ -1,0 +1,7 @@
+use airlock_sdk::tool;
+
+/// Calls back.
+#[tool]
+fn call_back(cb: dyn Fn()) {}
+
+fn main() {}

@@ -1,0 +1,9 @@
+use airlock_sdk::tool;
+
+/// Calls back.
+#[tool]
+fn call_back(cb: impl Fn()) {
+    cb()
+}
+
+fn main() {}
