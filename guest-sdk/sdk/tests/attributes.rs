@@ -259,3 +259,15 @@ fn output_schemas_by_return_type() {
     assert_eq!(info::<summary>().output_schema, Some(Summary::schema()));
     assert_eq!(info::<blocks>().output_schema, None);
 }
+
+/// Has a default that does not fit its parameter.
+#[tool]
+fn bad_default(#[arg(default = "many")] count: u8) -> u8 {
+    count
+}
+
+#[test]
+#[should_panic(expected = "the default \"many\" of parameter \"count\" does not fit its type")]
+fn a_default_that_does_not_fit_stops_describe() {
+    info::<bad_default>();
+}
