@@ -109,6 +109,15 @@ pub struct PreparedCall {
     pub(crate) grant: Grant,
     /// Held for the call's lifetime: the place in the tool's concurrency limit.
     pub(crate) _slot: Option<crate::runtime::Slot>,
+    pub(crate) audit: Option<Audit>,
+}
+
+/// What the audit log needs to record a call when it ends.
+pub(crate) struct Audit {
+    pub log: Arc<crate::audit::AuditLog>,
+    pub caller: Option<String>,
+    pub started: std::time::Instant,
+    pub bytes_in: usize,
 }
 
 impl PreparedCall {
@@ -133,7 +142,38 @@ impl PreparedCall {
     /// Runs the guest (blocking). `confirmation` matters only when
     /// [`Self::needs_confirmation`] is true.
     pub fn run(
-        self,
+        mut self,
+        sandbox: &Sandbox,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+        confirmation: Confirmation,
+    ) -> Result<Output, CallError> {
+        let audit = self.audit.take();
+        let result = self.run_guest(sandbox, observer, cancel, confirmation);
+        if let Some(audit) = audit {
+            let bytes_out = match &result {
+                Ok(output) => output.to_mcp().to_string().len(),
+                Err(_) => 0,
+            };
+            audit.log.record(&crate::audit::Entry {
+                tool: &self.tool.info.name,
+                digest: Some(&self.tool.component.digest),
+                caller: audit.caller.as_deref(),
+                grant: Some(&self.grant),
+                outcome: match &result {
+                    Ok(_) => "ok",
+                    Err(err) => err.kind(),
+                },
+                duration: audit.started.elapsed(),
+                bytes_in: audit.bytes_in,
+                bytes_out,
+            });
+        }
+        result
+    }
+
+    fn run_guest(
+        &self,
         sandbox: &Sandbox,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
@@ -145,7 +185,9 @@ impl PreparedCall {
                 Confirmation::Accepted => {}
                 Confirmation::Declined => {
                     return Err(CallError::Refused(Refusal {
-                        message: format!("{name} is destructive and the client declined to confirm it"),
+                        message: format!(
+                            "{name} is destructive and the client declined to confirm it"
+                        ),
                         operator_hint: String::new(),
                     }));
                 }
@@ -196,9 +238,10 @@ fn finish_output(
 ) -> Result<Output, CallError> {
     let structured = match structured {
         None => None,
-        Some(text) => Some(serde_json::from_str::<Value>(&text).map_err(|e| {
-            RunError::BadOutput(format!("structured output is not JSON: {e}"))
-        })?),
+        Some(text) => Some(
+            serde_json::from_str::<Value>(&text)
+                .map_err(|e| RunError::BadOutput(format!("structured output is not JSON: {e}")))?,
+        ),
     };
     if let Some(schema) = &tool.output {
         let Some(value) = &structured else {
@@ -207,9 +250,9 @@ fn finish_output(
             )
             .into());
         };
-        schema
-            .check(value)
-            .map_err(|why| RunError::BadOutput(format!("it does not match the tool's output schema: {why}")))?;
+        schema.check(value).map_err(|why| {
+            RunError::BadOutput(format!("it does not match the tool's output schema: {why}"))
+        })?;
     }
     if content.is_empty()
         && let Some(value) = &structured

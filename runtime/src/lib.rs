@@ -14,6 +14,7 @@
 //! ```
 
 pub mod args;
+pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;

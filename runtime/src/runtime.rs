@@ -4,9 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::audit::{AuditLog, Entry};
 use crate::call::{CallError, CallObserver, Confirmation, PreparedCall, Refusal};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::policy::{self, Consent, Grant, Policy};
@@ -37,15 +39,42 @@ pub struct Runtime {
     sandbox: Sandbox,
     policy: Policy,
     catalog: RwLock<Arc<Catalog>>,
+    audit: Option<Arc<AuditLog>>,
 }
 
 impl Runtime {
+    /// A runtime with an empty catalog. When the policy names an audit log
+    /// that cannot be opened, this logs the error and runs without one; use
+    /// [`Runtime::try_new`] to refuse to start instead.
     pub fn new(sandbox: Sandbox, policy: Policy) -> Self {
+        let audit = policy
+            .audit_path()
+            .and_then(|path| match AuditLog::open(path) {
+                Ok(log) => Some(Arc::new(log)),
+                Err(err) => {
+                    tracing::error!("cannot open the audit log {}: {err}", path.display());
+                    None
+                }
+            });
         Runtime {
             sandbox,
             policy,
             catalog: RwLock::new(Arc::new(Catalog::new())),
+            audit,
         }
+    }
+
+    /// Like [`Runtime::new`], but fails when the audit log cannot be opened.
+    pub fn try_new(sandbox: Sandbox, policy: Policy) -> Result<Self, std::io::Error> {
+        if let Some(path) = policy.audit_path() {
+            AuditLog::open(path).map_err(|err| {
+                std::io::Error::new(
+                    err.kind(),
+                    format!("cannot open the audit log {}: {err}", path.display()),
+                )
+            })?;
+        }
+        Ok(Self::new(sandbox, policy))
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -100,7 +129,11 @@ impl Runtime {
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        if let Some(expected) = self.policy.component(&name).and_then(|c| c.sha256.as_deref()) {
+        if let Some(expected) = self
+            .policy
+            .component(&name)
+            .and_then(|c| c.sha256.as_deref())
+        {
             let actual = catalog::sha256_hex(&bytes);
             if !actual.eq_ignore_ascii_case(expected) {
                 return Err(LoadError::Invalid {
@@ -140,13 +173,66 @@ impl Runtime {
     /// exists, the arguments fit, the policy permits the call, and the tool
     /// has room under its concurrency limit.
     pub fn prepare(&self, tool: &str, arguments: Value) -> Result<PreparedCall, CallError> {
-        let catalog = self.catalog();
-        let tool = catalog
-            .tool(tool)
-            .cloned()
-            .ok_or_else(|| CallError::UnknownTool(tool.to_string()))?;
+        self.prepare_as(None, tool, arguments)
+    }
+
+    /// [`Runtime::prepare`] on behalf of a known caller (a token's name),
+    /// which the audit log records. A refusal is recorded here; the outcome
+    /// of a call that runs is recorded when it ends.
+    pub fn prepare_as(
+        &self,
+        caller: Option<&str>,
+        tool: &str,
+        arguments: Value,
+    ) -> Result<PreparedCall, CallError> {
+        let started = Instant::now();
+        // Only the audit log needs the size; skip the serialisation without one.
+        let bytes_in = match &self.audit {
+            Some(_) => arguments.to_string().len(),
+            None => 0,
+        };
+        let found = self.catalog().tool(tool).cloned();
+        let grant = found.as_ref().map(|t| self.grant_for(t));
+        let result = match (&found, grant) {
+            (Some(found), Some(grant)) => self.check(found, arguments, grant),
+            _ => Err(CallError::UnknownTool(tool.to_string())),
+        };
+        match result {
+            Ok(mut prepared) => {
+                prepared.audit = self.audit.clone().map(|log| crate::call::Audit {
+                    log,
+                    caller: caller.map(str::to_string),
+                    started,
+                    bytes_in,
+                });
+                Ok(prepared)
+            }
+            Err(err) => {
+                if let Some(log) = &self.audit {
+                    log.record(&Entry {
+                        tool,
+                        digest: found.as_ref().map(|t| t.component.digest.as_str()),
+                        caller,
+                        grant: None,
+                        outcome: err.kind(),
+                        duration: started.elapsed(),
+                        bytes_in,
+                        bytes_out: 0,
+                    });
+                }
+                Err(err)
+            }
+        }
+    }
+
+    fn check(
+        &self,
+        tool: &Arc<Tool>,
+        arguments: Value,
+        grant: Grant,
+    ) -> Result<PreparedCall, CallError> {
+        let tool = tool.clone();
         let arguments = tool.args.prepare(arguments)?;
-        let grant = self.grant_for(&tool);
         if tool.info.hints.destructive && grant.consent == Consent::Deny {
             let (component, name) = (&tool.component.name, &tool.info.name);
             return Err(CallError::Refused(Refusal {
@@ -172,6 +258,7 @@ impl Runtime {
             tool,
             arguments,
             grant,
+            audit: None,
         })
     }
 

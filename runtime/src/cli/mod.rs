@@ -77,7 +77,12 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
-            return if err.use_stderr() { Exit::Usage } else { Exit::Ok }.into();
+            return if err.use_stderr() {
+                Exit::Usage
+            } else {
+                Exit::Ok
+            }
+            .into();
         }
     };
     let exit = match cli.command {
@@ -124,7 +129,10 @@ impl LoadOptions {
             eprintln!("error: cannot start the sandbox: {err:#}");
             Exit::LoadFailed
         })?;
-        let runtime = Runtime::new(sandbox, policy);
+        let runtime = Runtime::try_new(sandbox, policy).map_err(|err| {
+            eprintln!("error: {err}");
+            Exit::LoadFailed
+        })?;
         let report = runtime.load(paths);
         if !report.refused.is_empty() {
             for err in &report.refused {

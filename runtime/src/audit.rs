@@ -1,0 +1,90 @@
+//! The audit log: one JSON line per call, whatever its outcome.
+//!
+//! A line is written when a call is refused before it runs (unknown tool,
+//! bad arguments, policy, busy) and when it ends (ok, tool error, limit,
+//! crash). It records what the call was allowed to touch (folder modes, hosts,
+//! environment variable *names*, never their values), who asked when known,
+//! how long it took and how many bytes went in and out.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Value, json};
+
+use crate::policy::Grant;
+
+/// An append-only JSON Lines file.
+pub struct AuditLog {
+    file: Mutex<File>,
+}
+
+/// One call as the audit log records it.
+pub struct Entry<'a> {
+    pub tool: &'a str,
+    /// SHA-256 of the component, when the tool was found.
+    pub digest: Option<&'a str>,
+    pub caller: Option<&'a str>,
+    pub grant: Option<&'a Grant>,
+    /// `ok`, `tool-error`, `invalid-arguments`, `refused`, `busy`,
+    /// `unknown-tool`, or a limit: `timeout`, `memory`, `fuel`, `stack`,
+    /// `output`, `panic`, `crash`, `cancelled`, `bad-output`.
+    pub outcome: &'a str,
+    pub duration: Duration,
+    pub bytes_in: usize,
+    pub bytes_out: usize,
+}
+
+impl AuditLog {
+    /// Opens (creating if needed) the file for appending.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        Ok(AuditLog {
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Appends one line. A failing write is logged, never fatal to the call.
+    pub fn record(&self, entry: &Entry<'_>) {
+        let mut line = entry.to_json().to_string();
+        line.push('\n');
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(err) = file.write_all(line.as_bytes()) {
+            tracing::error!("cannot write the audit log: {err}");
+        }
+    }
+}
+
+impl Entry<'_> {
+    pub fn to_json(&self) -> Value {
+        json!({
+            "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "tool": self.tool,
+            "component_sha256": self.digest,
+            "caller": self.caller,
+            "grant": self.grant.map(grant_summary),
+            "outcome": self.outcome,
+            "duration_ms": self.duration.as_secs_f64() * 1000.0,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+        })
+    }
+}
+
+fn grant_summary(grant: &Grant) -> Value {
+    json!({
+        "folders": grant.mounts.iter()
+            .map(|m| format!("{} ({})", m.guest, m.access))
+            .collect::<Vec<_>>(),
+        "network": grant.network.as_ref().map(|n| {
+            n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>()
+        }),
+        "env": grant.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        "memory": grant.limits.memory,
+        "time_ms": grant.limits.time.as_millis() as u64,
+        "fuel": grant.limits.fuel,
+        "destructive": grant.consent.as_str(),
+    })
+}
