@@ -30,7 +30,8 @@ fn runtime() -> &'static Runtime {
 /// The structured result of a successful call.
 fn structured(tool: &str, args: Value) -> Value {
     let out = call(runtime(), tool, args).unwrap_or_else(|e| panic!("{tool}: {e}"));
-    out.structured.unwrap_or_else(|| panic!("{tool}: no structured output"))
+    out.structured
+        .unwrap_or_else(|| panic!("{tool}: no structured output"))
 }
 
 fn error(tool: &str, args: Value) -> CallError {
@@ -47,7 +48,10 @@ fn an_integer_in_a_string_is_coerced() {
         json!({"customer_id": "CUST-42", "max_age_days": "42"}),
     );
     let text = out["result"].as_str().expect("text");
-    assert_eq!(text, "order_id,article,quantity,total,age_days\nORD-5001,SKU-1001,2,25.00,3\n");
+    assert_eq!(
+        text,
+        "order_id,article,quantity,total,age_days\nORD-5001,SKU-1001,2,25.00,3\n"
+    );
 }
 
 #[test]
@@ -76,20 +80,32 @@ fn a_missing_argument_lists_received_and_expected_keys() {
 #[test]
 fn an_unknown_argument_is_refused() {
     let err = error("lookup_price", json!({"sku": "SKU-1001", "colour": "red"}));
-    assert!(err.to_string().starts_with("Unknown argument \"colour\""), "{err}");
+    assert!(
+        err.to_string().starts_with("Unknown argument \"colour\""),
+        "{err}"
+    );
 }
 
 #[test]
 fn arguments_must_be_an_object_or_an_array() {
     let err = error("lookup_price", json!("SKU-1001"));
-    assert!(err.to_string().starts_with("Arguments must be a JSON object"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("Arguments must be a JSON object"),
+        "{err}"
+    );
 }
 
 #[test]
 fn defaults_reach_the_tool() {
     // Without format/include_header the tool receives csv and a header.
     let with = structured("export_orders", json!({"customer_id": "CUST-7"}));
-    assert!(with["result"].as_str().expect("text").starts_with("order_id,"));
+    assert!(
+        with["result"]
+            .as_str()
+            .expect("text")
+            .starts_with("order_id,")
+    );
     let out = structured("echo_defaults", json!({}));
     assert_eq!(
         out,
@@ -107,14 +123,29 @@ fn positional_arguments_bind_in_schema_order() {
 
 #[test]
 fn a_tool_error_reaches_the_caller() {
-    let err = error("export_orders", json!({"customer_id": "C", "format": "pdf"}));
-    assert!(matches!(err, CallError::Run(RunError::Failed(_)) | CallError::Run(RunError::InvalidArguments(_))), "{err:?}");
+    let err = error(
+        "export_orders",
+        json!({"customer_id": "C", "format": "pdf"}),
+    );
+    assert!(
+        matches!(
+            err,
+            CallError::Run(RunError::Failed(_)) | CallError::Run(RunError::InvalidArguments(_))
+        ),
+        "{err:?}"
+    );
     assert_eq!(err.to_string(), r#"format must be either "csv" or "tsv""#);
     let err = error("lookup_price", json!({"sku": "SKU-9"}));
     assert_eq!(err.to_string(), r#"unknown article "SKU-9""#);
     let err = error("fail", json!({"kind": "failed", "message": "it broke"}));
-    assert!(matches!(err, CallError::Run(RunError::Failed(ref m)) if m == "it broke"), "{err:?}");
-    let err = error("fail", json!({"kind": "invalid_arguments", "message": "nope"}));
+    assert!(
+        matches!(err, CallError::Run(RunError::Failed(ref m)) if m == "it broke"),
+        "{err:?}"
+    );
+    let err = error(
+        "fail",
+        json!({"kind": "invalid_arguments", "message": "nope"}),
+    );
     assert!(err.is_argument_error(), "{err:?}");
 }
 
@@ -123,32 +154,84 @@ fn the_type_table_round_trips() {
     let cases = [
         ("echo_u8", json!({"value": 255}), json!({"result": 255})),
         ("echo_u8", json!({"value": "7"}), json!({"result": 7})),
-        ("echo_u32", json!({"value": 4_294_967_295u64}), json!({"result": 4_294_967_295u64})),
-        ("echo_u64", json!({"value": u64::MAX}), json!({"result": u64::MAX})),
-        ("echo_i32", json!({"value": -2_147_483_648i64}), json!({"result": -2_147_483_648i64})),
+        (
+            "echo_u32",
+            json!({"value": 4_294_967_295u64}),
+            json!({"result": 4_294_967_295u64}),
+        ),
+        (
+            "echo_u64",
+            json!({"value": u64::MAX}),
+            json!({"result": u64::MAX}),
+        ),
+        (
+            "echo_i32",
+            json!({"value": -2_147_483_648i64}),
+            json!({"result": -2_147_483_648i64}),
+        ),
         ("echo_i64", json!({"value": "-9"}), json!({"result": -9})),
         ("echo_f32", json!({"value": 1.5}), json!({"result": 1.5})),
-        ("echo_f64", json!({"value": "2.25"}), json!({"result": 2.25})),
+        (
+            "echo_f64",
+            json!({"value": "2.25"}),
+            json!({"result": 2.25}),
+        ),
         ("echo_bool", json!({"value": "1"}), json!({"result": true})),
-        ("echo_bool", json!({"value": "false"}), json!({"result": false})),
-        ("echo_string", json!({"value": "héllo"}), json!({"result": "héllo"})),
-        ("echo_str", json!({"value": "borrowed"}), json!({"result": "borrowed"})),
+        (
+            "echo_bool",
+            json!({"value": "false"}),
+            json!({"result": false}),
+        ),
+        (
+            "echo_string",
+            json!({"value": "héllo"}),
+            json!({"result": "héllo"}),
+        ),
+        (
+            "echo_str",
+            json!({"value": "borrowed"}),
+            json!({"result": "borrowed"}),
+        ),
         (
             "echo_timestamp",
             json!({"value": "1970-01-02T00:00:00Z"}),
             json!({"value": "1970-01-02T00:00:00Z", "unix_seconds": 86400}),
         ),
-        ("echo_enum", json!({"value": "sky_blue"}), json!({"result": "sky_blue"})),
-        ("echo_json", json!({"value": {"a": [1, null]}}), json!({"result": {"a": [1, null]}})),
+        (
+            "echo_enum",
+            json!({"value": "sky_blue"}),
+            json!({"result": "sky_blue"}),
+        ),
+        (
+            "echo_json",
+            json!({"value": {"a": [1, null]}}),
+            json!({"result": {"a": [1, null]}}),
+        ),
         (
             "echo_struct",
             json!({"value": {"street": "1 Main St", "postcode": "1000", "city": "Brussels", "notes": []}}),
             json!({"street": "1 Main St", "postcode": "1000", "city": "Brussels", "notes": []}),
         ),
-        ("echo_vec_i32", json!({"values": ["1", 2, -3]}), json!({"result": [1, 2, -3]})),
-        ("echo_optional", json!({"value": "x"}), json!({"result": "x"})),
-        ("echo_unit", json!({"message": "hi"}), json!({"result": true})),
-        ("echo_integer_override", json!({"value": "3"}), json!({"result": 3.0})),
+        (
+            "echo_vec_i32",
+            json!({"values": ["1", 2, -3]}),
+            json!({"result": [1, 2, -3]}),
+        ),
+        (
+            "echo_optional",
+            json!({"value": "x"}),
+            json!({"result": "x"}),
+        ),
+        (
+            "echo_unit",
+            json!({"message": "hi"}),
+            json!({"result": true}),
+        ),
+        (
+            "echo_integer_override",
+            json!({"value": "3"}),
+            json!({"result": 3.0}),
+        ),
     ];
     for (tool, args, expected) in cases {
         let got = structured(tool, args.clone());
@@ -172,7 +255,10 @@ fn the_schema_refuses_what_the_type_cannot_hold() {
 fn structured_results_also_come_as_text() {
     let out = call(runtime(), "lookup_price", json!({"sku": "SKU-1001"})).expect("price");
     assert_eq!(out.structured, Some(json!({"result": 12.5})));
-    assert_eq!(out.content, vec![Content::Text(r#"{"result":12.5}"#.into())]);
+    assert_eq!(
+        out.content,
+        vec![Content::Text(r#"{"result":12.5}"#.into())]
+    );
 }
 
 #[test]
@@ -189,7 +275,10 @@ fn every_content_kind_comes_through() {
             Content::Link { .. } => "resource_link",
         })
         .collect();
-    assert_eq!(kinds, ["text", "image", "audio", "resource", "resource_link"]);
+    assert_eq!(
+        kinds,
+        ["text", "image", "audio", "resource", "resource_link"]
+    );
     let mcp = out.to_mcp();
     assert_eq!(mcp["content"][1]["data"], "iVBORw0KGgo=");
     assert_eq!(mcp["content"][3]["resource"]["text"], "an embedded note");

@@ -138,18 +138,36 @@ fn call_coerces_and_prints_json() {
 #[test]
 fn call_exit_codes_tell_what_went_wrong() {
     let export = path(component("export"));
-    let out = airlock(&["call", &export, "export_orders", "customer_id=C", "max_age_days=soon"]);
+    let out = airlock(&[
+        "call",
+        &export,
+        "export_orders",
+        "customer_id=C",
+        "max_age_days=soon",
+    ]);
     assert_eq!(out.status.code(), Some(3), "bad arguments");
     assert!(stderr(&out).contains(r#"Parameter "max_age_days" expects an integer, got "soon""#));
 
     let out = airlock(&["call", &export, "export_orders", "format=tsv"]);
     assert_eq!(out.status.code(), Some(3), "missing argument");
-    assert!(stderr(&out).contains("received: [format], expected: [customer_id, max_age_days, format, include_header]"));
+    assert!(stderr(&out).contains(
+        "received: [format], expected: [customer_id, max_age_days, format, include_header]"
+    ));
 
-    let out = airlock(&["call", &export, "export_orders", "customer_id=C", "format=pdf"]);
+    let out = airlock(&[
+        "call",
+        &export,
+        "export_orders",
+        "customer_id=C",
+        "format=pdf",
+    ]);
     // The tool itself reports that the arguments do not fit (as the seed's
     // export does): still "bad arguments".
-    assert_eq!(out.status.code(), Some(3), "tool-reported invalid arguments");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "tool-reported invalid arguments"
+    );
     assert!(stderr(&out).contains(r#"format must be either "csv" or "tsv""#));
 
     let catalog = path(component("catalog"));
@@ -166,7 +184,13 @@ fn call_exit_codes_tell_what_went_wrong() {
     let out = airlock(&["call", &catalog]);
     assert_eq!(out.status.code(), Some(2), "usage");
 
-    let out = airlock(&["call", &export, "export_orders", "--args", "[\"CUST-7\", 30, \"tsv\"]"]);
+    let out = airlock(&[
+        "call",
+        &export,
+        "export_orders",
+        "--args",
+        "[\"CUST-7\", 30, \"tsv\"]",
+    ]);
     assert!(out.status.success(), "positional: {}", stderr(&out));
 }
 
@@ -179,7 +203,11 @@ fn a_trap_ends_the_call_not_the_runtime_and_guest_output_stays_off_stdout() {
     // The guest writes 100 MiB to its stdout; none of it reaches ours.
     let dir = tempfile::tempdir().expect("tempdir");
     let policy = dir.path().join("p.toml");
-    std::fs::write(&policy, "[components.hostile]\nlimits = { time = \"60s\" }\n").expect("policy");
+    std::fs::write(
+        &policy,
+        "[components.hostile]\nlimits = { time = \"60s\" }\n",
+    )
+    .expect("policy");
     let out = airlock(&["call", &hostile, "shout", "--policy", &path(policy)]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(out.stdout.len() < 1000, "stdout is the result only");
@@ -195,7 +223,11 @@ fn check_reports_the_line_of_an_error() {
     assert!(out.status.success(), "{}", stderr(&out));
 
     let bad = dir.path().join("bad.toml");
-    std::fs::write(&bad, "[defaults]\ndestructive = \"deny\"\ncolour = \"blue\"\n").expect("write");
+    std::fs::write(
+        &bad,
+        "[defaults]\ndestructive = \"deny\"\ncolour = \"blue\"\n",
+    )
+    .expect("write");
     let out = airlock(&["check", &path(bad)]);
     assert_eq!(out.status.code(), Some(5));
     let err = stderr(&out);

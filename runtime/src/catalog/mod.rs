@@ -40,7 +40,9 @@ pub enum LoadError {
     Invalid { path: PathBuf, reason: String },
     #[error("{path}: imports {interface}, which airlock does not provide")]
     UnknownImport { path: PathBuf, interface: String },
-    #[error("{path}: does not export `{CONTRACT}`; build it with the airlock SDK or against wit/tool.wit")]
+    #[error(
+        "{path}: does not export `{CONTRACT}`; build it with the airlock SDK or against wit/tool.wit"
+    )]
     NoContract { path: PathBuf },
     #[error("{path}: listing its tools failed: {cause}")]
     Describe { path: PathBuf, cause: RunError },

@@ -141,7 +141,10 @@ mod tests {
     #[test]
     fn headers_say_what_the_file_is() {
         let p = Path::new("x.wasm");
-        assert!(matches!(check_header(p, b"hello world"), Err(LoadError::NotWasm { .. })));
+        assert!(matches!(
+            check_header(p, b"hello world"),
+            Err(LoadError::NotWasm { .. })
+        ));
         assert!(matches!(
             check_header(p, b"\0asm\x01\0\0\0"),
             Err(LoadError::CoreModule { .. })

@@ -12,14 +12,16 @@ use crate::tool::Level;
 
 /// Call one tool once, in a fresh instance, and print the result as JSON.
 #[derive(clap::Args)]
-#[command(after_help = "Arguments: `key=value` passes a string (the runtime coerces it to the \
+#[command(
+    after_help = "Arguments: `key=value` passes a string (the runtime coerces it to the \
                         parameter's type, so `units=5` works for an integer); `key:=JSON` passes \
                         raw JSON (`tags:=[\"a\",\"b\"]`); `--args` passes the whole object, or an \
                         array of positional values.\n\n\
                         Examples:\n  \
                         airlock call components/export.wasm export_orders customer_id=C-1 max_age_days=42\n  \
                         airlock call export.wasm export_orders --args '[\"C-1\", 30, \"tsv\"]'\n  \
-                        airlock call catalog.wasm restock sku=SKU-1001 units=5 --policy airlock.toml --yes")]
+                        airlock call catalog.wasm restock sku=SKU-1001 units=5 --policy airlock.toml --yes"
+)]
 pub struct Args {
     /// The component file.
     #[arg(value_name = "FILE.wasm")]

@@ -14,9 +14,11 @@ use crate::sandbox::{format_duration, format_size};
 
 /// Show the tools of components: parameters, hints, imports and grants.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
+#[command(
+    after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
                         airlock inspect catalog.wasm --policy airlock.toml\n  \
-                        airlock inspect catalog.wasm --json")]
+                        airlock inspect catalog.wasm --json"
+)]
 pub struct Args {
     /// Component files (.wasm) or folders of them.
     #[arg(required = true, value_name = "FILE.wasm")]
@@ -113,7 +115,11 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
         if component.imports.is_empty() {
             let _ = writeln!(out, "  imports  (none)");
         } else {
-            let _ = writeln!(out, "  imports  {}", component.imports.join("\n           "));
+            let _ = writeln!(
+                out,
+                "  imports  {}",
+                component.imports.join("\n           ")
+            );
         }
         for tool in catalog
             .tools()
@@ -193,7 +199,13 @@ fn grant_text(out: &mut String, grant: &Grant) {
         let _ = writeln!(out, "      folders: none");
     }
     for m in &grant.mounts {
-        let _ = writeln!(out, "      folder {} → {} ({})", m.host.display(), m.guest, m.access);
+        let _ = writeln!(
+            out,
+            "      folder {} → {} ({})",
+            m.host.display(),
+            m.guest,
+            m.access
+        );
     }
     match &grant.network {
         None => _ = writeln!(out, "      network: none"),
@@ -206,11 +218,19 @@ fn grant_text(out: &mut String, grant: &Grant) {
             let _ = writeln!(out, "      network: {} ({methods})", hosts.join(", "));
         }
     }
-    let env = grant.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>();
+    let env = grant
+        .env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .collect::<Vec<_>>();
     let _ = writeln!(
         out,
         "      env: {}",
-        if env.is_empty() { "none".to_string() } else { env.join(", ") }
+        if env.is_empty() {
+            "none".to_string()
+        } else {
+            env.join(", ")
+        }
     );
     let l = &grant.limits;
     let _ = writeln!(
@@ -224,7 +244,15 @@ fn grant_text(out: &mut String, grant: &Grant) {
         l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
     );
     let _ = writeln!(out, "      destructive calls: {}", grant.consent.as_str());
-    let _ = writeln!(out, "      retry: {}", if grant.retry { "allowed (idempotent)" } else { "never" });
+    let _ = writeln!(
+        out,
+        "      retry: {}",
+        if grant.retry {
+            "allowed (idempotent)"
+        } else {
+            "never"
+        }
+    );
     for n in &grant.narrowings {
         let _ = writeln!(out, "      narrowed {n}");
     }

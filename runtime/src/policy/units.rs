@@ -173,9 +173,15 @@ mod tests {
     fn format() {
         assert_eq!(format_size(64 << 20), "64 MiB");
         assert_eq!(format_size(1536), "1.5 KiB");
-        assert_eq!(format_duration(std::time::Duration::from_millis(1500)), "1.5s");
+        assert_eq!(
+            format_duration(std::time::Duration::from_millis(1500)),
+            "1.5s"
+        );
         assert_eq!(format_duration(std::time::Duration::from_secs(5)), "5s");
-        assert_eq!(format_duration(std::time::Duration::from_millis(250)), "250ms");
+        assert_eq!(
+            format_duration(std::time::Duration::from_millis(250)),
+            "250ms"
+        );
         assert_eq!(format_size(1 << 30), "1 GiB");
         assert_eq!(format_size(100), "100 B");
     }
