@@ -56,7 +56,7 @@ fn inspect_shows_parameters_hints_and_imports() {
         "default \"csv\"",
         "default true",
         "readOnlyHint=true destructiveHint=false idempotentHint=true openWorldHint=false",
-        "task support: forbidden",
+        "task support: optional",
         "imports  airlock:tool/host@0.1.0",
         "output: {\"type\":\"object\"",
     ] {
@@ -77,6 +77,10 @@ fn inspect_json_lists_tools_as_mcp_does() {
     assert_eq!(restock["annotations"]["readOnlyHint"], false);
     assert!(restock["inputSchema"]["properties"]["units"].is_object());
     assert_eq!(restock["execution"]["taskSupport"], "forbidden");
+    let icon = &tools[0]["icons"][0];
+    assert!(icon["src"].as_str().expect("src").starts_with("data:image/svg+xml;base64,"));
+    assert_eq!(icon["mimeType"], "image/svg+xml");
+    assert_eq!(icon["sizes"], serde_json::json!(["any"]));
     let imports = doc["components"][0]["imports"].as_array().expect("imports");
     assert!(imports.iter().any(|i| i == "airlock:tool/host@0.1.0"));
 }

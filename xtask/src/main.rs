@@ -223,9 +223,11 @@ fn test(root: &Path) -> Result<()> {
         if !dir.join("Cargo.toml").is_file() {
             continue;
         }
+        // Not `--all`: that would follow the SDK's path dependency into the
+        // main workspace, which is checked above.
         let fmt = run(Command::new("cargo")
             .current_dir(&dir)
-            .args(["fmt", "--all", "--check"]))
+            .args(["fmt", "--check"]))
         .is_ok();
         step(&format!("cargo fmt --check ({workspace})"), fmt, &mut tally);
         let clippy = run(Command::new("cargo").current_dir(&dir).args([
@@ -239,6 +241,17 @@ fn test(root: &Path) -> Result<()> {
         ]))
         .is_ok();
         step(&format!("cargo clippy ({workspace})"), clippy, &mut tally);
+    }
+    // The first-party tools' own unit tests run natively.
+    let failed_before = tally.failed;
+    let ok = run_counted(
+        Command::new("cargo")
+            .current_dir(root.join("components"))
+            .args(["test", "--no-fail-fast"]),
+        &mut tally,
+    )?;
+    if !ok && tally.failed == failed_before {
+        step("cargo test (components)", false, &mut tally);
     }
     println!();
     for failure in &tally.failures {

@@ -25,7 +25,12 @@ fn price_of(sku: &str) -> Result<f64, String> {
 }
 
 /// Returns the current unit price of one catalog article.
-#[tool(read_only, idempotent, title = "Look up price")]
+#[tool(
+    read_only,
+    idempotent,
+    title = "Look up price",
+    icon(src = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHRleHQgeT0iMTMiIGZvbnQtc2l6ZT0iMTMiPuKCrDwvdGV4dD48L3N2Zz4=", mime_type = "image/svg+xml", sizes = ["any"])
+)]
 pub fn lookup_price(
     #[arg(description = "Article number, e.g. SKU-1001")] sku: String,
 ) -> Result<f64, String> {

@@ -23,7 +23,13 @@ struct Order {
 
 /// Exports the orders of one customer as delimited text (CSV or TSV), one
 /// order per line, and returns the text.
-#[tool(name = "export_orders", title = "Export orders", read_only, idempotent)]
+#[tool(
+    name = "export_orders",
+    title = "Export orders",
+    read_only,
+    idempotent,
+    task_support = "optional"
+)]
 pub fn export(
     #[arg(
         rename = "customer_id",
