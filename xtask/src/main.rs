@@ -82,8 +82,13 @@ fn ensure_target() -> Result<()> {
 }
 
 fn build(root: &Path) -> Result<()> {
-    ensure_target()?;
     run(Command::new("cargo").args(["build", "-p", "airlock"]))?;
+    build_guests(root)
+}
+
+/// Builds every guest workspace for wasm32-wasip2 and collects the `.wasm`.
+fn build_guests(root: &Path) -> Result<()> {
+    ensure_target()?;
     for (workspace, out) in GUESTS {
         let dir = root.join(workspace);
         if !dir.join("Cargo.toml").is_file() {
@@ -121,16 +126,8 @@ fn collect(from: &Path, to: &Path) -> Result<()> {
 
 fn serve(root: &Path, extra: &[String]) -> Result<()> {
     build(root)?;
-    let mut cmd = Command::new("cargo");
-    cmd.args([
-        "run",
-        "--quiet",
-        "-p",
-        "airlock",
-        "--",
-        "serve",
-        "target/components",
-    ]);
+    let mut cmd = Command::new(root.join("target/debug/airlock"));
+    cmd.args(["serve", "target/components"]);
     if extra.is_empty() {
         cmd.args(["--listen", "127.0.0.1:8414"]);
     } else {
@@ -195,7 +192,10 @@ fn test(root: &Path) -> Result<()> {
             tally.failures.push(name.to_string());
         }
     };
-    let built = build(root).is_ok();
+    // Only the guests: `cargo test` builds the binary itself, with the same
+    // features as the tests (a separate `cargo build -p airlock` would
+    // resolve features differently and compile wasmtime twice).
+    let built = build_guests(root).is_ok();
     step("build", built, &mut tally);
     if built {
         let ok = run_counted(
