@@ -186,7 +186,7 @@ fn run_counted(cmd: &mut Command, tally: &mut Tally) -> Result<bool> {
 
 fn test(root: &Path) -> Result<()> {
     let mut tally = Tally::default();
-    let mut step = |name: &str, ok: bool, tally: &mut Tally| {
+    let step = |name: &str, ok: bool, tally: &mut Tally| {
         if !ok {
             tally.failed += 1;
             tally.failures.push(name.to_string());
