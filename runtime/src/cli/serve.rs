@@ -43,6 +43,12 @@ pub struct Args {
     /// Another host name accepted in Host/Origin headers (besides loopback).
     #[arg(long, value_name = "NAME")]
     allow_host: Vec<String>,
+    /// HTTP requests running tool calls at once; more get 503.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_calls: usize,
+    /// Largest HTTP request body in bytes; larger ones get 413.
+    #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
+    max_body: usize,
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     grace: u64,
@@ -100,7 +106,11 @@ pub fn run(args: Args) -> Exit {
                 }
             };
             let local = listener.local_addr().unwrap_or(listen);
-            let mut config = HttpConfig::default();
+            let mut config = HttpConfig {
+                max_calls: args.max_calls.max(1),
+                max_body: args.max_body,
+                ..HttpConfig::default()
+            };
             if !local.ip().is_loopback() && !local.ip().is_unspecified() {
                 config.allowed_hosts.push(local.ip().to_string());
             }

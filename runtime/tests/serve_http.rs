@@ -1,0 +1,810 @@
+//! End to end over HTTP: starts the real `airlock serve` binary on a free
+//! loopback port and speaks HTTP/1.1 to it with a tiny std client, so what
+//! is tested is exactly what a client sees on the wire.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::{component, test_component};
+
+/// A running `airlock serve`, killed when dropped.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Starts the server with `policy` (TOML, may be empty), the given
+/// components and extra arguments; returns once it listens.
+fn serve(policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy_path = dir.path().join("airlock.toml");
+    std::fs::write(&policy_path, policy).expect("policy");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .arg("--policy")
+        .arg(&policy_path)
+        .arg("--listen")
+        .arg(addr.to_string())
+        .args(extra)
+        .args(files)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start airlock");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[airlock] {line}");
+            if line.contains("listening on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("airlock did not start listening");
+    Served {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    /// The JSON messages of an SSE body.
+    fn events(&self) -> Vec<Value> {
+        sse_messages(&self.body)
+    }
+}
+
+fn sse_messages(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+/// Sends one request (Connection: close) and reads the whole response.
+fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+    {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write head");
+    // The server may answer (413) before reading everything.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(raw);
+    let (head, rest) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head: {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+fn dechunk(mut text: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = text.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        text = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// An MCP client session over HTTP.
+struct Mcp {
+    addr: SocketAddr,
+    session: String,
+    extra: Vec<(String, String)>,
+    next: u64,
+}
+
+impl Mcp {
+    fn connect(addr: SocketAddr, capabilities: Value, extra: &[(&str, &str)]) -> Mcp {
+        let extra: Vec<(String, String)> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":capabilities,
+            "clientInfo":{"name":"test","version":"1"}}});
+        let mut headers: Vec<(&str, &str)> = vec![JSON, ACCEPT];
+        headers.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let reply = http(addr, "POST", "/mcp", &headers, body.to_string().as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.json()["result"]["protocolVersion"], "2025-11-25");
+        let session = reply
+            .header("mcp-session-id")
+            .expect("Mcp-Session-Id")
+            .to_string();
+        assert!(session.len() >= 32, "session ids are long and random");
+        let mcp = Mcp {
+            addr,
+            session,
+            extra,
+            next: 1,
+        };
+        let r = mcp.post(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert_eq!(r.status, 202);
+        mcp
+    }
+
+    fn post(&self, body: &Value) -> Reply {
+        let mut headers: Vec<(&str, &str)> = vec![
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", &self.session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        headers.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        http(
+            self.addr,
+            "POST",
+            "/mcp",
+            &headers,
+            body.to_string().as_bytes(),
+        )
+    }
+
+    /// Sends a request and returns its response (from JSON or SSE).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let reply = self.post(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let ct = reply.header("content-type").unwrap_or("").to_string();
+        let messages = if ct.starts_with("text/event-stream") {
+            reply.events()
+        } else {
+            vec![reply.json()]
+        };
+        messages
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .expect("a response")
+    }
+}
+
+fn catalog_and_export() -> Vec<PathBuf> {
+    vec![component("catalog"), component("export")]
+}
+
+#[test]
+fn mcp_lifecycle_list_and_call() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+
+    let list = mcp.request("tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["export_orders", "lookup_price", "restock"]);
+    let restock = &list["result"]["tools"][2];
+    assert_eq!(restock["annotations"]["destructiveHint"], true);
+    assert_eq!(restock["annotations"]["openWorldHint"], false);
+
+    let r = mcp.request(
+        "tools/call",
+        json!({"name":"lookup_price","arguments":{"sku":"SKU-1001"}}),
+    );
+    assert_eq!(r["result"]["isError"], false, "{r}");
+    assert!(
+        r["result"]["structuredContent"]["result"].is_number(),
+        "{r}"
+    );
+    assert_eq!(r["result"]["content"][0]["type"], "text");
+
+    // Argument errors are tool results with isError, naming the parameter.
+    let r = mcp.request(
+        "tools/call",
+        json!({"name":"export_orders","arguments":{"customer_id":"C-1","max_age_days":"soon"}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+    let text = r["result"]["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.contains("max_age_days") && text.contains("soon"),
+        "{text}"
+    );
+
+    // Unknown tool: a JSON-RPC error naming it.
+    let r = mcp.request("tools/call", json!({"name":"no_such_tool","arguments":{}}));
+    assert_eq!(r["error"]["code"], -32602);
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("no_such_tool")
+    );
+
+    // Destructive, denied by the (empty) policy: isError with the reason.
+    let r = mcp.request(
+        "tools/call",
+        json!({"name":"restock","arguments":{"sku":"SKU-1","units":1}}),
+    );
+    assert_eq!(r["result"]["isError"], true, "{r}");
+
+    let r = mcp.request("resources/list", json!({}));
+    assert_eq!(r["error"]["code"], -32601);
+    let r = mcp.request("ping", json!({}));
+    assert_eq!(r["result"], json!({}));
+
+    // Pagination cursors are checked.
+    let r = mcp.request("tools/list", json!({"cursor":"not-a-cursor"}));
+    assert_eq!(r["error"]["code"], -32602);
+
+    // DELETE ends the session; afterwards it is unknown.
+    let del = http(
+        served.addr,
+        "DELETE",
+        "/mcp",
+        &[("Mcp-Session-Id", &mcp.session)],
+        b"",
+    );
+    assert_eq!(del.status, 204);
+    let after = mcp.post(&json!({"jsonrpc":"2.0","id":99,"method":"ping"}));
+    assert_eq!(after.status, 404);
+}
+
+#[test]
+fn mcp_session_and_header_rules() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let ping = json!({"jsonrpc":"2.0","id":1,"method":"ping"}).to_string();
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT],
+        ping.as_bytes(),
+    );
+    assert_eq!(r.status, 400, "no session id");
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, ("Mcp-Session-Id", "0123456789abcdef")],
+        ping.as_bytes(),
+    );
+    assert_eq!(r.status, 404, "unknown session");
+    let mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", &mcp.session),
+            ("MCP-Protocol-Version", "1999-01-01"),
+        ],
+        ping.as_bytes(),
+    );
+    assert_eq!(r.status, 400, "unsupported protocol version");
+    let r = http(served.addr, "GET", "/mcp", &[ACCEPT], b"");
+    assert_eq!(r.status, 405);
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Content-Type", "text/plain"), ACCEPT],
+        ping.as_bytes(),
+    );
+    assert_eq!(r.status, 415);
+    let r = mcp.post(
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}),
+    );
+    assert_eq!(r.status, 202);
+    let r = mcp.post(&Value::String("{broken".into()));
+    assert_eq!(r.status, 400);
+    let r = http(served.addr, "GET", "/elsewhere", &[], b"");
+    assert_eq!(r.status, 404);
+}
+
+#[test]
+fn dns_rebinding_is_refused() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let body = b"{}";
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Host", "attacker.example"), JSON, ACCEPT],
+        body,
+    );
+    assert_eq!(r.status, 403);
+    let r = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[("Origin", "http://attacker.example"), JSON, ACCEPT],
+        body,
+    );
+    assert_eq!(r.status, 403);
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[("Origin", "null"), JSON],
+        body,
+    );
+    assert_eq!(r.status, 403);
+    let r = http(
+        served.addr,
+        "GET",
+        "/rpc/describe",
+        &[("Host", "localhost:1"), ("Origin", "http://127.0.0.1:3000")],
+        b"",
+    );
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn huge_bodies_are_refused_early() {
+    let served = serve("", &catalog_and_export(), &[]);
+    // Declared 100 MB, nothing sent: refused from the header alone.
+    let started = Instant::now();
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, ("Content-Length", "104857600")],
+        b"",
+    );
+    assert_eq!(r.status, 413);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Chunked, no length: cut off once past the limit.
+    let mut stream = TcpStream::connect(served.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let head = format!(
+        "POST /rpc HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n",
+        served.addr
+    );
+    stream.write_all(head.as_bytes()).expect("head");
+    let chunk = vec![b' '; 64 * 1024];
+    for _ in 0..200 {
+        let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+        frame.extend_from_slice(&chunk);
+        frame.extend_from_slice(b"\r\n");
+        if stream.write_all(&frame).is_err() {
+            break;
+        }
+    }
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    assert_eq!(parse_response(&raw).status, 413);
+}
+
+#[test]
+fn rpc_endpoint_rules() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let rpc = |body: &str| http(served.addr, "POST", "/rpc", &[JSON], body.as_bytes());
+
+    // Named and positional params.
+    let r = rpc(r#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{"sku":"SKU-1001"}}"#);
+    assert_eq!(r.status, 200);
+    assert!(r.json()["result"]["result"].is_number(), "{}", r.body);
+    let r =
+        rpc(r#"{"jsonrpc":"2.0","id":"p","method":"export_orders","params":["CUST-42", "42"]}"#);
+    assert_eq!(r.json()["id"], "p");
+    assert!(r.json()["result"]["result"].is_string(), "{}", r.body);
+
+    // A notification runs and gets 204 with no body.
+    let r = rpc(r#"{"jsonrpc":"2.0","method":"lookup_price","params":{"sku":"SKU-1001"}}"#);
+    assert_eq!(r.status, 204);
+    assert!(r.body.is_empty());
+
+    // Errors, all with HTTP 200.
+    let cases = [
+        ("{nope", -32700),
+        ("[]", -32600),
+        (
+            r#"{"jsonrpc":"2.0","id":{},"method":"lookup_price"}"#,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"1.0","id":1,"method":"lookup_price"}"#,
+            -32600,
+        ),
+        (r#"{"jsonrpc":"2.0","id":1,"method":"nope"}"#, -32601),
+        (
+            r#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{}}"#,
+            -32602,
+        ),
+    ];
+    for (body, code) in cases {
+        let r = rpc(body);
+        assert_eq!(r.status, 200, "{body}");
+        assert_eq!(r.json()["error"]["code"], code, "{body}: {}", r.body);
+    }
+    let r = rpc(
+        r#"{"jsonrpc":"2.0","id":1,"method":"export_orders","params":{"customer_id":"C","max_age_days":"soon"}}"#,
+    );
+    let error = &r.json()["error"];
+    assert_eq!(error["code"], -32602);
+    assert_eq!(error["data"]["parameter"], "max_age_days");
+    assert!(error["message"].as_str().unwrap_or("").contains("soon"));
+    // A denied destructive call is a server error in the -32000 range.
+    let r = rpc(r#"{"jsonrpc":"2.0","id":1,"method":"restock","params":{"sku":"S","units":1}}"#);
+    let code = r.json()["error"]["code"].as_i64().expect("code");
+    assert!((-32099..=-32000).contains(&code), "{}", r.body);
+
+    // Batches: notifications omitted, order kept.
+    let r = rpc(
+        r#"[{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{"sku":"SKU-1001"}},
+            {"jsonrpc":"2.0","method":"lookup_price","params":{"sku":"SKU-1001"}},
+            {"jsonrpc":"2.0","id":2,"method":"nope"},
+            7]"#,
+    );
+    let batch = r.json();
+    let batch = batch.as_array().expect("array");
+    assert_eq!(batch.len(), 3);
+    assert_eq!(batch[0]["id"], 1);
+    assert_eq!(batch[1]["error"]["code"], -32601);
+    assert_eq!(batch[2]["error"]["code"], -32600);
+    let r = rpc(r#"[{"jsonrpc":"2.0","method":"lookup_price","params":{"sku":"SKU-1001"}}]"#);
+    assert_eq!(r.status, 204);
+
+    // Internals never leak.
+    for body in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"/etc/passwd"}"#,
+        "\u{0}\u{1}",
+    ] {
+        let r = rpc(body);
+        assert!(
+            !r.body.contains("/work/") && !r.body.contains(".rs"),
+            "{}",
+            r.body
+        );
+    }
+
+    let d = http(served.addr, "GET", "/rpc/describe", &[], b"");
+    assert_eq!(d.status, 200);
+    assert!(d.body.contains("export_orders"), "{}", d.body);
+    assert!(
+        d.body
+            .contains("max_age_days: integer (optional, default 90)"),
+        "{}",
+        d.body
+    );
+    assert!(d.body.contains("sku: string (required)"), "{}", d.body);
+    assert!(d.body.contains("hints: destructive"), "{}", d.body);
+}
+
+const TOKEN_POLICY: &str = r#"
+[[tokens]]
+name = "prices"
+sha256 = "a80ccf71fd92f2b00d6e2a2f72bb9b4c7e0a2e0a5e4c8ef0e1b6d0e9a1bc2a7c"
+tools = ["lookup_price"]
+"#;
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+#[test]
+fn bearer_tokens_limit_what_a_client_sees() {
+    let policy = TOKEN_POLICY.replace(
+        "a80ccf71fd92f2b00d6e2a2f72bb9b4c7e0a2e0a5e4c8ef0e1b6d0e9a1bc2a7c",
+        &sha256_hex("prices-secret"),
+    );
+    let served = serve(&policy, &catalog_and_export(), &[]);
+    let ping = br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{"sku":"SKU-1001"}}"#;
+    let r = http(served.addr, "POST", "/rpc", &[JSON], ping);
+    assert_eq!(r.status, 401);
+    assert!(
+        r.header("www-authenticate")
+            .unwrap_or("")
+            .starts_with("Bearer")
+    );
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, ("Authorization", "Bearer wrong")],
+        ping,
+    );
+    assert_eq!(r.status, 401);
+    let auth = ("Authorization", "Bearer prices-secret");
+    let r = http(served.addr, "POST", "/rpc", &[JSON, auth], ping);
+    assert_eq!(r.status, 200);
+    assert!(r.json()["result"].is_object(), "{}", r.body);
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, auth],
+        br#"{"jsonrpc":"2.0","id":1,"method":"export_orders","params":["C"]}"#,
+    );
+    assert_eq!(r.json()["error"]["code"], -32601);
+
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[auth]);
+    let list = mcp.request("tools/list", json!({}));
+    assert_eq!(list["result"]["tools"].as_array().map(Vec::len), Some(1));
+    assert_eq!(list["result"]["tools"][0]["name"], "lookup_price");
+    let r = mcp.request(
+        "tools/call",
+        json!({"name":"export_orders","arguments":{"customer_id":"C"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602);
+    let d = http(served.addr, "GET", "/rpc/describe", &[auth], b"");
+    assert!(!d.body.contains("export_orders"));
+}
+
+#[test]
+fn non_loopback_without_tokens_is_refused() {
+    let status = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .arg(component("catalog"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run");
+    assert_eq!(status.code(), Some(2));
+}
+
+const CONFIRM_POLICY: &str = r#"
+[components.catalog.tools.restock]
+destructive = "confirm"
+"#;
+
+#[test]
+fn destructive_calls_ask_for_confirmation() {
+    let served = serve(CONFIRM_POLICY, &catalog_and_export(), &[]);
+    // Without elicitation: refused with a clear message.
+    let mut plain = Mcp::connect(served.addr, json!({}), &[]);
+    let r = plain.request(
+        "tools/call",
+        json!({"name":"restock","arguments":{"sku":"SKU-1001","units":1}}),
+    );
+    assert_eq!(r["result"]["isError"], true);
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("confirm"),
+        "{r}"
+    );
+
+    // With elicitation: the call's POST turns into SSE carrying the
+    // question; a declined answer refuses the call.
+    let asking = Mcp::connect(served.addr, json!({"elicitation":{}}), &[]);
+    let mut stream = TcpStream::connect(served.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let body = json!({"jsonrpc":"2.0","id":"call-1","method":"tools/call",
+        "params":{"name":"restock","arguments":{"sku":"SKU-1001","units":2}}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        served.addr,
+        asking.session,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut seen = String::new();
+    let question = loop {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).expect("read");
+        assert!(n > 0, "stream ended early: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if let Some(q) = sse_messages(&seen)
+            .into_iter()
+            .find(|m| m["method"] == "elicitation/create")
+        {
+            break q;
+        }
+    };
+    assert!(seen.contains("text/event-stream"));
+    let message = question["params"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("restock") && message.contains("SKU-1001"),
+        "{message}"
+    );
+    assert_eq!(
+        question["params"]["requestedSchema"]["properties"]["confirm"]["type"],
+        "boolean"
+    );
+    let reply = json!({"jsonrpc":"2.0","id":question["id"].clone(),
+        "result":{"action":"decline"}});
+    assert_eq!(asking.post(&reply).status, 202);
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    seen.push_str(&String::from_utf8_lossy(&rest));
+    let answer = sse_messages(&seen)
+        .into_iter()
+        .find(|m| m["id"] == "call-1")
+        .expect("the call's response");
+    assert_eq!(answer["result"]["isError"], true);
+    assert!(
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("declined")
+    );
+}
+
+#[test]
+fn call_limit_gives_503_and_cancellation_stops_the_guest() {
+    let served = serve(
+        "[defaults.limits]\ntime = \"60s\"\n",
+        &[test_component("hostile")],
+        &["--max-calls", "1"],
+    );
+    let mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let session = mcp.session.clone();
+    let addr = served.addr;
+    let started = Instant::now();
+    let spinning = std::thread::spawn(move || {
+        let body = json!({"jsonrpc":"2.0","id":"spin","method":"tools/call",
+            "params":{"name":"spin","arguments":{}}});
+        http(
+            addr,
+            "POST",
+            "/mcp",
+            &[JSON, ACCEPT, ("Mcp-Session-Id", &session)],
+            body.to_string().as_bytes(),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    if spinning.is_finished() {
+        let r = spinning.join().expect("thread");
+        panic!("spin ended early: {} {}", r.status, r.body);
+    }
+    // Wait until the spin call holds the only slot.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let r = mcp.post(
+            &json!({"jsonrpc":"2.0","id":"g","method":"tools/call","params":{"name":"good"}}),
+        );
+        if r.status == 503 {
+            assert!(r.header("retry-after").is_some());
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never saw 503: {} {}",
+            r.status,
+            r.body
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = mcp.post(&json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+        "params":{"requestId":"spin","reason":"test"}}));
+    assert_eq!(r.status, 202);
+    let spun = spinning.join().expect("thread");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the guest was not stopped"
+    );
+    // No response is sent for a cancelled request.
+    assert!(!spun.body.contains("\"id\":\"spin\""), "{}", spun.body);
+    // The slot is free again.
+    let r = mcp
+        .post(&json!({"jsonrpc":"2.0","id":"g2","method":"tools/call","params":{"name":"good"}}));
+    assert_eq!(r.status, 200);
+}
+
+#[test]
+fn sigterm_stops_cleanly() {
+    let mut served = serve("", &catalog_and_export(), &["--grace", "2"]);
+    let pid = served.child.id().to_string();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = served.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "airlock did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0));
+}
