@@ -55,14 +55,22 @@ fn fail(e: impl std::fmt::Display) -> Error {
 #[inline(never)]
 fn recurse(n: u64) -> u64 {
     // Not a tail call: every level keeps a frame on the wasm stack.
-    if n == 0 { 0 } else { 1 + recurse(std::hint::black_box(n + 1)) }
+    if n == 0 {
+        0
+    } else {
+        1 + recurse(std::hint::black_box(n + 1))
+    }
 }
 
 #[inline(never)]
 fn recurse_big(n: u64) -> u64 {
     // A large local array lives on the guest's own stack in linear memory.
     let buf = std::hint::black_box([n as u8; 4096]);
-    if n == 0 { 0 } else { buf[0] as u64 + recurse_big(std::hint::black_box(n + 1)) }
+    if n == 0 {
+        0
+    } else {
+        buf[0] as u64 + recurse_big(std::hint::black_box(n + 1))
+    }
 }
 
 /// One filesystem operation on `path` (and `to` for rename).
@@ -87,7 +95,8 @@ fn fs_op(args: &str) -> Result<Output, Error> {
                 .create_new(true)
                 .open(&path)
                 .map_err(fail)?;
-            f.write_all(need(args, "content")?.as_bytes()).map_err(fail)?;
+            f.write_all(need(args, "content")?.as_bytes())
+                .map_err(fail)?;
             text("created")
         }
         "append" => {
@@ -96,7 +105,8 @@ fn fs_op(args: &str) -> Result<Output, Error> {
                 .append(true)
                 .open(&path)
                 .map_err(fail)?;
-            f.write_all(need(args, "content")?.as_bytes()).map_err(fail)?;
+            f.write_all(need(args, "content")?.as_bytes())
+                .map_err(fail)?;
             text("appended")
         }
         "overwrite" => std::fs::write(&path, need(args, "content")?)
@@ -124,6 +134,74 @@ fn fs_op(args: &str) -> Result<Output, Error> {
     }
 }
 
+/// Sends `{"method": M, "url": U, "body": B}` with `wasi:http/outgoing-handler`
+/// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
+/// `HttpRequestDenied`).
+fn http(args: &str) -> Result<Output, Error> {
+    use wasi::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+    let url = need(args, "url")?;
+    let method = match arg(args, "method").as_deref().unwrap_or("GET") {
+        "GET" => Method::Get,
+        "HEAD" => Method::Head,
+        "POST" => Method::Post,
+        "PUT" => Method::Put,
+        "DELETE" => Method::Delete,
+        "OPTIONS" => Method::Options,
+        other => Method::Other(other.into()),
+    };
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
+    let scheme = match scheme {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.into()),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let request = OutgoingRequest::new(Fields::new());
+    request
+        .set_method(&method)
+        .map_err(|()| fail("bad method"))?;
+    request
+        .set_scheme(Some(&scheme))
+        .map_err(|()| fail("bad scheme"))?;
+    request
+        .set_authority(Some(authority))
+        .map_err(|()| fail("bad authority"))?;
+    let path = if path.is_empty() { "/" } else { path };
+    request
+        .set_path_with_query(Some(path))
+        .map_err(|()| fail("bad path"))?;
+    let body = request.body().map_err(|()| fail("no request body"))?;
+    if let Some(content) = arg(args, "body") {
+        let stream = body.write().map_err(|()| fail("no body stream"))?;
+        stream
+            .blocking_write_and_flush(content.as_bytes())
+            .map_err(|e| fail(format!("{e:?}")))?;
+    }
+    OutgoingBody::finish(body, None).map_err(|e| fail(format!("{e:?}")))?;
+    let pending =
+        wasi::http::outgoing_handler::handle(request, None).map_err(|e| fail(format!("{e:?}")))?;
+    pending.subscribe().block();
+    let response = pending
+        .get()
+        .ok_or_else(|| fail("no response after waiting"))?
+        .map_err(|()| fail("response taken twice"))?
+        .map_err(|e| fail(format!("{e:?}")))?;
+    let status = response.status();
+    let incoming = response.consume().map_err(|()| fail("no response body"))?;
+    let stream = incoming.stream().map_err(|()| fail("no body stream"))?;
+    let mut data = Vec::new();
+    loop {
+        match stream.blocking_read(64 * 1024) {
+            Ok(chunk) => data.extend(chunk),
+            Err(wasi::io::streams::StreamError::Closed) => break,
+            Err(e) => return Err(fail(format!("{e:?}"))),
+        }
+    }
+    text(format!("{status} {}", String::from_utf8_lossy(&data)))
+}
+
 impl exports::airlock::tool::tools::Guest for Hostile {
     fn describe() -> Vec<Tool> {
         let none = Hints::empty();
@@ -144,6 +222,9 @@ impl exports::airlock::tool::tools::Guest for Hostile {
             tool("fs_destructive", Hints::DESTRUCTIVE),
             tool("tcp_closed", none),
             tool("tcp_open", Hints::OPEN_WORLD),
+            tool("http_closed", none),
+            tool("http_open", Hints::OPEN_WORLD),
+            tool("http_read_only", Hints::READ_ONLY | Hints::OPEN_WORLD),
         ]
     }
 
@@ -203,6 +284,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 stream.write_all(b"hello from the guest\n").map_err(fail)?;
                 text("connected")
             }
+            "http_closed" | "http_open" | "http_read_only" => http(&args),
             other => Err(Error::Failed(format!("no tool {other}"))),
         }
     }

@@ -1,0 +1,284 @@
+//! Outgoing network made binding: the hostile component's HTTP and TCP tools
+//! against real servers on 127.0.0.1 that record whether they were reached.
+//! A refused request must fail inside the guest *and* never arrive.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use airlock::Runtime;
+use airlock::call::CallError;
+use serde_json::{Value, json};
+use support::{call, test_component, text};
+
+/// A server that answers every connection with `200 hello` and records the
+/// first line of what arrived. `silent` servers accept and never answer.
+struct Recorder {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<String>>>,
+}
+
+impl Recorder {
+    fn start() -> Recorder {
+        Recorder::on("127.0.0.1:0", false)
+    }
+
+    fn on(bind: &str, silent: bool) -> Recorder {
+        let listener = TcpListener::bind(bind).expect("bind a recording server");
+        let addr = listener.local_addr().expect("address");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let record = seen.clone();
+        thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let record = record.clone();
+                thread::spawn(move || {
+                    stream
+                        .set_read_timeout(Some(Duration::from_secs(5)))
+                        .expect("timeout");
+                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                    let mut first = String::new();
+                    let _ = reader.read_line(&mut first);
+                    record
+                        .lock()
+                        .expect("record")
+                        .push(first.trim_end().to_string());
+                    if silent {
+                        thread::sleep(Duration::from_secs(10));
+                        return;
+                    }
+                    // Read the rest of the head, then answer.
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                        line.clear();
+                    }
+                    let _ = stream.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+                    );
+                });
+            }
+        });
+        Recorder { addr, seen }
+    }
+
+    fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    /// The first lines received so far (one per connection).
+    fn seen(&self) -> Vec<String> {
+        self.seen.lock().expect("seen").clone()
+    }
+
+    fn assert_not_reached(&self) {
+        // A refused request is refused before any connection; give a stray
+        // one time to arrive so that this check means something.
+        thread::sleep(Duration::from_millis(50));
+        assert!(
+            self.seen().is_empty(),
+            "server was reached: {:?}",
+            self.seen()
+        );
+    }
+}
+
+fn runtime(network: &[String]) -> Runtime {
+    let list: Vec<String> = network.iter().map(|n| format!("{n:?}")).collect();
+    let policy = format!(
+        "[components.hostile]\nnetwork = [{}]\nlimits = {{ time = \"5s\" }}\n",
+        list.join(", ")
+    );
+    support::runtime(&policy, &[test_component("hostile")])
+}
+
+fn http(runtime: &Runtime, tool: &str, method: &str, url: &str) -> Result<String, CallError> {
+    call(runtime, tool, json!({"url": url, "method": method})).map(|out| text(&out))
+}
+
+fn refused(result: Result<String, CallError>, code: &str) {
+    let err = result.expect_err("the request must be refused");
+    assert!(
+        err.to_string().contains(code),
+        "expected {code}, got: {err}"
+    );
+}
+
+fn tcp(runtime: &Runtime, tool: &str, addr: &str) -> Result<Value, CallError> {
+    call(runtime, tool, json!({ "addr": addr })).map(|out| json!(text(&out)))
+}
+
+#[test]
+fn http_from_a_tool_that_is_not_open_world_is_refused() {
+    let server = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
+    let url = format!("http://127.0.0.1:{}/", server.port());
+    refused(
+        http(&runtime, "http_closed", "GET", &url),
+        "HttpRequestDenied",
+    );
+    server.assert_not_reached();
+}
+
+#[test]
+fn http_to_a_listed_address_reaches_it_and_returns_the_response() {
+    let server = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
+    let url = format!("http://127.0.0.1:{}/path?q=1", server.port());
+    let out = http(&runtime, "http_open", "GET", &url).expect("allowed request");
+    assert_eq!(out, "200 hello");
+    // Only the path goes on the request line, never the absolute URL.
+    assert_eq!(server.seen(), vec!["GET /path?q=1 HTTP/1.1".to_string()]);
+}
+
+#[test]
+fn http_to_an_unlisted_host_is_refused() {
+    let listed = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
+    // Another loopback address, and a name, on the listed port.
+    let other = Recorder::on(&format!("127.0.0.2:{}", listed.port()), false);
+    let url = format!("http://127.0.0.2:{}/", listed.port());
+    refused(
+        http(&runtime, "http_open", "GET", &url),
+        "HttpRequestDenied",
+    );
+    let url = format!("http://localhost:{}/", listed.port());
+    refused(
+        http(&runtime, "http_open", "GET", &url),
+        "HttpRequestDenied",
+    );
+    other.assert_not_reached();
+    listed.assert_not_reached();
+}
+
+#[test]
+fn http_to_an_unlisted_port_of_a_listed_host_is_refused() {
+    let listed = Recorder::start();
+    let unlisted = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
+    let url = format!("http://127.0.0.1:{}/", unlisted.port());
+    refused(
+        http(&runtime, "http_open", "GET", &url),
+        "HttpRequestDenied",
+    );
+    unlisted.assert_not_reached();
+    listed.assert_not_reached();
+}
+
+#[test]
+fn post_from_a_read_only_open_world_tool_is_refused_while_get_works() {
+    let server = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
+    let url = format!("http://127.0.0.1:{}/", server.port());
+    for method in ["POST", "PUT", "DELETE", "PATCH"] {
+        refused(
+            http(&runtime, "http_read_only", method, &url),
+            "HttpRequestDenied",
+        );
+    }
+    server.assert_not_reached();
+    for method in ["GET", "HEAD", "OPTIONS"] {
+        http(&runtime, "http_read_only", method, &url).expect("a safe method");
+    }
+    assert_eq!(
+        server.seen(),
+        ["GET / HTTP/1.1", "HEAD / HTTP/1.1", "OPTIONS / HTTP/1.1"]
+    );
+    // The same POST from an open-world tool that is not read-only goes out.
+    http(&runtime, "http_open", "POST", &url).expect("POST from a writing tool");
+    assert_eq!(
+        server.seen().last().map(String::as_str),
+        Some("POST / HTTP/1.1")
+    );
+}
+
+#[test]
+fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it() {
+    let server = Recorder::start();
+    let port = server.port();
+    let url = format!("http://localhost:{port}/");
+
+    // The name is listed, but it resolves to the machine itself.
+    let by_name = runtime(&[format!("localhost:{port}")]);
+    refused(
+        http(&by_name, "http_open", "GET", &url),
+        "DestinationIpProhibited",
+    );
+    // Raw sockets never match names: the guest cannot even look one up.
+    tcp(&by_name, "tcp_open", &format!("localhost:{port}")).expect_err("tcp by name");
+    server.assert_not_reached();
+
+    // Listing the loopback addresses as well allows it.
+    let with_addr = runtime(&[
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ]);
+    let out = http(&with_addr, "http_open", "GET", &url).expect("listed address");
+    assert_eq!(out, "200 hello");
+    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+    // A raw socket may use the name too: what counts is the address.
+    let out = tcp(&with_addr, "tcp_open", &format!("localhost:{port}")).expect("tcp");
+    assert_eq!(out, json!("connected"));
+}
+
+#[test]
+fn https_is_refused_with_a_clear_error() {
+    let server = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
+    let url = format!("https://127.0.0.1:{}/", server.port());
+    refused(
+        http(&runtime, "http_open", "GET", &url),
+        "https is not supported",
+    );
+    server.assert_not_reached();
+}
+
+#[test]
+fn tcp_reaches_a_listed_address_only() {
+    let listed = Recorder::start();
+    let unlisted = Recorder::start();
+    let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
+
+    let out = tcp(&runtime, "tcp_open", &listed.addr.to_string()).expect("listed address");
+    assert_eq!(out, json!("connected"));
+    // The guest's line arrives (the server may still be reading it).
+    let until = Instant::now() + Duration::from_secs(5);
+    while listed.seen().is_empty() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(listed.seen(), ["hello from the guest"]);
+
+    tcp(&runtime, "tcp_open", &unlisted.addr.to_string()).expect_err("unlisted port");
+    unlisted.assert_not_reached();
+
+    // A tool that is not open-world gets no sockets at all.
+    let before = listed.seen().len();
+    tcp(&runtime, "tcp_closed", &listed.addr.to_string()).expect_err("closed tool");
+    thread::sleep(Duration::from_millis(50));
+    assert_eq!(
+        listed.seen().len(),
+        before,
+        "closed tool reached the server"
+    );
+}
+
+#[test]
+fn a_silent_server_does_not_hold_the_call_past_its_deadline() {
+    let server = Recorder::on("127.0.0.1:0", true);
+    let policy = format!(
+        "[components.hostile]\nnetwork = [\"127.0.0.1:{}\"]\nlimits = {{ time = \"1s\" }}\n",
+        server.port()
+    );
+    let runtime = support::runtime(&policy, &[test_component("hostile")]);
+    let url = format!("http://127.0.0.1:{}/", server.port());
+    let started = Instant::now();
+    let result = http(&runtime, "http_open", "GET", &url);
+    let took = started.elapsed();
+    assert!(result.is_err(), "a silent server cannot answer: {result:?}");
+    assert!(took < Duration::from_secs(3), "the call took {took:?}");
+    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+}
