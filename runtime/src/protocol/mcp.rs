@@ -749,6 +749,60 @@ mod tests {
     }
 
     #[test]
+    fn guest_logs_and_progress_become_notifications() {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let level = Arc::new(AtomicU8::new(Level::Warning as u8));
+        let observer = Observer {
+            out: tx,
+            level: level.clone(),
+            tool: "t".into(),
+            progress: Some(json!("tok")),
+        };
+        observer.log(Level::Info, "quiet");
+        observer.log(Level::Error, "loud");
+        observer.progress(1.0, Some(4.0), Some("a quarter"));
+        let log = rx.try_recv().expect("a log notification");
+        assert_eq!(log["method"], "notifications/message");
+        assert_eq!(
+            log["params"],
+            json!({"level":"error","logger":"t","data":"loud"})
+        );
+        let progress = rx.try_recv().expect("a progress notification");
+        assert_eq!(progress["method"], "notifications/progress");
+        assert_eq!(
+            progress["params"],
+            json!({"progressToken":"tok","progress":1.0,"total":4.0,"message":"a quarter"})
+        );
+        assert!(rx.try_recv().is_err());
+        // Without a progress token, progress is not reported.
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let observer = Observer {
+            out: tx,
+            level,
+            tool: "t".into(),
+            progress: None,
+        };
+        observer.progress(1.0, None, None);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn tool_errors_are_results_with_is_error() {
+        let err = CallError::Busy {
+            tool: "t".into(),
+            limit: 2,
+        };
+        let result = tool_error(&err);
+        assert_eq!(result["isError"], true);
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("busy")
+        );
+    }
+
+    #[test]
     fn cursors_round_trip() {
         assert_eq!(
             decode_cursor(&encode_cursor("b_tool")).as_deref(),
