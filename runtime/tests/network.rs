@@ -282,3 +282,44 @@ fn a_silent_server_does_not_hold_the_call_past_its_deadline() {
     assert!(took < Duration::from_secs(3), "the call took {took:?}");
     assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
 }
+
+#[test]
+fn cancelling_a_call_ends_its_pending_request() {
+    let server = Recorder::on("127.0.0.1:0", true);
+    let policy = format!(
+        "[components.hostile]\nnetwork = [\"127.0.0.1:{}\"]\nlimits = {{ time = \"60s\" }}\n",
+        server.port()
+    );
+    let runtime = Arc::new(support::runtime(&policy, &[test_component("hostile")]));
+    let url = format!("http://127.0.0.1:{}/", server.port());
+    let cancel = airlock::sandbox::CancelToken::new();
+    let started = Instant::now();
+    let pending = {
+        let (runtime, cancel) = (runtime.clone(), cancel.clone());
+        thread::spawn(move || {
+            runtime.call(
+                "http_open",
+                json!({ "url": url, "method": "GET" }),
+                Arc::new(airlock::call::Unobserved),
+                cancel,
+                airlock::call::Confirmation::Unavailable,
+            )
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(5);
+    while server.seen().is_empty() && Instant::now() < until {
+        thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+    cancel.cancel();
+    let result = pending.join().expect("call thread");
+    assert!(
+        result.is_err(),
+        "a cancelled call cannot succeed: {result:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the call ran on for {:?}",
+        started.elapsed()
+    );
+}
