@@ -151,7 +151,7 @@ impl Tally {
         let Some(rest) = line.trim().strip_prefix("test result: ") else {
             return;
         };
-        for part in rest.split(|c| c == ';' || c == '.') {
+        for part in rest.split([';', '.']) {
             let mut words = part.split_whitespace();
             let (Some(n), Some(what)) = (words.next(), words.next()) else {
                 continue;
@@ -168,20 +168,40 @@ impl Tally {
 }
 
 /// Runs a command, echoing its output, feeding every line to the tally.
+/// Targets that fail to compile (cargo says so on stderr) count as failures
+/// too, so that no broken test binary or doctest goes unnoticed.
 fn run_counted(cmd: &mut Command, tally: &mut Tally) -> Result<bool> {
     eprintln!("+ {cmd:?}");
     let mut child = cmd
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::piped())
         .spawn()
         .with_context(|| format!("cannot run {cmd:?}"))?;
+    let stderr = child.stderr.take().context("no stderr")?;
+    let broken = std::thread::spawn(move || {
+        let mut broken = Vec::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("{line}");
+            if line.starts_with("error: could not compile")
+                || line.starts_with("error: doctest failed")
+            {
+                broken.push(line);
+            }
+        }
+        broken
+    });
     let stdout = child.stdout.take().context("no stdout")?;
     for line in BufReader::new(stdout).lines() {
         let line = line?;
         println!("{line}");
         tally.read(&line);
     }
-    Ok(child.wait()?.success())
+    let ok = child.wait()?.success();
+    for line in broken.join().unwrap_or_default() {
+        tally.failed += 1;
+        tally.failures.push(line);
+    }
+    Ok(ok)
 }
 
 fn test(root: &Path) -> Result<()> {

@@ -5,5 +5,5 @@ wasmtime::component::bindgen!({
     world: "toolbox",
 });
 
-pub use airlock::tool::host;
-pub use airlock::tool::types;
+pub use self::airlock::tool::host;
+pub use self::airlock::tool::types;
