@@ -26,8 +26,8 @@ pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
 use crate::call::CallObserver;
-pub use crate::policy::{format_duration, format_size};
 use crate::policy::{Access, Grant, Limits};
+pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
 use bindings::types;
 use pipe::CapturedOutput;
@@ -264,7 +264,11 @@ impl Sandbox {
             limits: DESCRIBE_LIMITS,
             ..Grant::default()
         };
-        let mut run = self.start(&grant, Arc::new(crate::call::Unobserved), CancelToken::new())?;
+        let mut run = self.start(
+            &grant,
+            Arc::new(crate::call::Unobserved),
+            CancelToken::new(),
+        )?;
         let result = pre
             .instantiate(&mut run.store)
             .and_then(|toolbox| toolbox.airlock_tool_tools().call_describe(&mut run.store));
@@ -308,7 +312,9 @@ impl Sandbox {
                 }
                 Ok(raw)
             }
-            Err(types::Error::InvalidArguments(message)) => Err(RunError::InvalidArguments(message)),
+            Err(types::Error::InvalidArguments(message)) => {
+                Err(RunError::InvalidArguments(message))
+            }
             Err(types::Error::Failed(message)) => Err(RunError::Failed(message)),
         }
     }
