@@ -116,11 +116,12 @@ impl LoadOptions {
         }
     }
 
-    /// A runtime with the policy, and `paths` loaded; refusals are printed.
-    fn runtime(&self, paths: &[PathBuf]) -> Result<Runtime, Exit> {
+    /// A runtime with the policy and an empty catalog; `instances` sizes
+    /// the sandbox's pool (calls that may run at once).
+    fn empty_runtime(&self, instances: u32) -> Result<Runtime, Exit> {
         let policy = self.policy()?;
         let mut config = SandboxConfig::default()
-            .instances(64)
+            .instances(instances)
             .fuel(policy.uses_fuel());
         if self.no_cache {
             config = config.cache(None::<CompileCache>);
@@ -129,10 +130,16 @@ impl LoadOptions {
             eprintln!("error: cannot start the sandbox: {err:#}");
             Exit::LoadFailed
         })?;
-        let runtime = Runtime::try_new(sandbox, policy).map_err(|err| {
+        Runtime::try_new(sandbox, policy).map_err(|err| {
             eprintln!("error: {err}");
             Exit::LoadFailed
-        })?;
+        })
+    }
+
+    /// A runtime with the policy and `paths` loaded; any refusal is printed
+    /// and fails the command.
+    fn runtime(&self, paths: &[PathBuf]) -> Result<Runtime, Exit> {
+        let runtime = self.empty_runtime(64)?;
         let report = runtime.load(paths);
         if !report.refused.is_empty() {
             for err in &report.refused {

@@ -9,7 +9,6 @@ use std::time::Duration;
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::protocol::mcp::Server;
-use crate::sandbox::{CompileCache, Sandbox, SandboxConfig};
 use crate::transport::{self, http::HttpConfig};
 
 /// Serve tools over MCP (stdio or Streamable HTTP) and plain JSON-RPC.
@@ -141,18 +140,7 @@ pub fn run(args: Args) -> Exit {
 /// Builds the runtime and loads `paths`, printing what loaded and what was
 /// refused. Refused components do not stop the server; the others serve.
 fn load(args: &Args) -> Result<Runtime, Exit> {
-    let policy = args.load.policy()?;
-    let mut config = SandboxConfig::default()
-        .instances(256)
-        .fuel(policy.uses_fuel());
-    if args.load.no_cache {
-        config = config.cache(None::<CompileCache>);
-    }
-    let sandbox = Sandbox::new(&config).map_err(|err| {
-        eprintln!("error: cannot start the sandbox: {err:#}");
-        Exit::LoadFailed
-    })?;
-    let runtime = Runtime::new(sandbox, policy);
+    let runtime = args.load.empty_runtime(256)?;
     let report = runtime.load(&args.paths);
     for (path, tools) in &report.loaded {
         eprintln!("loaded {}: {}", path.display(), tools.join(", "));
