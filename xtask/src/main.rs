@@ -28,6 +28,7 @@ fn main() -> Result<()> {
         Some("build") => build(&root),
         Some("serve") => serve(&root, &args[1..]),
         Some("test") => test(&root),
+        Some("build-examples") => build_examples(&root),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -35,7 +36,9 @@ fn main() -> Result<()> {
                  build   build the airlock binary and every component (wasm32-wasip2)\n  \
                  serve   build, then serve the example tools on http://127.0.0.1:8414/mcp\n          \
                  (extra arguments go to `airlock serve`)\n  \
-                 test    build, run every test, cargo fmt --check and clippy; prints a summary"
+                 test    build, run every test, cargo fmt --check and clippy; prints a summary\n  \
+                 build-examples  install the pinned Python/JS toolchains under target/ and\n          \
+                 build examples/python/* and examples/js/* into target/examples/"
             );
             std::process::exit(2);
         }
@@ -105,7 +108,7 @@ fn build_guests(root: &Path) -> Result<()> {
             &root.join(out),
         )?;
     }
-    Ok(())
+    build_examples(root)
 }
 
 /// Copies the built `.wasm` files into one folder per guest workspace.
@@ -273,6 +276,7 @@ fn test(root: &Path) -> Result<()> {
     if !ok && tally.failed == failed_before {
         step("cargo test (components)", false, &mut tally);
     }
+    language_tests(root, &mut tally)?;
     println!();
     for failure in &tally.failures {
         println!("failed step: {failure}");
@@ -283,6 +287,165 @@ fn test(root: &Path) -> Result<()> {
     );
     if tally.failed > 0 {
         std::process::exit(1);
+    }
+    Ok(())
+}
+
+// Tools in Python and JavaScript: pinned toolchains under `target/`, the
+// example components in `target/examples/`, and their tests.
+
+/// Python for the toolchain venv (`$AIRLOCK_PYTHON`, else `python3`).
+fn python() -> String {
+    std::env::var("AIRLOCK_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Installs `target/py` (componentize-py from `sdk/python/requirements.txt`)
+/// and `target/js` (jco + componentize-js by `npm ci` from `sdk/js`'s
+/// `package.json` and `package-lock.json`) unless the pins are unchanged.
+fn ensure_toolchains(root: &Path) -> Result<()> {
+    let stale = |dir: &Path, pins: &str| {
+        std::fs::read_to_string(dir.join(".airlock-pins"))
+            .ok()
+            .as_deref()
+            != Some(pins)
+    };
+    let py = root.join("target/py");
+    let pins = std::fs::read_to_string(root.join("sdk/python/requirements.txt"))?;
+    if stale(&py, &pins) {
+        run(Command::new(python()).arg("-m").arg("venv").arg(&py))?;
+        run(Command::new(py.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            "sdk/python/requirements.txt",
+        ]))?;
+        std::fs::write(py.join(".airlock-pins"), pins)?;
+    }
+    let js = root.join("target/js");
+    let (pkg, lock) = ("sdk/js/package.json", "sdk/js/package-lock.json");
+    let pins = std::fs::read_to_string(pkg)? + &std::fs::read_to_string(lock)?;
+    if stale(&js, &pins) {
+        std::fs::create_dir_all(&js)?;
+        std::fs::copy(pkg, js.join("package.json"))?;
+        std::fs::copy(lock, js.join("package-lock.json"))?;
+        run(Command::new("npm")
+            .current_dir(&js)
+            .args(["ci", "--no-audit", "--no-fund"]))?;
+        std::fs::write(js.join(".airlock-pins"), pins)?;
+    }
+    Ok(())
+}
+
+/// The newest modification time of the files under `paths`.
+fn newest(paths: &[PathBuf]) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for path in paths {
+        let meta = std::fs::metadata(path).ok()?;
+        let time = if meta.is_dir() {
+            let entries: Vec<PathBuf> = std::fs::read_dir(path)
+                .ok()?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| !p.ends_with("__pycache__"))
+                .collect();
+            newest_or(&entries, meta.modified().ok()?)
+        } else {
+            meta.modified().ok()?
+        };
+        newest = newest.max(Some(time));
+    }
+    newest
+}
+
+fn newest_or(paths: &[PathBuf], or: std::time::SystemTime) -> std::time::SystemTime {
+    newest(paths).unwrap_or(or).max(or)
+}
+
+/// Builds `examples/python/NAME/app.py` and `examples/js/NAME/app.js` into
+/// `target/examples/NAME.wasm` (skipped when newer than its sources).
+fn build_examples(root: &Path) -> Result<()> {
+    ensure_toolchains(root)?;
+    let out_dir = root.join("target/examples");
+    std::fs::create_dir_all(&out_dir)?;
+    for (lang, entry, sdk) in [
+        ("python", "app.py", "sdk/python/airlock_tool.py"),
+        ("js", "app.js", "sdk/js/airlock-tool.js"),
+    ] {
+        let Ok(dirs) = std::fs::read_dir(root.join("examples").join(lang)) else {
+            continue;
+        };
+        for dir in dirs {
+            let dir = dir?.path();
+            if !dir.join(entry).is_file() {
+                continue;
+            }
+            let name = dir.file_name().context("name")?.to_string_lossy();
+            let out = out_dir.join(format!("{name}.wasm"));
+            let sources = [dir.clone(), root.join(sdk), root.join("wit")];
+            let built = std::fs::metadata(&out).and_then(|m| m.modified()).ok();
+            if built.is_some() && built >= newest(&sources) {
+                continue;
+            }
+            let mut cmd;
+            if lang == "python" {
+                cmd = Command::new(root.join("target/py/bin/componentize-py"));
+                cmd.args(["-d", "wit", "-w", "toolbox", "componentize", "-s"])
+                    .args(["-p", "sdk/python", "-p"])
+                    .arg(&dir)
+                    .arg("app");
+            } else {
+                cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
+                cmd.arg("componentize")
+                    .arg(dir.join(entry))
+                    .arg("--cwd")
+                    .arg(root)
+                    .args(["--wit", "wit", "--world-name", "toolbox"])
+                    .args(["--backend", "qjs", "--backend-qjs-disable-async"])
+                    .arg("--backend-qjs-stub-wasi");
+            }
+            run(cmd.arg("-o").arg(&out))?;
+        }
+    }
+    Ok(())
+}
+
+/// The Python helper's unit tests, then the heavy `airlock new` tests
+/// (ignored by the plain `cargo test`: they install toolchains per project).
+fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
+    let cmd = Command::new(root.join("target/py/bin/python"))
+        .args(["-m", "unittest", "discover", "-s", "sdk/python/tests"])
+        .output();
+    let ok = match cmd {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stderr);
+            eprint!("{text}");
+            let ran = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok())
+                .unwrap_or(0u64);
+            tally.passed += if out.status.success() { ran } else { 0 };
+            out.status.success()
+        }
+        Err(_) => false,
+    };
+    if !ok {
+        tally.failed += 1;
+        tally
+            .failures
+            .push("python -m unittest (sdk/python)".into());
+    }
+    let failed_before = tally.failed;
+    let ok = run_counted(
+        Command::new("cargo")
+            .args(["test", "-p", "airlock", "--test", "languages"])
+            .args(["--", "--ignored"]),
+        tally,
+    )?;
+    if !ok && tally.failed == failed_before {
+        tally.failed += 1;
+        tally
+            .failures
+            .push("cargo test --test languages -- --ignored".into());
     }
     Ok(())
 }

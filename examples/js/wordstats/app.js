@@ -1,0 +1,49 @@
+// `wordstats`: an example airlock tool written in JavaScript.
+//
+// Counts the words of a text and lists the most frequent ones; uses one
+// parameter of each common kind (string, integer, boolean, array, enum,
+// optional) and throws a tool error for an empty text. Build it with
+// `cargo xtask build-examples` (it lands in `target/examples/wordstats.wasm`).
+
+import { tool, toolbox, t, log, ToolError } from "../../../sdk/js/airlock-tool.js";
+
+const wordStats = tool({
+  name: "word_stats",
+  title: "Word statistics",
+  description: "Counts the words of a text and lists the most frequent ones.",
+  hints: { readOnly: true, idempotent: true },
+  params: {
+    text: t.string({ description: "The text to analyse" }),
+    top: t.integer({ description: "How many of the most frequent words to list", default: 3, minimum: 0 }),
+    case_sensitive: t.boolean({ description: "Count `Word` and `word` separately", default: false }),
+    ignore: t.array(t.string(), { description: "Words not to count, e.g. the, a", default: [] }),
+    order: t.enum(["count", "alphabetical"], { description: "How to order the list", default: "count" }),
+    min_length: t.integer({ description: "Only count words at least this long", optional: true }),
+  },
+  output: t.object({
+    words: t.integer(),
+    distinct: t.integer(),
+    top: t.array(t.object({ word: t.string(), count: t.integer() })),
+  }),
+  handler({ text, top, case_sensitive, ignore, order, min_length }) {
+    if (text.trim() === "") throw new ToolError("the text is empty: there is nothing to count");
+    const skip = new Set(ignore.map((w) => (case_sensitive ? w : w.toLowerCase())));
+    const counts = new Map();
+    let words = 0;
+    for (const raw of text.split(/[^\p{L}\p{N}'-]+/u)) {
+      if (!raw) continue;
+      const word = case_sensitive ? raw : raw.toLowerCase();
+      if (skip.has(word) || (min_length != null && word.length < min_length)) continue;
+      words += 1;
+      counts.set(word, (counts.get(word) ?? 0) + 1);
+    }
+    const list = [...counts].map(([word, count]) => ({ word, count }));
+    list.sort(order === "alphabetical"
+      ? (a, b) => (a.word < b.word ? -1 : a.word > b.word ? 1 : 0)
+      : (a, b) => b.count - a.count || (a.word < b.word ? -1 : 1));
+    log.info(`counted ${words} words`);
+    return { words, distinct: counts.size, top: list.slice(0, top) };
+  },
+});
+
+export const tools = toolbox(wordStats);

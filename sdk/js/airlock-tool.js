@@ -1,0 +1,263 @@
+// airlock-tool.js — write airlock tools in JavaScript.
+//
+// Declare each tool with its parameters, hints and handler, and export them
+// as the `tools` interface of the `airlock:tool@0.1.0` world `toolbox`:
+//
+//     import { tool, toolbox, t } from "./airlock-tool.js";
+//
+//     const add = tool({
+//       name: "add",
+//       description: "Adds two integers.",
+//       hints: { readOnly: true, idempotent: true },
+//       params: { a: t.integer(), b: t.integer({ default: 1, description: "The second addend" }) },
+//       output: t.integer(),
+//       handler: ({ a, b }) => a + b,
+//     });
+//
+//     export const tools = toolbox(add);
+//
+// Build with jco (see docs/authoring.md):
+//     jco componentize app.js --wit wit --world-name toolbox \
+//       --backend qjs --backend-qjs-disable-async -o app.wasm
+//
+// The runtime checks, coerces and completes the arguments against the
+// schema before the handler runs, so the handler receives exactly the
+// declared types. A handler's `ToolError` (or any thrown Error) reaches the
+// client as the tool error; `InvalidArguments` as invalid arguments.
+
+import host from "airlock:tool/host@0.1.0";
+
+const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Thrown by a handler to fail the call; the message reaches the client. */
+export class ToolError extends Error {}
+
+/** Thrown when the arguments do not fit (a check the schema cannot express). */
+export class InvalidArguments extends ToolError {}
+
+function withMeta(schema, opts) {
+  const out = { ...schema };
+  if (opts) {
+    for (const [key, value] of Object.entries(opts)) {
+      if (key === "optional") continue;
+      if (value !== undefined) out[key] = value;
+    }
+  }
+  // `optional` is ours, not JSON Schema: kept out of the published schema
+  if (opts && opts.optional) Object.defineProperty(out, "optional", { value: true, enumerable: false });
+  return out;
+}
+
+/**
+ * Schema builders. Each takes options merged into the JSON Schema
+ * (`description`, `default`, `minimum`, `maxLength`, …) plus `optional: true`
+ * (not required, absent when omitted). A parameter with a `default` is
+ * optional too; the runtime fills the default in before the call.
+ */
+export const t = {
+  string: (opts) => withMeta({ type: "string" }, opts),
+  integer: (opts) => withMeta({ type: "integer" }, opts),
+  number: (opts) => withMeta({ type: "number" }, opts),
+  boolean: (opts) => withMeta({ type: "boolean" }, opts),
+  dateTime: (opts) => withMeta({ type: "string", format: "date-time" }, opts),
+  array: (items, opts) => withMeta({ type: "array", items }, opts),
+  enum: (values, opts) => {
+    const type = values.every((v) => typeof v === "string")
+      ? "string"
+      : values.every((v) => Number.isInteger(v))
+        ? "integer"
+        : undefined;
+    return withMeta(type ? { type, enum: [...values] } : { enum: [...values] }, opts);
+  },
+  object: (properties, opts) => withMeta(objectSchema(properties), opts),
+  any: (opts) => withMeta({}, opts),
+};
+
+function objectSchema(properties) {
+  const required = [];
+  for (const [name, schema] of Object.entries(properties)) {
+    if (!schema.optional && !("default" in schema)) required.push(name);
+  }
+  return { type: "object", properties: { ...properties }, required };
+}
+
+function isObjectSchema(schema) {
+  return schema && schema.type === "object";
+}
+
+/**
+ * Declares one tool.
+ *
+ * - `name` (1–64 of `A-Z a-z 0-9 _ - .`), `description` (required: a model
+ *   chooses tools by it), `title` (optional)
+ * - `hints`: `{ readOnly, destructive, idempotent, openWorld }`, each false
+ *   when absent; the runtime enforces them (see docs/authoring.md)
+ * - `params`: name → schema (from `t`), in positional order
+ * - `output`: the result's schema; an object schema is the output schema,
+ *   anything else is wrapped as `{"result": …}`. Without it the result is
+ *   sent as structured JSON with no output schema.
+ * - `icons`: `[{ src, mimeType, sizes }]`; `taskSupport`: "forbidden" |
+ *   "optional" | "required"
+ * - `handler(args)`: receives the checked arguments as one object and
+ *   returns the result (a string result is also sent as a text block).
+ */
+export function tool(spec) {
+  const { name, description, handler } = spec;
+  if (typeof name !== "string" || !NAME.test(name)) {
+    throw new Error(`tool name ${JSON.stringify(name)} must be 1 to 64 characters of A-Z a-z 0-9 _ - .`);
+  }
+  if (typeof description !== "string" || description.trim() === "") {
+    throw new Error(`tool ${name} has no description`);
+  }
+  if (typeof handler !== "function") {
+    throw new Error(`tool ${name} has no handler function`);
+  }
+  const taskSupport = spec.taskSupport ?? "forbidden";
+  if (!["forbidden", "optional", "required"].includes(taskSupport)) {
+    throw new Error(`tool ${name}: taskSupport must be forbidden, optional or required`);
+  }
+  const hints = spec.hints ?? {};
+  for (const key of Object.keys(hints)) {
+    if (!["readOnly", "destructive", "idempotent", "openWorld"].includes(key)) {
+      throw new Error(`tool ${name}: unknown hint ${key} (readOnly, destructive, idempotent, openWorld)`);
+    }
+  }
+  const inputSchema = objectSchema(spec.params ?? {});
+  let outputSchema = null;
+  let wrap = false;
+  if (spec.output) {
+    if (isObjectSchema(spec.output) && !spec.output.optional) {
+      outputSchema = spec.output;
+    } else {
+      wrap = true;
+      outputSchema = {
+        type: "object",
+        properties: { result: spec.output },
+        required: spec.output.optional ? [] : ["result"],
+      };
+    }
+  }
+  return {
+    info: {
+      name,
+      title: spec.title ?? null,
+      description,
+      inputSchema: JSON.stringify(inputSchema),
+      outputSchema: outputSchema ? JSON.stringify(outputSchema) : null,
+      hints: {
+        readOnly: !!hints.readOnly,
+        destructive: !!hints.destructive,
+        idempotent: !!hints.idempotent,
+        openWorld: !!hints.openWorld,
+      },
+      icons: (spec.icons ?? []).map((i) => ({ src: i.src, mimeType: i.mimeType ?? null, sizes: i.sizes ?? [] })),
+      taskSupport,
+    },
+    handler,
+    wrap,
+  };
+}
+
+/** A result with full control over the content blocks and structured JSON. */
+export class Output {
+  constructor() {
+    this.content = [];
+    this.structured = null;
+  }
+  text(text) {
+    this.content.push({ tag: "text", val: String(text) });
+    return this;
+  }
+  image(data, mimeType) {
+    this.content.push({ tag: "image", val: { data: new Uint8Array(data), mimeType } });
+    return this;
+  }
+  audio(data, mimeType) {
+    this.content.push({ tag: "audio", val: { data: new Uint8Array(data), mimeType } });
+    return this;
+  }
+  withStructured(value) {
+    this.structured = value;
+    return this;
+  }
+}
+
+function toOutput(decl, result) {
+  if (result && typeof result.then === "function") {
+    throw new ToolError(`tool ${decl.info.name}: handlers must be synchronous (airlock runs without component-model async)`);
+  }
+  if (result instanceof Output) {
+    return {
+      content: result.content,
+      structured: result.structured == null ? null : JSON.stringify(result.structured),
+    };
+  }
+  const content = [];
+  let structured;
+  if (result === undefined) {
+    structured = decl.wrap || !decl.info.outputSchema ? { result: true } : {};
+  } else if (decl.wrap || typeof result !== "object" || result === null || Array.isArray(result)) {
+    structured = result === null ? {} : { result };
+    if (typeof result === "string") content.push({ tag: "text", val: result });
+  } else {
+    structured = result;
+  }
+  return { content, structured: JSON.stringify(structured) };
+}
+
+function message(err) {
+  if (err instanceof ToolError) return err.message;
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}
+
+/**
+ * The `tools` export for these tools: `export const tools = toolbox(a, b)`.
+ */
+export function toolbox(...decls) {
+  const byName = new Map();
+  for (const decl of decls) {
+    if (!decl || !decl.info) throw new Error("toolbox() takes tools made with tool({...})");
+    if (byName.has(decl.info.name)) throw new Error(`two tools are named ${decl.info.name}`);
+    byName.set(decl.info.name, decl);
+  }
+  return {
+    describe() {
+      return [...byName.values()].map((d) => d.info);
+    },
+    call(name, argumentsJson) {
+      const decl = byName.get(name);
+      if (!decl) throw { tag: "invalid-arguments", val: `unknown tool ${JSON.stringify(name)}` };
+      let args;
+      try {
+        args = argumentsJson ? JSON.parse(argumentsJson) : {};
+      } catch (err) {
+        throw { tag: "invalid-arguments", val: `the arguments are not JSON: ${err.message}` };
+      }
+      try {
+        return toOutput(decl, decl.handler(args));
+      } catch (err) {
+        const tag = err instanceof InvalidArguments ? "invalid-arguments" : "failed";
+        throw { tag, val: message(err) };
+      }
+    },
+  };
+}
+
+/** Sends a log message to the client and the runtime's log: `log.info("…")`. */
+export const log = Object.fromEntries(
+  ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"].map((level) => [
+    level,
+    (msg) => host.log(level, String(msg)),
+  ]),
+);
+
+/** Reports progress of the running call (values should grow). */
+export function progress(done, total = null, msg = null) {
+  host.progress(done, total, msg);
+}
+
+/** True once the client has cancelled this call. */
+export function cancelled() {
+  return host.cancelled();
+}

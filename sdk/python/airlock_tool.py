@@ -1,0 +1,641 @@
+"""Write airlock tools as typed Python functions.
+
+A tool is a function with type hints and a docstring; the ``@tool``
+decorator turns it into a tool description (name, title, description, input
+schema, output schema, hints) and ``toolbox(...)`` exports a set of tools as
+the ``tools`` interface of the ``airlock:tool@0.1.0`` world ``toolbox``::
+
+    from typing import Annotated
+    from airlock_tool import tool, toolbox
+
+    @tool(read_only=True, idempotent=True)
+    def add(a: int, b: Annotated[int, "The second addend"] = 1) -> int:
+        \"\"\"Adds two integers.\"\"\"
+        return a + b
+
+    Tools = toolbox(add)          # componentize-py looks for `Tools`
+
+Build it with ``componentize-py -d wit -w toolbox componentize app -o app.wasm``
+(with this file on the module path, e.g. ``-p sdk/python``).
+
+The type table (parameter or result annotation -> JSON Schema):
+
+=============================  ==========================================
+``int``                        ``integer``
+``float``                      ``number`` (an integer is accepted too)
+``bool``                       ``boolean``
+``str``                        ``string``
+``datetime.datetime``          ``string`` with ``format: date-time``
+``list[T]`` / ``List[T]``      ``array`` of ``T``
+``Optional[T]`` / ``T | None`` ``T``, not required (``None`` when omitted)
+``Literal["a", "b"]``          ``enum`` of the values (``string``/``integer``)
+``enum.Enum`` subclass         ``enum`` of the members' values
+``@dataclass`` / ``TypedDict`` ``object`` with ``properties``/``required``
+``dict`` / ``Any``             any JSON value
+``None`` (result only)         advertised as ``{"result": true}``
+=============================  ==========================================
+
+A parameter with a default in the signature is optional and the default is
+advertised in the schema (the runtime fills it in before the call). Describe
+a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``.
+
+This module imports the generated bindings (``wit_world``) only when the
+component runs, so schema generation can be unit-tested with plain CPython.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import enum
+import inspect
+import json
+import sys
+import types as _pytypes
+import typing
+from typing import Any, Callable, Dict, List, Optional
+
+__all__ = [
+    "tool",
+    "toolbox",
+    "arg",
+    "Icon",
+    "ToolError",
+    "InvalidArguments",
+    "Output",
+    "log",
+    "progress",
+    "cancelled",
+    "ToolInfo",
+]
+
+_NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
+
+
+class ToolError(Exception):
+    """Raise to fail the call; the message reaches the client as the tool error."""
+
+
+class InvalidArguments(ToolError):
+    """Raise when the arguments do not fit (a check the schema cannot express).
+
+    The client sees it as invalid arguments, like the runtime's own refusals.
+    """
+
+
+class SchemaError(TypeError):
+    """A parameter or result type that has no JSON Schema (raised at import)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class arg:  # noqa: N801 - used like an attribute: Annotated[int, arg(...)]
+    """Per-parameter metadata for ``Annotated[T, arg(...)]``.
+
+    ``description`` documents the parameter; ``rename`` publishes it under
+    another name; ``minimum``/``maximum`` bound numbers; ``schema`` merges
+    extra JSON Schema keywords.
+    """
+
+    description: Optional[str] = None
+    rename: Optional[str] = None
+    minimum: Optional[float] = None
+    maximum: Optional[float] = None
+    schema: Optional[Dict[str, Any]] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Icon:
+    """An icon a client may show next to the tool."""
+
+    src: str
+    mime_type: Optional[str] = None
+    sizes: List[str] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass
+class Output:
+    """Full control over a result: content blocks and structured JSON.
+
+    ``content`` holds ``("text", str)``, ``("image", bytes, mime)`` and
+    ``("audio", bytes, mime)`` tuples. A tool returning ``Output`` has no
+    automatic output schema.
+    """
+
+    content: List[tuple] = dataclasses.field(default_factory=list)
+    structured: Any = None
+
+    def text(self, text: str) -> "Output":
+        self.content.append(("text", text))
+        return self
+
+    def image(self, data: bytes, mime_type: str) -> "Output":
+        self.content.append(("image", bytes(data), mime_type))
+        return self
+
+    def audio(self, data: bytes, mime_type: str) -> "Output":
+        self.content.append(("audio", bytes(data), mime_type))
+        return self
+
+
+# ---------------------------------------------------------------------------
+# Schemas from type hints
+
+
+def _is_typeddict(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, dict) and hasattr(tp, "__total__")
+
+
+def _strip_optional(tp: Any):
+    """(inner type, True) for Optional[T] / T | None, else (tp, False)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is getattr(_pytypes, "UnionType", None):
+        members = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(members) != len(typing.get_args(tp)):
+            if len(members) == 1:
+                return members[0], True
+            return typing.Union[tuple(members)], True
+    return tp, False
+
+
+def _split_annotated(tp: Any):
+    """(type, [metadata]) for Annotated[T, ...], else (tp, [])."""
+    if typing.get_origin(tp) is typing.Annotated:
+        base, *meta = typing.get_args(tp)
+        return base, meta
+    return tp, []
+
+
+def _meta_schema(meta: list) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for m in meta:
+        if isinstance(m, str):
+            out["description"] = m
+        elif isinstance(m, arg):
+            if m.description is not None:
+                out["description"] = m.description
+            if m.minimum is not None:
+                out["minimum"] = m.minimum
+            if m.maximum is not None:
+                out["maximum"] = m.maximum
+            if m.schema:
+                out.update(m.schema)
+    return out
+
+
+def _enum_schema(values: list) -> Dict[str, Any]:
+    schema: Dict[str, Any] = {}
+    if values and all(isinstance(v, str) for v in values):
+        schema["type"] = "string"
+    elif values and all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        schema["type"] = "integer"
+    schema["enum"] = list(values)
+    return schema
+
+
+def schema_of(tp: Any, where: str = "value") -> Dict[str, Any]:
+    """The JSON Schema of a type annotation (see the module's type table).
+
+    ``where`` names the parameter in the error for an unsupported type.
+    """
+    tp, meta = _split_annotated(tp)
+    inner, optional = _strip_optional(tp)
+    if optional:
+        schema = schema_of(inner, where)
+    else:
+        schema = _plain_schema(tp, where)
+    schema.update(_meta_schema(meta))
+    return schema
+
+
+def _plain_schema(tp: Any, where: str) -> Dict[str, Any]:
+    if tp is Any or tp is dict or typing.get_origin(tp) is dict:
+        return {}
+    if tp is bool:
+        return {"type": "boolean"}
+    if tp is int:
+        return {"type": "integer"}
+    if tp is float:
+        return {"type": "number"}
+    if tp is str:
+        return {"type": "string"}
+    if tp is datetime.datetime:
+        return {"type": "string", "format": "date-time"}
+    origin = typing.get_origin(tp)
+    if origin in (list, List):
+        args = typing.get_args(tp)
+        return {"type": "array", "items": schema_of(args[0], where) if args else {}}
+    if tp is list:
+        return {"type": "array"}
+    if origin is typing.Literal:
+        return _enum_schema(list(typing.get_args(tp)))
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return _enum_schema([m.value for m in tp])
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        props: Dict[str, Any] = {}
+        required: List[str] = []
+        for field in dataclasses.fields(tp):
+            ftype = hints[field.name]
+            props[field.name] = schema_of(ftype, f"{where}.{field.name}")
+            has_default = (
+                field.default is not dataclasses.MISSING
+                or field.default_factory is not dataclasses.MISSING
+            )
+            if field.default is not dataclasses.MISSING and field.default is not None:
+                props[field.name]["default"] = _jsonable(field.default)
+            if not has_default and not _strip_optional(_split_annotated(ftype)[0])[1]:
+                required.append(field.name)
+        return {"type": "object", "properties": props, "required": required}
+    if _is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        req_keys = getattr(tp, "__required_keys__", frozenset(hints))
+        props = {k: schema_of(v, f"{where}.{k}") for k, v in hints.items()}
+        required = [k for k in hints if k in req_keys]
+        return {"type": "object", "properties": props, "required": required}
+    raise SchemaError(
+        f"{where} has type {tp!r}, which a tool cannot receive or return as JSON; "
+        "use int, float, bool, str, datetime, list[...], Optional[...], Literal, "
+        "an Enum, a dataclass, a TypedDict, dict or Any"
+    )
+
+
+def _jsonable(value: Any) -> Any:
+    """A Python value as JSON data (enums by value, dataclasses as objects)."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        out = {}
+        for field in dataclasses.fields(value):
+            v = getattr(value, field.name)
+            if v is not None:
+                out[field.name] = _jsonable(v)
+        return out
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items() if v is not None}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def decode(tp: Any, value: Any) -> Any:
+    """Turns checked JSON data into the annotated Python type."""
+    tp, _ = _split_annotated(tp)
+    inner, optional = _strip_optional(tp)
+    if value is None:
+        return None
+    if optional:
+        return decode(inner, value)
+    if tp is float and isinstance(value, int):
+        return float(value)
+    if tp is datetime.datetime and isinstance(value, str):
+        return datetime.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    origin = typing.get_origin(tp)
+    if origin in (list, List):
+        args = typing.get_args(tp)
+        return [decode(args[0], v) for v in value] if args else list(value)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        return tp(value)
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        kwargs = {
+            f.name: decode(hints[f.name], value[f.name])
+            for f in dataclasses.fields(tp)
+            if f.name in value
+        }
+        return tp(**kwargs)
+    if _is_typeddict(tp):
+        hints = typing.get_type_hints(tp, include_extras=True)
+        return {k: decode(hints[k], v) if k in hints else v for k, v in value.items()}
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Tools
+
+
+@dataclasses.dataclass
+class ToolInfo:
+    """Everything ``describe`` reports about one tool, as plain Python data."""
+
+    name: str
+    title: Optional[str]
+    description: str
+    input_schema: Dict[str, Any]
+    output_schema: Optional[Dict[str, Any]]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+    icons: List[Icon] = dataclasses.field(default_factory=list)
+    task_support: str = "forbidden"
+
+
+class Tool:
+    """A decorated function: its ``ToolInfo`` and how to call it with JSON."""
+
+    def __init__(self, func: Callable, info: ToolInfo, params: list, returns: Any):
+        self.func = func
+        self.info = info
+        self._params = params  # (published name, python name, type)
+        self._returns = returns
+        self.__doc__ = func.__doc__
+        self.__name__ = func.__name__
+
+    def __call__(self, *args, **kwargs):
+        """Calls the plain function (for native unit tests)."""
+        return self.func(*args, **kwargs)
+
+    def call_json(self, arguments: Dict[str, Any]) -> Output:
+        """Runs the tool with checked JSON arguments; returns an ``Output``.
+
+        Raises ``ToolError``/``InvalidArguments`` (and whatever the tool
+        raises) unchanged.
+        """
+        kwargs = {}
+        for published, pyname, tp in self._params:
+            if published in arguments:
+                kwargs[pyname] = decode(tp, arguments[published])
+        unknown = set(arguments) - {p for p, _, _ in self._params}
+        if unknown:
+            raise InvalidArguments(f"unknown arguments: {sorted(unknown)}")
+        try:
+            result = self.func(**kwargs)
+        except TypeError as err:
+            # a missing argument the runtime should have caught (no schema)
+            if "required positional argument" in str(err):
+                raise InvalidArguments(str(err)) from err
+            raise
+        return self._output(result)
+
+    def _output(self, result: Any) -> Output:
+        if isinstance(result, Output):
+            return result
+        if self._returns is None or self._returns is type(None):
+            return Output(structured={"result": True})
+        value = _jsonable(result)
+        if self.info.output_schema is None:
+            return Output(structured=value if isinstance(value, dict) else {"result": value})
+        if _wraps(self._returns):
+            out = Output(structured={} if value is None else {"result": value})
+            if isinstance(value, str):
+                out.content.append(("text", value))
+            return out
+        return Output(structured=value)
+
+
+def _wraps(returns: Any) -> bool:
+    """True when a result of this type is sent as ``{"result": value}``."""
+    base, _ = _split_annotated(returns)
+    inner, optional = _strip_optional(base)
+    if optional:
+        return True
+    schema = schema_of(base, "the result")
+    return schema.get("type") != "object"
+
+
+def _output_schema(returns: Any, func_name: str) -> Optional[Dict[str, Any]]:
+    if returns is inspect.Signature.empty:
+        return None
+    if returns is None or returns is type(None):
+        return {"type": "object", "properties": {"result": {"type": "boolean"}}, "required": ["result"]}
+    if returns is Output:
+        return None
+    schema = schema_of(returns, f"the result of {func_name}")
+    if not _wraps(returns):
+        return schema
+    _, optional = _strip_optional(_split_annotated(returns)[0])
+    return {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": [] if optional else ["result"],
+    }
+
+
+def tool(
+    func: Optional[Callable] = None,
+    *,
+    name: Optional[str] = None,
+    title: Optional[str] = None,
+    description: Optional[str] = None,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    open_world: bool = False,
+    icons: Optional[List[Icon]] = None,
+    task_support: str = "forbidden",
+    output_schema: Optional[Dict[str, Any]] = None,
+):
+    """Declares a tool. Use as ``@tool`` or ``@tool(read_only=True, ...)``.
+
+    The description is the docstring unless ``description`` is given; a tool
+    without either is refused here, at import (and so at build time).
+    Hints (``read_only``, ``destructive``, ``idempotent``, ``open_world``)
+    are promises the runtime enforces: see docs/authoring.md.
+    """
+
+    def wrap(f: Callable) -> Tool:
+        tool_name = name or f.__name__
+        if not (1 <= len(tool_name) <= 64) or not set(tool_name) <= _NAME_CHARS:
+            raise ValueError(
+                f"tool name {tool_name!r} must be 1 to 64 characters of A-Z a-z 0-9 _ - ."
+            )
+        text = description or inspect.cleandoc(f.__doc__ or "")
+        if not text:
+            raise ValueError(f"tool {tool_name!r} has no description: give it a docstring")
+        if task_support not in ("forbidden", "optional", "required"):
+            raise ValueError(f"task_support must be forbidden, optional or required, not {task_support!r}")
+        sig = inspect.signature(f)
+        hints = typing.get_type_hints(f, include_extras=True)
+        props: Dict[str, Any] = {}
+        required: List[str] = []
+        params = []
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise SchemaError(f"tool {tool_name!r}: *args and **kwargs cannot be parameters")
+            if p.name not in hints:
+                raise SchemaError(
+                    f"tool {tool_name!r}: parameter {p.name!r} needs a type annotation"
+                )
+            tp = hints[p.name]
+            published = p.name
+            for m in _split_annotated(tp)[1]:
+                if isinstance(m, arg) and m.rename:
+                    published = m.rename
+            schema = schema_of(tp, f"parameter {p.name!r} of {tool_name!r}")
+            optional = _strip_optional(_split_annotated(tp)[0])[1]
+            if p.default is not inspect.Parameter.empty:
+                if p.default is not None:
+                    schema["default"] = _jsonable(p.default)
+            elif not optional:
+                required.append(published)
+            props[published] = schema
+            params.append((published, p.name, tp))
+        input_schema = {"type": "object", "properties": props, "required": required}
+        returns = hints.get("return", sig.return_annotation)
+        out_schema = output_schema if output_schema is not None else _output_schema(returns, tool_name)
+        info = ToolInfo(
+            name=tool_name,
+            title=title,
+            description=text,
+            input_schema=input_schema,
+            output_schema=out_schema,
+            read_only=read_only,
+            destructive=destructive,
+            idempotent=idempotent,
+            open_world=open_world,
+            icons=list(icons or []),
+            task_support=task_support,
+        )
+        return Tool(f, info, params, None if returns is inspect.Signature.empty else returns)
+
+    return wrap(func) if func is not None else wrap
+
+
+# ---------------------------------------------------------------------------
+# The WIT exports
+
+
+def _to_wit_output(out: Output):
+    from wit_world.imports import types as t
+
+    blocks = []
+    for block in out.content:
+        kind = block[0]
+        if kind == "text":
+            blocks.append(t.Content_Text(block[1]))
+        elif kind == "image":
+            blocks.append(t.Content_Image(t.Media(bytes(block[1]), block[2])))
+        elif kind == "audio":
+            blocks.append(t.Content_Audio(t.Media(bytes(block[1]), block[2])))
+        else:
+            raise ToolError(f"unknown content block kind {kind!r}")
+    structured = None if out.structured is None else json.dumps(_jsonable(out.structured))
+    return t.Output(content=blocks, structured=structured)
+
+
+def _to_wit_tool(info: ToolInfo):
+    from wit_world.imports import types as t
+
+    hints = t.Hints(0)
+    if info.read_only:
+        hints |= t.Hints.READ_ONLY
+    if info.destructive:
+        hints |= t.Hints.DESTRUCTIVE
+    if info.idempotent:
+        hints |= t.Hints.IDEMPOTENT
+    if info.open_world:
+        hints |= t.Hints.OPEN_WORLD
+    return t.Tool(
+        name=info.name,
+        title=info.title,
+        description=info.description,
+        input_schema=json.dumps(info.input_schema),
+        output_schema=None if info.output_schema is None else json.dumps(info.output_schema),
+        hints=hints,
+        icons=[t.Icon(i.src, i.mime_type, list(i.sizes)) for i in info.icons],
+        task_support=t.TaskSupport[info.task_support.upper()],
+    )
+
+
+def toolbox(*tools: Tool):
+    """The class implementing the WIT ``tools`` export for these tools.
+
+    Assign it to ``Tools`` in the app module: ``Tools = toolbox(a, b)``.
+    Its ``describe``/``call`` also work natively (``ToolInfo``/``Output``
+    instead of the WIT records) when ``wit_world`` cannot be imported.
+    """
+    by_name: Dict[str, Tool] = {}
+    for t in tools:
+        if not isinstance(t, Tool):
+            raise TypeError(f"{t!r} is not a tool: decorate it with @tool")
+        if t.info.name in by_name:
+            raise ValueError(f"two tools are named {t.info.name!r}")
+        by_name[t.info.name] = t
+
+    class Tools:
+        """The ``tools`` export: ``describe`` and ``call``."""
+
+        registry = by_name
+
+        def describe(self):
+            return [_to_wit_tool(t.info) for t in by_name.values()]
+
+        def call(self, name: str, arguments: str):
+            from componentize_py_types import Err
+            from wit_world.imports import types as wt
+
+            try:
+                out = run(by_name, name, arguments)
+                return _to_wit_output(out)
+            except InvalidArguments as err:
+                raise Err(wt.Error_InvalidArguments(str(err)))
+            except ToolError as err:
+                raise Err(wt.Error_Failed(str(err)))
+            except Err:
+                raise
+            except Exception as err:  # the tool's own bug: name it
+                raise Err(wt.Error_Failed(f"{type(err).__name__}: {err}"))
+
+    return Tools
+
+
+def run(tools: Dict[str, Tool], name: str, arguments: str) -> Output:
+    """Dispatches one call (no WIT types; used by ``Tools.call`` and tests)."""
+    t = tools.get(name)
+    if t is None:
+        raise InvalidArguments(f"unknown tool {name!r}")
+    try:
+        args = json.loads(arguments) if arguments else {}
+    except ValueError as err:
+        raise InvalidArguments(f"the arguments are not JSON: {err}") from err
+    if not isinstance(args, dict):
+        raise InvalidArguments("the arguments must be a JSON object")
+    return t.call_json(args)
+
+
+# ---------------------------------------------------------------------------
+# Host services
+
+
+class _Log:
+    """``log.info("...")`` etc.: messages to the client and the runtime's log."""
+
+    _LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+    def __call__(self, level: str, message: str) -> None:
+        if level not in self._LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        try:
+            from wit_world.imports import host
+        except ImportError:  # native: unit tests
+            print(f"[{level}] {message}", file=sys.stderr)
+            return
+        host.log(host.Level[level.upper()], str(message))
+
+    def __getattr__(self, level: str):
+        if level not in self._LEVELS:
+            raise AttributeError(level)
+        return lambda message: self(level, message)
+
+
+log = _Log()
+
+
+def progress(done: float, total: Optional[float] = None, message: Optional[str] = None) -> None:
+    """Reports progress of the running call (values should grow)."""
+    try:
+        from wit_world.imports import host
+    except ImportError:
+        return
+    host.progress(float(done), None if total is None else float(total), message)
+
+
+def cancelled() -> bool:
+    """True once the client has cancelled this call."""
+    try:
+        from wit_world.imports import host
+    except ImportError:
+        return False
+    return bool(host.cancelled())
