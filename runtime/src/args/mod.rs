@@ -47,6 +47,18 @@ pub struct Parameter {
     pub description: Option<String>,
 }
 
+impl Parameter {
+    /// `required`, `optional, default 90` or `optional`: how listings
+    /// (`airlock inspect`, `/rpc/describe`) say whether it must be given.
+    pub fn requirement(&self) -> String {
+        match (&self.default, self.required) {
+            (_, true) => "required".to_string(),
+            (Some(default), false) => format!("optional, default {default}"),
+            (None, false) => "optional".to_string(),
+        }
+    }
+}
+
 /// How to coerce one parameter: its declared types and, for an array of
 /// scalars, its item types.
 #[derive(Debug, Clone, Copy, Default)]

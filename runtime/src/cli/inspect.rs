@@ -150,22 +150,17 @@ fn tool_text(out: &mut String, tool: &Tool) {
         let _ = writeln!(out, "    parameters: none");
     } else {
         let _ = writeln!(out, "    parameters:");
+        let needs: Vec<String> = params.iter().map(|p| p.requirement()).collect();
         let width = params.iter().map(|p| p.name.len()).max().unwrap_or(0);
         let type_width = params.iter().map(|p| p.type_label.len()).max().unwrap_or(0);
-        for p in params {
-            let need = match (&p.default, p.required) {
-                (Some(default), _) => format!("default {default}"),
-                (None, true) => "required".to_string(),
-                (None, false) => "optional".to_string(),
-            };
+        let need_width = needs.iter().map(String::len).max().unwrap_or(0);
+        for (p, need) in params.iter().zip(&needs) {
             let desc = p.description.as_deref().unwrap_or("");
-            let _ = writeln!(
-                out,
-                "      {:width$}  {:type_width$}  {need}{}{desc}",
-                p.name,
-                p.type_label,
-                if desc.is_empty() { "" } else { "  " },
+            let line = format!(
+                "      {:width$}  {:type_width$}  {need:need_width$}  {desc}",
+                p.name, p.type_label,
             );
+            let _ = writeln!(out, "{}", line.trim_end());
         }
     }
     match &info.output_schema {

@@ -195,12 +195,14 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
             let _ = writeln!(text, "  parameters:");
         }
         for (i, p) in parameters.iter().enumerate() {
-            let need = match (&p.default, p.required) {
-                (_, true) => "required".to_string(),
-                (Some(default), false) => format!("optional, default {default}"),
-                (None, false) => "optional".to_string(),
-            };
-            let _ = write!(text, "    {}. {}: {} ({need})", i + 1, p.name, p.type_label);
+            let _ = write!(
+                text,
+                "    {}. {}: {} ({})",
+                i + 1,
+                p.name,
+                p.type_label,
+                p.requirement()
+            );
             match &p.description {
                 Some(d) => {
                     let _ = writeln!(text, " — {d}");
