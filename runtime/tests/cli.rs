@@ -78,7 +78,12 @@ fn inspect_json_lists_tools_as_mcp_does() {
     assert!(restock["inputSchema"]["properties"]["units"].is_object());
     assert_eq!(restock["execution"]["taskSupport"], "forbidden");
     let icon = &tools[0]["icons"][0];
-    assert!(icon["src"].as_str().expect("src").starts_with("data:image/svg+xml;base64,"));
+    assert!(
+        icon["src"]
+            .as_str()
+            .expect("src")
+            .starts_with("data:image/svg+xml;base64,")
+    );
     assert_eq!(icon["mimeType"], "image/svg+xml");
     assert_eq!(icon["sizes"], serde_json::json!(["any"]));
     let imports = doc["components"][0]["imports"].as_array().expect("imports");

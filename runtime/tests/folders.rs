@@ -100,8 +100,10 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Entry> {
     out
 }
 
+/// One filesystem operation, run beside well-behaved calls.
 fn fs_call(tool: &str, args: Value) -> Result<String, CallError> {
-    call(&fixture().runtime, tool, args).map(|out| text(&out))
+    let runtime = &fixture().runtime;
+    support::beside_good_calls(runtime, || call(runtime, tool, args)).map(|out| text(&out))
 }
 
 /// Asserts the call failed inside the guest with `not-permitted` (what

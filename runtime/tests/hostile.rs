@@ -32,31 +32,10 @@ fn hostile() -> &'static Runtime {
     RUNTIME.get_or_init(|| support::runtime(POLICY, &[test_component("hostile")]))
 }
 
-/// Runs `attack` while good calls run beside it; returns the attack's error.
+/// Runs the attack `tool` beside well-behaved calls; returns its error.
 fn attack(tool: &str) -> CallError {
-    let runtime = hostile();
-    let bad = {
-        let tool = tool.to_string();
-        thread::spawn(move || call(hostile(), &tool, json!({})))
-    };
-    // Good calls keep succeeding while the attack runs.
-    let mut good_calls = 0;
-    while !bad.is_finished() || good_calls == 0 {
-        let out = call(runtime, "good", json!({})).expect("a good call beside an attack");
-        assert_eq!(text(&out), "ok");
-        good_calls += 1;
-        thread::sleep(Duration::from_millis(20));
-    }
-    let err = bad
-        .join()
-        .expect("attack thread")
-        .expect_err("the attack must fail");
-    // And the runtime serves after it.
-    assert_eq!(
-        text(&call(runtime, "good", json!({})).expect("after")),
-        "ok"
-    );
-    err
+    support::beside_good_calls(hostile(), || call(hostile(), tool, json!({})))
+        .expect_err("the attack must fail")
 }
 
 #[test]

@@ -95,8 +95,10 @@ fn runtime(network: &[String]) -> Runtime {
     support::runtime(&policy, &[test_component("hostile")])
 }
 
+/// One HTTP request from the guest, run beside well-behaved calls.
 fn http(runtime: &Runtime, tool: &str, method: &str, url: &str) -> Result<String, CallError> {
-    call(runtime, tool, json!({"url": url, "method": method})).map(|out| text(&out))
+    let args = json!({"url": url, "method": method});
+    support::beside_good_calls(runtime, || call(runtime, tool, args)).map(|out| text(&out))
 }
 
 fn refused(result: Result<String, CallError>, code: &str) {
@@ -107,8 +109,10 @@ fn refused(result: Result<String, CallError>, code: &str) {
     );
 }
 
+/// One raw TCP connection from the guest, run beside well-behaved calls.
 fn tcp(runtime: &Runtime, tool: &str, addr: &str) -> Result<Value, CallError> {
-    call(runtime, tool, json!({ "addr": addr })).map(|out| json!(text(&out)))
+    let args = json!({ "addr": addr });
+    support::beside_good_calls(runtime, || call(runtime, tool, args)).map(|out| json!(text(&out)))
 }
 
 #[test]

@@ -91,3 +91,24 @@ pub fn text(output: &Output) -> String {
         other => panic!("expected a text block, got {other:?}"),
     }
 }
+
+/// Runs `attack` on another thread while well-behaved calls of the hostile
+/// component's `good` tool run on this one. Every good call must succeed,
+/// during and after the attack; returns what the attack returned.
+pub fn beside_good_calls<T: Send>(runtime: &Runtime, attack: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|scope| {
+        let bad = scope.spawn(attack);
+        let mut good_calls = 0;
+        while !bad.is_finished() || good_calls == 0 {
+            let out = call(runtime, "good", serde_json::json!({}))
+                .expect("a well-behaved call beside an attack");
+            assert_eq!(text(&out), "ok");
+            good_calls += 1;
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let result = bad.join().expect("the attack's thread");
+        let after = call(runtime, "good", serde_json::json!({})).expect("a call after the attack");
+        assert_eq!(text(&after), "ok");
+        result
+    })
+}
