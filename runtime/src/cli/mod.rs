@@ -4,6 +4,7 @@
 mod call;
 mod check;
 mod inspect;
+mod new;
 mod serve;
 
 use std::path::PathBuf;
@@ -69,6 +70,7 @@ enum Command {
     Call(call::Args),
     Check(check::Args),
     Serve(serve::Args),
+    New(new::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -90,6 +92,7 @@ pub fn main() -> ExitCode {
         Command::Call(args) => call::run(args),
         Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::New(args) => new::run(args),
     };
     exit.into()
 }
