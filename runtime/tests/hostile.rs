@@ -49,6 +49,38 @@ fn infinite_loop_times_out() {
 }
 
 #[test]
+fn blocking_inside_the_host_still_times_out() {
+    // An hour-long sleep blocks in the host, out of reach of the epoch
+    // check; the bounded wait ends it at the deadline.
+    let err = attack("nap");
+    assert_eq!(err.to_string(), "timed out after 1s");
+}
+
+#[test]
+fn cancellation_reaches_a_guest_blocked_in_the_host() {
+    let cancel = CancelToken::new();
+    let runner = {
+        let cancel = cancel.clone();
+        thread::spawn(move || {
+            hostile().call(
+                "nap",
+                json!({}),
+                Arc::new(Unobserved),
+                cancel,
+                Confirmation::Unavailable,
+            )
+        })
+    };
+    thread::sleep(Duration::from_millis(100));
+    cancel.cancel();
+    let err = runner.join().expect("runner").expect_err("cancelled");
+    assert!(
+        matches!(err, CallError::Run(RunError::Cancelled)),
+        "{err:?}"
+    );
+}
+
+#[test]
 fn memory_bomb_hits_the_memory_limit() {
     let err = attack("allocate");
     assert_eq!(err.to_string(), "memory limit of 32 MiB exceeded");

@@ -12,6 +12,7 @@ mod folders;
 mod network;
 mod pipe;
 mod state;
+mod waits;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -206,6 +207,7 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
+        waits::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |state| state,
@@ -336,6 +338,8 @@ impl Sandbox {
         );
         state.net = network::HttpFilter::for_grant(grant, cancel);
         state.folder_guard = folders::FolderGuard::for_grant(grant);
+        let deadline = Instant::now() + grant.limits.time;
+        state.deadline = deadline;
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         if self.fuel {
@@ -343,7 +347,6 @@ impl Sandbox {
                 .set_fuel(grant.limits.fuel.unwrap_or(u64::MAX))
                 .map_err(|e| RunError::Setup(e.to_string()))?;
         }
-        let deadline = Instant::now() + grant.limits.time;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(move |mut ctx| {
             let state = ctx.data_mut();

@@ -113,6 +113,8 @@ pub struct CallState {
     pub net: HttpFilter,
     /// What the call created, for create-only folders (off by default).
     pub folder_guard: FolderGuard,
+    /// When the call's wall time runs out; bounds blocking host calls too.
+    pub deadline: std::time::Instant,
     last_progress: Option<f64>,
 }
 
@@ -135,6 +137,7 @@ impl CallState {
             http: WasiHttpCtx::new(),
             net: HttpFilter::default(),
             folder_guard: FolderGuard::default(),
+            deadline: std::time::Instant::now(),
             last_progress: None,
         }
     }
@@ -147,6 +150,19 @@ impl CallState {
             table: &mut self.table,
         };
         Guarded::new(fs, &mut self.folder_guard)
+    }
+}
+
+impl CallState {
+    /// The resource table with the call's deadline and cancellation: what
+    /// `wasi:io/poll` and `wasi:io/streams` are linked to.
+    pub fn bounded(&mut self) -> super::waits::Bounded<'_> {
+        super::waits::Bounded {
+            table: &mut self.table,
+            deadline: self.deadline,
+            cancel: &self.cancel,
+            interruption: &mut self.interruption,
+        }
     }
 }
 

@@ -25,6 +25,14 @@ fn tool(name: &str, hints: Hints) -> Tool {
     }
 }
 
+/// A tool with the given task support (MCP `execution.taskSupport`).
+fn tool_tasks(name: &str, task_support: TaskSupport) -> Tool {
+    Tool {
+        task_support,
+        ..tool(name, Hints::empty())
+    }
+}
+
 fn text(s: impl Into<String>) -> Result<Output, Error> {
     Ok(Output {
         content: vec![Content::Text(s.into())],
@@ -216,6 +224,9 @@ impl exports::airlock::tool::tools::Guest for Hostile {
             tool("huge_result", none),
             tool("bad_json", none),
             tool("sleep", none),
+            tool("nap", none),
+            tool_tasks("sleep_task", TaskSupport::Required),
+            tool_tasks("good_inline", TaskSupport::Forbidden),
             tool("env", none),
             tool("fs_read_only", Hints::READ_ONLY),
             tool("fs_plain", none),
@@ -230,7 +241,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
 
     fn call(name: String, args: String) -> Result<Output, Error> {
         match name.as_str() {
-            "good" => text("ok"),
+            "good" | "good_inline" => text("ok"),
             "spin" => {
                 let mut n: u64 = 0;
                 loop {
@@ -259,7 +270,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 content: vec![],
                 structured: Some("{not json".into()),
             }),
-            "sleep" => {
+            "sleep" | "sleep_task" => {
                 let ms: u64 = need(&args, "ms")?.parse().map_err(fail)?;
                 let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
                 while std::time::Instant::now() < end {
@@ -269,6 +280,12 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                 }
                 text("slept")
+            }
+            "nap" => {
+                // One long block inside the host (a clock pollable), never
+                // returning to wasm where the epoch check could stop it.
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+                text("woke up")
             }
             "env" => {
                 let mut vars: Vec<String> =
