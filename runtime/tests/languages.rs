@@ -347,3 +347,49 @@ fn new_project_python_builds_and_passes_inspect() {
 fn new_project_js_builds_and_passes_inspect() {
     new_project("js");
 }
+
+/// Per-call cost of each language, in-process: one runtime per component,
+/// three warm-up calls, then the mean of 50 calls (each a fresh instance).
+/// Prints the numbers that `docs/authoring.md` quotes.
+#[test]
+#[ignore = "measurement: cargo test -p airlock --test languages per_call -- --ignored --nocapture"]
+fn per_call_times() {
+    let cases = [
+        (
+            workspace().join("target/components/export.wasm"),
+            "export_orders",
+            json!({"customer_id": "CUST-42"}),
+        ),
+        (
+            example("shipping"),
+            "shipping_quote",
+            json!({"destination": "eu", "weight_kg": 2}),
+        ),
+        (
+            example("wordstats"),
+            "word_stats",
+            json!({"text": "the cat and the hat"}),
+        ),
+    ];
+    for (file, tool, args) in cases {
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let started = std::time::Instant::now();
+        let runtime = support::runtime("", std::slice::from_ref(&file));
+        let load = started.elapsed();
+        for _ in 0..3 {
+            call(&runtime, tool, args.clone()).expect("warm-up call");
+        }
+        let started = std::time::Instant::now();
+        for _ in 0..50 {
+            call(&runtime, tool, args.clone()).expect("call");
+        }
+        let per_call = started.elapsed() / 50;
+        eprintln!(
+            "{}: {:.1} MB, load {:?} (compile cache warm unless first run), {:?} per call",
+            file.file_name().unwrap().to_string_lossy(),
+            size as f64 / 1e6,
+            load,
+            per_call
+        );
+    }
+}

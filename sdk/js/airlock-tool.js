@@ -25,7 +25,11 @@
 // declared types. A handler's `ToolError` (or any thrown Error) reaches the
 // client as the tool error; `InvalidArguments` as invalid arguments.
 
-import host from "airlock:tool/host@0.1.0";
+import * as hostModule from "airlock:tool/host@0.1.0";
+
+// QuickJS exposes an interface as the module's default export,
+// StarlingMonkey as named exports.
+const host = hostModule.default ?? hostModule;
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
