@@ -109,6 +109,16 @@ fn panic_reports_its_message() {
 }
 
 #[test]
+fn exiting_instead_of_returning_is_named() {
+    // WASI 0.2's `exit` carries only success or failure: 3 arrives as 1.
+    let err = attack("exit");
+    assert_eq!(
+        err.to_string(),
+        "the tool crashed: it exited (status 1) without returning a result"
+    );
+}
+
+#[test]
 fn huge_result_is_refused_by_size() {
     let err = attack("huge_result");
     assert_eq!(err.to_string(), "output of 50 MiB exceeds the 1 MiB limit");

@@ -45,7 +45,12 @@ pub struct SandboxConfig {
     fuel: bool,
     max_memory: u64,
     instances: u32,
+    tune: Option<Tuning>,
 }
+
+/// Adjusts the engine and pool settings after the defaults (benchmarks
+/// compare pool settings with it; see `bench/`).
+pub type Tuning = fn(&mut Config, &mut PoolingAllocationConfig);
 
 impl Default for SandboxConfig {
     fn default() -> Self {
@@ -54,6 +59,7 @@ impl Default for SandboxConfig {
             fuel: false,
             max_memory: 1 << 30,
             instances: 1000,
+            tune: None,
         }
     }
 }
@@ -80,6 +86,13 @@ impl SandboxConfig {
     /// How many instances may exist at once (pool size).
     pub fn instances(mut self, count: u32) -> Self {
         self.instances = count.max(1);
+        self
+    }
+
+    /// Changes engine and pool settings after the defaults (for benchmarks).
+    #[doc(hidden)]
+    pub fn tune(mut self, tune: Tuning) -> Self {
+        self.tune = Some(tune);
         self
     }
 }
@@ -234,6 +247,18 @@ impl Sandbox {
 
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The store a call with `grant` runs in, set up exactly as for a real
+    /// call; the benchmarks time the phases of a call with it.
+    #[doc(hidden)]
+    pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
+        let run = self.start(
+            grant,
+            Arc::new(crate::call::Unobserved),
+            CancelToken::new(),
+        )?;
+        Ok(run.store)
     }
 
     /// Compiles a component (or loads it from the compile cache).
@@ -401,6 +426,12 @@ impl Run {
         if let Some(message) = panic_message(&self.output) {
             return Err(RunError::Panic(message));
         }
+        if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
+            return Err(RunError::Crashed(format!(
+                "it exited (status {}) without returning a result",
+                exit.0
+            )));
+        }
         let cause = match err.downcast_ref::<Trap>() {
             // Rust and C guests keep their own stack in linear memory, below
             // the data; overflowing it wraps to an out-of-bounds address.
@@ -492,6 +523,9 @@ fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
             // pages back to the kernel (and flushing TLBs) every time.
             .linear_memory_keep_resident(1 << 20)
             .table_keep_resident(1 << 16);
+        if let Some(tune) = config.tune {
+            tune(&mut c, &mut pool);
+        }
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     c

@@ -225,6 +225,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
             tool("bad_json", none),
             tool("sleep", none),
             tool("nap", none),
+            tool("exit", none),
             tool_tasks("sleep_task", TaskSupport::Required),
             tool_tasks("good_inline", TaskSupport::Forbidden),
             tool("env", none),
@@ -281,6 +282,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 }
                 text("slept")
             }
+            "exit" => std::process::exit(3),
             "nap" => {
                 // One long block inside the host (a clock pollable), never
                 // returning to wasm where the epoch check could stop it.
