@@ -132,3 +132,240 @@ fn stdio_cancellation_stops_a_running_call() {
     // No response for the cancelled request.
     assert!(!rest.contains("\"s\""), "{rest}");
 }
+
+/// An interactive stdio client: writes lines, reads until a response.
+struct Client {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<Value>,
+    /// Everything read that was not the awaited response.
+    seen: Vec<Value>,
+    _dir: tempfile::TempDir,
+}
+
+impl Client {
+    fn start(policy: &str, extra: &[&str], files: &[std::path::PathBuf]) -> Client {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let policy_path = dir.path().join("airlock.toml");
+        std::fs::write(&policy_path, policy).expect("policy");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["serve", "--stdio", "--policy"])
+            .arg(&policy_path)
+            .args(extra)
+            .args(files)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start airlock");
+        let stdin = child.stdin.take();
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            child,
+            stdin,
+            lines,
+            seen: Vec::new(),
+            _dir: dir,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{message}").expect("write");
+    }
+
+    /// Sends a request and waits for its response.
+    fn request(&mut self, id: &str, method: &str, params: Value) -> Value {
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        self.wait_for(|m| m["id"] == id && m.get("method").is_none())
+    }
+
+    /// Reads until a message matches (others are kept in `seen`).
+    fn wait_for(&mut self, want: impl Fn(&Value) -> bool) -> Value {
+        if let Some(at) = self.seen.iter().position(&want) {
+            return self.seen.remove(at);
+        }
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("timed out; seen: {:?}", self.seen));
+            if want(&message) {
+                return message;
+            }
+            self.seen.push(message);
+        }
+    }
+
+    fn initialize(&mut self, version: &str) -> Value {
+        let r = self.request(
+            "init",
+            "initialize",
+            json!({"protocolVersion": version, "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        r
+    }
+
+    fn close(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        self.child.wait().expect("wait").code()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const ONE_AT_A_TIME: &str = r#"
+[components.hostile]
+limits = { concurrency = 1, time = "60s" }
+"#;
+
+#[test]
+fn stdio_tasks_run_in_the_background_and_cancel_stops_the_guest() {
+    let mut c = Client::start(ONE_AT_A_TIME, &[], &[test_component("hostile")]);
+    let init = c.initialize("2025-11-25");
+    assert_eq!(
+        init["result"]["capabilities"]["tasks"]["requests"]["tools"]["call"],
+        json!({})
+    );
+    // taskSupport is enforced both ways.
+    let r = c.request(
+        "req",
+        "tools/call",
+        json!({"name": "sleep_task", "arguments": {"ms": "1"}}),
+    );
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = c.request(
+        "forb",
+        "tools/call",
+        json!({"name": "good_inline", "arguments": {}, "task": {}}),
+    );
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+    let r = c.request(
+        "inline",
+        "tools/call",
+        json!({"name": "good_inline", "arguments": {}}),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "ok", "{r}");
+
+    // A task: CreateTaskResult at once, then the result.
+    let started = Instant::now();
+    let r = c.request(
+        "t1",
+        "tools/call",
+        json!({"name": "sleep_task", "arguments": {"ms": "700"}, "task": {"ttl": 60000}}),
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(600),
+        "not at once"
+    );
+    let task = &r["result"]["task"];
+    assert_eq!(task["status"], "working", "{r}");
+    assert_eq!(task["ttl"], 60000);
+    assert!(task["pollInterval"].as_u64().is_some());
+    assert!(task["createdAt"].is_string() && task["lastUpdatedAt"].is_string());
+    let id = task["taskId"].as_str().expect("taskId").to_string();
+    assert_eq!(id.len(), 32);
+    let got = c.request("g1", "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let result = c.request("r1", "tasks/result", json!({"taskId": id}));
+    assert_eq!(result["result"]["content"][0]["text"], "slept", "{result}");
+    assert_eq!(result["result"]["isError"], false);
+    assert_eq!(
+        result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str()
+    );
+    let got = c.request("g2", "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "completed");
+    let status = c.wait_for(|m| {
+        m["method"] == "notifications/tasks/status" && m["params"]["taskId"] == id.as_str()
+    });
+    assert_eq!(status["params"]["status"], "completed");
+    // A finished task cannot be cancelled.
+    let r = c.request("c1", "tasks/cancel", json!({"taskId": id}));
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    // Unknown ids are invalid params; there is no listing without a token.
+    let r = c.request("g3", "tasks/get", json!({"taskId": "0".repeat(32)}));
+    assert_eq!(r["error"]["code"], -32602);
+    let r = c.request("l", "tasks/list", json!({}));
+    assert_eq!(r["error"]["code"], -32601);
+
+    // Cancel a long task: it is cancelled at once and its guest stops,
+    // which frees the tool's only slot (concurrency = 1).
+    let r = c.request(
+        "t2",
+        "tools/call",
+        json!({"name": "sleep_task", "arguments": {"ms": "30000"}, "task": {}}),
+    );
+    let long = r["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    std::thread::sleep(Duration::from_millis(300));
+    let busy = c.request(
+        "t3",
+        "tools/call",
+        json!({"name": "sleep_task", "arguments": {"ms": "1"}, "task": {}}),
+    );
+    let busy_id = busy["result"]["task"]["taskId"]
+        .as_str()
+        .expect("id")
+        .to_string();
+    let r = c.request("r3", "tasks/result", json!({"taskId": busy_id}));
+    assert!(
+        r["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("busy"),
+        "{r}"
+    );
+    let got = c.request("g4", "tasks/get", json!({"taskId": busy_id}));
+    assert_eq!(got["result"]["status"], "failed");
+    let cancelled = c.request("c2", "tasks/cancel", json!({"taskId": long}));
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let got = c.request("g5", "tasks/get", json!({"taskId": long}));
+    assert_eq!(got["result"]["status"], "cancelled");
+    let r = c.request("r4", "tasks/result", json!({"taskId": long}));
+    assert_eq!(r["result"]["isError"], true);
+    // The guest stopped: the slot is free again within moments.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let r = c.request(
+            "again",
+            "tools/call",
+            json!({"name": "sleep_task", "arguments": {"ms": "1"}, "task": {}}),
+        );
+        let id = r["result"]["task"]["taskId"]
+            .as_str()
+            .expect("id")
+            .to_string();
+        let done = c.request("again-r", "tasks/result", json!({"taskId": id}));
+        if done["result"]["isError"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the cancelled guest still runs: {done}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(c.close(), Some(0));
+}

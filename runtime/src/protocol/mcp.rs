@@ -9,10 +9,22 @@
 //!
 //! Calls run the guest on a blocking thread; the session keeps each running
 //! call's [`CancelToken`] so `notifications/cancelled` can stop it.
+//!
+//! Tasks (2025-11-25): a `tools/call` with a `task` parameter answers a
+//! `CreateTaskResult` at once and runs in the background; `tasks/get`,
+//! `tasks/result`, `tasks/cancel` and (for authenticated callers)
+//! `tasks/list` reach it through the server's [`TaskStore`]. What a task
+//! sends while it runs (progress, logs, an elicitation request) goes to a
+//! client waiting in `tasks/result`, else to the session's standing stream
+//! (stdout, or the HTTP GET stream), tagged with its task id.
+//!
+//! Each session may have a standing stream ([`Session::set_standing`]):
+//! `notifications/tools/list_changed` and `notifications/tasks/status` go
+//! there.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -20,11 +32,12 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Reply, Request};
+use super::tasks::{self, Owner, Status, Task, TaskStore};
 use crate::Runtime;
 use crate::call::{CallError, CallObserver, Confirmation};
 use crate::policy::Token;
 use crate::sandbox::CancelToken;
-use crate::tool::Level;
+use crate::tool::{Level, TaskSupport};
 
 /// The newest revision this server speaks.
 pub const LATEST: &str = "2025-11-25";
@@ -44,6 +57,11 @@ pub struct Server {
     pub runtime: Arc<Runtime>,
     calls: Mutex<HashMap<u64, CancelToken>>,
     next_call: AtomicU64,
+    /// Every task of every session.
+    pub tasks: TaskStore,
+    /// Live sessions, for notifications to all (list_changed).
+    sessions: Mutex<Vec<Weak<Session>>>,
+    next_session: AtomicU64,
 }
 
 impl Server {
@@ -52,7 +70,27 @@ impl Server {
             runtime,
             calls: Mutex::new(HashMap::new()),
             next_call: AtomicU64::new(0),
+            tasks: TaskStore::new(),
+            sessions: Mutex::new(Vec::new()),
+            next_session: AtomicU64::new(1),
         })
+    }
+
+    /// Tells every initialized session with a standing stream that the
+    /// tool set changed (`notifications/tools/list_changed`); returns how
+    /// many were told.
+    pub fn tools_changed(&self) -> usize {
+        let sessions: Vec<Arc<Session>> = {
+            let mut sessions = lock(&self.sessions);
+            sessions.retain(|s| s.strong_count() > 0);
+            sessions.iter().filter_map(Weak::upgrade).collect()
+        };
+        let message = jsonrpc::notification("notifications/tools/list_changed", json!({}));
+        sessions
+            .iter()
+            .filter(|s| lock(&s.state).version.is_some())
+            .filter(|s| s.send_standing(message.clone()))
+            .count()
     }
 
     /// Registers a running call until the guard is dropped.
@@ -107,9 +145,16 @@ struct State {
     elicitation: bool,
 }
 
+/// The revision with tasks in the core protocol.
+const TASKS_REVISION: &str = "2025-11-25";
+
 /// One client's MCP session.
 pub struct Session {
     server: Arc<Server>,
+    /// Unique within the server; owns the tasks of unauthenticated sessions.
+    key: u64,
+    /// Where messages not tied to a request go (stdout, the HTTP GET stream).
+    standing: Mutex<Option<Outbox>>,
     /// The bearer token the session was opened with; it limits the tools.
     token: Option<Token>,
     state: Mutex<State>,
@@ -124,15 +169,60 @@ pub struct Session {
 
 impl Session {
     pub fn new(server: Arc<Server>, token: Option<Token>) -> Arc<Session> {
-        Arc::new(Session {
-            server,
+        let key = server.next_session.fetch_add(1, Ordering::Relaxed);
+        let session = Arc::new(Session {
+            server: server.clone(),
+            key,
+            standing: Mutex::new(None),
             token,
             state: Mutex::new(State::default()),
             level: Arc::new(AtomicU8::new(0)),
             running: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
-        })
+        });
+        let mut sessions = lock(&server.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.push(Arc::downgrade(&session));
+        session
+    }
+
+    /// Sets (or clears) the stream for messages not tied to a request.
+    pub fn set_standing(&self, out: Option<Outbox>) {
+        *lock(&self.standing) = out;
+    }
+
+    /// Whether a standing stream is open now.
+    pub fn has_standing(&self) -> bool {
+        lock(&self.standing)
+            .as_ref()
+            .is_some_and(|o| !o.is_closed())
+    }
+
+    /// Sends on the standing stream; false when there is none.
+    fn send_standing(&self, message: Value) -> bool {
+        let mut standing = lock(&self.standing);
+        match standing.as_ref().map(|out| out.send(message)) {
+            Some(Ok(())) => true,
+            Some(Err(_)) => {
+                *standing = None;
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Who owns the tasks this session creates and may see.
+    fn owner(&self) -> Owner {
+        match &self.token {
+            Some(token) => Owner::Token(token.name.clone()),
+            None => Owner::Session(self.key),
+        }
+    }
+
+    /// Tasks are on when the session negotiated 2025-11-25.
+    fn tasks_on(&self) -> bool {
+        lock(&self.state).version.as_deref() == Some(TASKS_REVISION)
     }
 
     /// The revision negotiated at `initialize`, if any.
@@ -149,12 +239,18 @@ impl Session {
         self.token.as_ref().is_none_or(|t| t.allows_tool(tool))
     }
 
-    /// Cancels every call of this session (the session ended).
+    /// Cancels every call of this session (the session ended), and its
+    /// tasks unless they belong to a token (then another session of the
+    /// same token may still fetch them).
     pub fn cancel_all(&self) {
         for token in lock(&self.running).values() {
             token.cancel();
         }
         lock(&self.pending).clear();
+        if let owner @ Owner::Session(_) = self.owner() {
+            self.server.tasks.cancel_owned_by(&owner);
+            self.server.tasks.forget(&owner);
+        }
     }
 
     /// Handles a whole body or line; returns the response to send (a
@@ -246,6 +342,14 @@ impl Session {
             "tools/list" => self.list_tools(&params).into(),
             "tools/call" => self.call_tool(id, &params, out).await,
             "logging/setLevel" => self.set_level(&params).into(),
+            "tasks/get" if self.tasks_on() => {
+                self.find_task(&params).map(|task| task.to_json()).into()
+            }
+            "tasks/result" if self.tasks_on() => self.task_result(&params, out).await,
+            "tasks/cancel" if self.tasks_on() => self.cancel_task(&params).into(),
+            "tasks/list" if self.tasks_on() && self.token.is_some() => {
+                self.list_tasks(&params).into()
+            }
             method => Answer::Error(ErrorObject::method_not_found(method)),
         }
     }
@@ -270,12 +374,24 @@ impl Session {
                 .is_some_and(|m| m.is_empty() || m.contains_key("form"))
         });
         state.version = Some(version.to_string());
+        let mut capabilities = json!({
+            "tools": { "listChanged": true },
+            "logging": {},
+        });
+        if version == TASKS_REVISION {
+            let mut tasks = json!({
+                "cancel": {},
+                "requests": { "tools": { "call": {} } },
+            });
+            // Listing needs an owner worth the name: a bearer token.
+            if self.token.is_some() {
+                tasks["list"] = json!({});
+            }
+            capabilities["tasks"] = tasks;
+        }
         Ok(json!({
             "protocolVersion": version,
-            "capabilities": {
-                "tools": { "listChanged": true },
-                "logging": {},
-            },
+            "capabilities": capabilities,
             "serverInfo": {
                 "name": "airlock",
                 "title": "airlock",
@@ -347,6 +463,42 @@ impl Session {
         if !self.allows(name) {
             return Answer::Error(unknown_tool(name));
         }
+        if self.tasks_on() {
+            let task = params.get("task");
+            let Some(support) = self
+                .server
+                .runtime
+                .catalog()
+                .tool(name)
+                .map(|t| t.info.task_support)
+            else {
+                return Answer::Error(unknown_tool(name));
+            };
+            match (support, task) {
+                (TaskSupport::Required, None) => {
+                    return Answer::Error(ErrorObject::new(
+                        jsonrpc::METHOD_NOT_FOUND,
+                        format!(
+                            "{name} must be called as a task (its execution.taskSupport is \
+                             \"required\"): add \"task\": {{}} to the params"
+                        ),
+                    ));
+                }
+                (TaskSupport::Forbidden, Some(_)) => {
+                    return Answer::Error(ErrorObject::new(
+                        jsonrpc::METHOD_NOT_FOUND,
+                        format!(
+                            "{name} cannot be called as a task (its execution.taskSupport is \
+                             \"forbidden\"): call it without \"task\""
+                        ),
+                    ));
+                }
+                (_, Some(task)) => {
+                    return self.start_task(name, arguments, progress, task).into();
+                }
+                (_, None) => {}
+            }
+        }
         let runtime = self.server.runtime.clone();
         let prepared = match runtime.prepare(name, arguments) {
             Ok(prepared) => prepared,
@@ -360,7 +512,7 @@ impl Session {
         let mut stop_on_drop = CancelOnDrop(Some(cancel.clone()));
 
         let confirmation = if prepared.needs_confirmation() {
-            self.confirm(name, prepared.arguments(), out).await
+            self.confirm(name, prepared.arguments(), out, None).await
         } else {
             Confirmation::Unavailable
         };
@@ -394,8 +546,196 @@ impl Session {
         }
     }
 
-    /// Asks the client to confirm a destructive call (form elicitation).
-    async fn confirm(&self, tool: &str, arguments: &Value, out: &Outbox) -> Confirmation {
+    /// Starts a task-augmented `tools/call`: answers the `CreateTaskResult`
+    /// at once; the call runs in the background.
+    fn start_task(
+        self: &Arc<Self>,
+        name: &str,
+        arguments: Value,
+        progress: Option<Value>,
+        task: &Value,
+    ) -> Result<Value, ErrorObject> {
+        let ttl = task_ttl(task, "ttl")?;
+        let runtime = self.server.runtime.clone();
+        let prepared = match runtime.prepare_as(self.token_name(), name, arguments) {
+            Ok(prepared) => Ok(prepared),
+            Err(CallError::UnknownTool(_)) => return Err(unknown_tool(name)),
+            Err(err) => Err(tool_error(&err)),
+        };
+        let cancel = CancelToken::new();
+        let task = self.server.tasks.create(self.owner(), name, ttl, cancel)?;
+        tracing::info!(task = %task.id, tool = name, caller = ?self.token_name(), "task created");
+        match prepared {
+            // Refused before it ran (arguments, policy, busy): failed at once.
+            Err(result) => {
+                task.finish(Ok(result));
+            }
+            Ok(prepared) => {
+                let session = self.clone();
+                let task = task.clone();
+                tokio::spawn(async move { session.run_task(task, prepared, progress).await });
+            }
+        }
+        Ok(json!({ "task": task.to_json() }))
+    }
+
+    /// Runs a task's call to its end and records the outcome.
+    async fn run_task(
+        self: Arc<Self>,
+        task: Arc<Task>,
+        prepared: crate::call::PreparedCall,
+        progress: Option<Value>,
+    ) {
+        let cancel = task.cancel_token().clone();
+        let _tracked = self.server.track(cancel.clone());
+        let (out, rx) = mpsc::unbounded_channel();
+        let relay = tokio::spawn(relay(self.clone(), task.clone(), rx));
+        let name = task.tool.clone();
+        let confirmation = if prepared.needs_confirmation() {
+            if task.set_status(
+                Status::InputRequired,
+                Some(format!(
+                    "{name} is destructive: confirm it (call tasks/result)"
+                )),
+            ) {
+                self.task_status_changed(&task);
+            }
+            let answer = self
+                .confirm(&name, prepared.arguments(), &out, Some(&task.id))
+                .await;
+            if task.set_status(Status::Working, None) {
+                self.task_status_changed(&task);
+            }
+            answer
+        } else {
+            Confirmation::Unavailable
+        };
+        if !cancel.is_cancelled() {
+            let observer = Arc::new(Observer {
+                out: out.clone(),
+                level: self.level.clone(),
+                tool: name.clone(),
+                progress,
+            });
+            let runtime = self.server.runtime.clone();
+            let run_cancel = cancel.clone();
+            let joined = tokio::task::spawn_blocking(move || {
+                prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
+            })
+            .await;
+            let outcome = match joined {
+                Ok(Ok(output)) => Ok(output.to_mcp()),
+                Ok(Err(err)) => Ok(tool_error(&err)),
+                Err(join) => {
+                    tracing::error!(tool = %name, "the task's thread failed: {join}");
+                    Err(ErrorObject::internal())
+                }
+            };
+            if task.finish(outcome) {
+                tracing::info!(task = %task.id, tool = %name, status = task.status().as_str(), "task ended");
+                self.task_status_changed(&task);
+            }
+        }
+        drop(out);
+        let _ = relay.await;
+    }
+
+    /// `notifications/tasks/status` on the standing stream, if any.
+    fn task_status_changed(&self, task: &Task) {
+        self.send_standing(jsonrpc::notification(
+            "notifications/tasks/status",
+            task.to_json(),
+        ));
+    }
+
+    fn find_task(&self, params: &Value) -> Result<Arc<Task>, ErrorObject> {
+        let id = params
+            .get("taskId")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                ErrorObject::invalid_params("taskId (a string) is required")
+                    .with_data(json!({ "parameter": "taskId" }))
+            })?;
+        self.server.tasks.get(id, &self.owner()).ok_or_else(|| {
+            ErrorObject::invalid_params("Failed to retrieve task: Task not found")
+                .with_data(json!({ "parameter": "taskId" }))
+        })
+    }
+
+    /// `tasks/result`: waits until the task is terminal, relaying its
+    /// messages (an elicitation request) meanwhile, then answers what the
+    /// call would have answered.
+    async fn task_result(&self, params: &Value, out: &Outbox) -> Answer {
+        let task = match self.find_task(params) {
+            Ok(task) => task,
+            Err(error) => return Answer::Error(error),
+        };
+        task.listen(out.clone());
+        task.wait().await;
+        task.unlisten(out);
+        match task.outcome() {
+            Some(Ok(mut result)) => {
+                if let Some(map) = result.as_object_mut() {
+                    let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                    meta[tasks::RELATED_TASK] = json!({ "taskId": task.id });
+                }
+                Answer::Result(result)
+            }
+            Some(Err(error)) => Answer::Error(error),
+            None => Answer::Error(ErrorObject::internal()),
+        }
+    }
+
+    fn cancel_task(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let task = self.find_task(params)?;
+        match task.cancel("The task was cancelled by request.") {
+            Ok(()) => {
+                tracing::info!(task = %task.id, tool = %task.tool, "task cancelled by the client");
+                self.task_status_changed(&task);
+                Ok(task.to_json())
+            }
+            Err(status) => Err(ErrorObject::invalid_params(format!(
+                "Cannot cancel task: already in terminal status '{}'",
+                status.as_str()
+            ))),
+        }
+    }
+
+    fn list_tasks(&self, params: &Value) -> Result<Value, ErrorObject> {
+        let invalid = || {
+            ErrorObject::invalid_params("Invalid cursor")
+                .with_data(json!({ "parameter": "cursor" }))
+        };
+        let after = match params.get("cursor") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(cursor)) => Some(
+                decode_cursor(cursor)
+                    .and_then(|c| c.strip_prefix("task:").map(str::to_owned))
+                    .ok_or_else(invalid)?,
+            ),
+            Some(_) => return Err(invalid()),
+        };
+        let (page, more) = self
+            .server
+            .tasks
+            .list(&self.owner(), after.as_deref())
+            .ok_or_else(invalid)?;
+        let mut result = json!({ "tasks": page.iter().map(|t| t.to_json()).collect::<Vec<_>>() });
+        if more && let Some(last) = page.last() {
+            result["nextCursor"] = encode_cursor(&format!("task:{}", last.id)).into();
+        }
+        Ok(result)
+    }
+
+    /// Asks the client to confirm a destructive call (form elicitation);
+    /// for a task, the request names the task in its `_meta`.
+    async fn confirm(
+        &self,
+        tool: &str,
+        arguments: &Value,
+        out: &Outbox,
+        task: Option<&str>,
+    ) -> Confirmation {
         let (elicitation, version) = {
             let state = lock(&self.state);
             (state.elicitation, state.version.clone())
@@ -430,6 +770,9 @@ impl Session {
         if version.as_deref() == Some("2025-11-25") {
             params["mode"] = "form".into();
         }
+        if let Some(task) = task {
+            params["_meta"] = json!({ tasks::RELATED_TASK: { "taskId": task } });
+        }
         if out
             .send(jsonrpc::request(&id, "elicitation/create", params))
             .is_err()
@@ -458,6 +801,59 @@ impl Session {
     }
 }
 
+/// The lifetime asked in a `task` parameter (`ttl` in 2025-11-25, `ttlMs`
+/// in the 2026-07-28 extension); `task` must be an object.
+fn task_ttl(task: &Value, key: &str) -> Result<Option<u64>, ErrorObject> {
+    let invalid = || {
+        ErrorObject::invalid_params(format!(
+            "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
+        ))
+        .with_data(json!({ "parameter": "task" }))
+    };
+    let map = task.as_object().ok_or_else(invalid)?;
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_u64() {
+            Some(ms) => Ok(Some(ms)),
+            // Big or fractional numbers: take what fits.
+            None => match value.as_f64() {
+                Some(ms) if ms >= 0.0 => Ok(Some(ms.min(u64::MAX as f64) as u64)),
+                _ => Err(invalid()),
+            },
+        },
+    }
+}
+
+/// Carries what a task sends while it runs: to a client waiting in
+/// `tasks/result` first, else to the session's standing stream. A request
+/// (an elicitation) with no one to receive it waits until someone listens
+/// or the task ends; a notification with no one to receive it is dropped.
+async fn relay(session: Arc<Session>, task: Arc<Task>, mut rx: mpsc::UnboundedReceiver<Value>) {
+    while let Some(mut message) = rx.recv().await {
+        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if meta.is_object() {
+                meta[tasks::RELATED_TASK] = json!({ "taskId": task.id });
+            }
+        }
+        let is_request = message.get("id").is_some();
+        loop {
+            let back = match task.deliver(message) {
+                Ok(()) => break,
+                Err(back) => back,
+            };
+            if session.send_standing(back.clone()) {
+                break;
+            }
+            if !is_request || task.status().is_terminal() {
+                break;
+            }
+            message = back;
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
 /// What a request handler produced.
 enum Answer {
     Result(Value),
@@ -478,7 +874,8 @@ impl From<Result<Value, ErrorObject>> for Answer {
 /// Whether handling `message` may take long (it runs a guest or waits for
 /// the client), so a transport should not wait for it before reading on.
 pub fn runs_long(message: &Message) -> bool {
-    matches!(message, Message::Request(r) if r.method == "tools/call" && r.id.is_some())
+    matches!(message, Message::Request(r)
+        if (r.method == "tools/call" || r.method == "tasks/result") && r.id.is_some())
 }
 
 /// Picks the revision to answer: the one asked when supported, else the newest.
@@ -746,6 +1143,114 @@ mod tests {
         let r = send(&session, "{oops").await.unwrap();
         assert_eq!(r["error"]["code"], -32700);
         assert_eq!(r["id"], Value::Null);
+    }
+
+    #[tokio::test]
+    async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
+        let server = Server::new(empty_runtime());
+        // 2025-11-25 without a token: tasks, but no listing.
+        let session = Session::new(server.clone(), None);
+        let r = send(&session, &init("2025-11-25")).await.unwrap();
+        let tasks = &r["result"]["capabilities"]["tasks"];
+        assert_eq!(tasks["requests"]["tools"]["call"], json!({}));
+        assert_eq!(tasks["cancel"], json!({}));
+        assert!(tasks.get("list").is_none());
+        let r = send(
+            &session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/list"}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["error"]["code"], -32601);
+        for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+            let text = json!({"jsonrpc":"2.0","id":3,"method":method,
+                "params":{"taskId":"0123456789abcdef0123456789abcdef"}})
+            .to_string();
+            let r = send(&session, &text).await.unwrap();
+            assert_eq!(r["error"]["code"], -32602, "{method}");
+            let text = json!({"jsonrpc":"2.0","id":3,"method":method,"params":{}}).to_string();
+            let r = send(&session, &text).await.unwrap();
+            assert_eq!(r["error"]["code"], -32602, "{method} without taskId");
+        }
+        // Unknown tool in a task-augmented call: still a JSON-RPC error.
+        let r = send(
+            &session,
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope","task":{}}}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["error"]["code"], -32602);
+
+        // With a token: tasks/list is advertised and answers (empty).
+        use sha2::Digest as _;
+        let token = Token {
+            name: "ci".into(),
+            sha256: sha2::Sha256::digest(b"s").into(),
+            tools: None,
+        };
+        let session = Session::new(server.clone(), Some(token));
+        let r = send(&session, &init("2025-11-25")).await.unwrap();
+        assert_eq!(r["result"]["capabilities"]["tasks"]["list"], json!({}));
+        let r = send(
+            &session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/list"}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["result"]["tasks"], json!([]));
+        let r = send(
+            &session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/list","params":{"cursor":"bm9wZQ"}}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["error"]["code"], -32602);
+
+        // Older revisions have no tasks at all.
+        let session = Session::new(server, None);
+        let r = send(&session, &init("2025-06-18")).await.unwrap();
+        assert!(r["result"]["capabilities"].get("tasks").is_none());
+        let r = send(
+            &session,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"x"}}"#,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r["error"]["code"], -32601);
+    }
+
+    #[test]
+    fn task_params() {
+        assert_eq!(task_ttl(&json!({}), "ttl").unwrap(), None);
+        assert_eq!(task_ttl(&json!({"ttl": 5000}), "ttl").unwrap(), Some(5000));
+        assert_eq!(
+            task_ttl(&json!({"ttl": 1e30}), "ttl").unwrap(),
+            Some(u64::MAX)
+        );
+        assert!(task_ttl(&json!({"ttl": -1}), "ttl").is_err());
+        assert!(task_ttl(&json!({"ttl": "1"}), "ttl").is_err());
+        assert!(task_ttl(&json!(true), "ttl").is_err());
+    }
+
+    #[tokio::test]
+    async fn list_changed_reaches_initialized_sessions_with_a_stream() {
+        let server = Server::new(empty_runtime());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let ready = Session::new(server.clone(), None);
+        ready.set_standing(Some(tx.clone()));
+        send(&ready, &init(LATEST)).await;
+        // Not initialized: not told.
+        let fresh = Session::new(server.clone(), None);
+        fresh.set_standing(Some(tx));
+        // Initialized without a stream: cannot be told.
+        let silent = Session::new(server.clone(), None);
+        send(&silent, &init(LATEST)).await;
+        assert_eq!(server.tools_changed(), 1);
+        let message = rx.try_recv().expect("a notification");
+        assert_eq!(message["method"], "notifications/tools/list_changed");
+        assert!(rx.try_recv().is_err());
+        drop((ready, fresh, silent));
+        assert_eq!(server.tools_changed(), 0);
     }
 
     #[test]

@@ -14,6 +14,9 @@
 //! A POST to `/mcp` is answered with JSON, unless the call sends something
 //! on its own before its result (progress, log, an elicitation request):
 //! then the answer turns into an SSE stream carrying those and the result.
+//! A GET to `/mcp` opens the session's standing SSE stream for messages not
+//! tied to a request (`notifications/tools/list_changed`, task status, a
+//! background task's elicitation); a newer GET replaces an older one.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -150,6 +153,11 @@ pub async fn serve(
         });
     }
     drop(listener);
+    // Standing streams never end on their own: close them so the graceful
+    // shutdown waits only for real requests.
+    for entry in lock(&shared.sessions).values() {
+        entry.session.set_standing(None);
+    }
     tracing::info!("stopped accepting; waiting up to {grace:?} for requests in flight");
     if tokio::time::timeout(grace, graceful.shutdown())
         .await
@@ -193,7 +201,8 @@ async fn route(
     match (path.as_str(), req.method()) {
         ("/mcp", &Method::POST) => mcp_post(shared, req, token).await,
         ("/mcp", &Method::DELETE) => mcp_delete(shared, req.headers(), token.as_ref()),
-        ("/mcp", _) => not_allowed("POST, DELETE"),
+        ("/mcp", &Method::GET) => mcp_get(shared, req.headers(), token.as_ref()),
+        ("/mcp", _) => not_allowed("GET, POST, DELETE"),
         ("/rpc", &Method::POST) => rpc_post(shared, req, token).await,
         ("/rpc", _) => not_allowed("POST"),
         ("/rpc/describe", &Method::GET) => plain(
@@ -443,7 +452,59 @@ fn mcp_delete(shared: &Shared, headers: &HeaderMap, token: Option<&Token>) -> Re
         lock(&shared.sessions).remove(id);
     }
     session.cancel_all();
+    session.set_standing(None);
     empty(StatusCode::NO_CONTENT)
+}
+
+/// How often an idle standing stream gets an SSE comment, so a client that
+/// went away is noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// GET `/mcp`: the session's standing SSE stream.
+fn mcp_get(shared: &Shared, headers: &HeaderMap, token: Option<&Token>) -> Response<BoxBody> {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    if !(accept.contains("text/event-stream") || accept.contains("*/*")) {
+        return rpc_error_status(
+            StatusCode::NOT_ACCEPTABLE,
+            "Not Acceptable: GET /mcp is an SSE stream; accept text/event-stream",
+        );
+    }
+    let session = match find_session(shared, headers, token) {
+        Ok(session) => session,
+        Err(response) => return response,
+    };
+    let (out, mut rx) = mpsc::unbounded_channel::<Value>();
+    session.set_standing(Some(out));
+    let (tx, body) = ChannelBody::new();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(KEEP_ALIVE);
+        tick.tick().await;
+        loop {
+            let bytes = tokio::select! {
+                message = rx.recv() => match message {
+                    Some(message) => sse_event(&message),
+                    // Replaced by a newer stream, the session ended, or shutdown.
+                    None => return,
+                },
+                _ = tick.tick() => Bytes::from_static(b": keep-alive\n\n"),
+            };
+            if tx.send(bytes).is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    let mut response = Response::new(body.boxed());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
 }
 
 // --- /rpc ----------------------------------------------------------------

@@ -5,7 +5,9 @@
 //! `notifications/cancelled` or an elicitation reply can arrive while a call
 //! runs; the other messages are handled in order. EOF on stdin ends the
 //! server once in-flight calls have answered; a last line without a newline
-//! still counts.
+//! still counts. Messages not tied to a request (`notifications/tools/
+//! list_changed`, `notifications/tasks/status`, a task's elicitation) go
+//! to stdout as well.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -39,6 +41,8 @@ where
     let (out, rx) = mpsc::unbounded_channel::<Value>();
     let writer = tokio::spawn(write_all(output, rx));
     let session = Session::new(server.clone(), None);
+    // stdout is always open: list_changed and task status go there too.
+    session.set_standing(Some(out.clone()));
     let mut reader = BufReader::new(input);
     let mut calls = JoinSet::new();
     let mut line = Vec::new();
@@ -99,6 +103,9 @@ where
         session.cancel_all();
         drain(&mut calls).await;
     }
+    // Background tasks nobody can fetch any more stop here.
+    session.cancel_all();
+    session.set_standing(None);
     drop(out);
     drop(session);
     match writer.await {

@@ -1,0 +1,581 @@
+//! MCP tasks: a tool call that runs in the background while the client
+//! polls for it (revision 2025-11-25, and the `io.modelcontextprotocol/tasks`
+//! extension of 2026-07-28).
+//!
+//! This module keeps the state only: the [`TaskStore`] shared by every
+//! session of a server, each [`Task`]'s status, its result once it ends,
+//! its lifetime (`ttl`) and its owner. Running the call and sending the
+//! notifications is the business of [`super::mcp`].
+//!
+//! Security: a task belongs to its [`Owner`] (the bearer token's name when
+//! the caller authenticated, else the session that created it); a request
+//! from anyone else finds no such task. Task ids are 128 bits from the
+//! operating system's random number generator, so they cannot be guessed
+//! even where there is no owner to bind them to (stateless, unauthenticated).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, watch};
+
+use super::jsonrpc::ErrorObject;
+use crate::sandbox::CancelToken;
+
+/// Lifetime of a task when the client asks for none (milliseconds).
+pub const DEFAULT_TTL_MS: u64 = 10 * 60 * 1000;
+/// Longest lifetime granted, whatever the client asks (milliseconds).
+pub const MAX_TTL_MS: u64 = 60 * 60 * 1000;
+/// Shortest lifetime granted, so a result can still be fetched (milliseconds).
+pub const MIN_TTL_MS: u64 = 1000;
+/// Suggested time between two `tasks/get` polls (milliseconds).
+pub const POLL_INTERVAL_MS: u64 = 500;
+/// Tasks one owner may hold at once (running or kept for their result).
+pub const MAX_TASKS_PER_OWNER: usize = 100;
+/// Tasks per `tasks/list` page.
+pub const LIST_PAGE: usize = 50;
+/// The `_meta` key tying a message to its task.
+pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
+
+/// Where a task is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Working => "working",
+            Status::InputRequired => "input_required",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// `completed`, `failed` and `cancelled` never change again.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
+    }
+}
+
+/// Who may see a task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// Callers presenting this bearer token (by its name in the policy).
+    Token(String),
+    /// The MCP session (2025-11-25) that created it, when unauthenticated.
+    Session(u64),
+    /// Anyone who knows the id: stateless requests without authentication.
+    Anyone,
+}
+
+/// What a finished task answers: the result of the underlying request, or
+/// the JSON-RPC error it would have returned.
+pub type Outcome = Result<Value, ErrorObject>;
+
+struct State {
+    status: Status,
+    message: Option<String>,
+    updated: SystemTime,
+    outcome: Option<Outcome>,
+}
+
+/// One task.
+pub struct Task {
+    pub id: String,
+    pub owner: Owner,
+    /// The tool it calls (for logs).
+    pub tool: String,
+    created: SystemTime,
+    expires: Instant,
+    ttl_ms: u64,
+    cancel: CancelToken,
+    state: Mutex<State>,
+    /// Flips to true once the task is terminal.
+    done: watch::Sender<bool>,
+    /// Channels of clients waiting in `tasks/result`, where messages of the
+    /// task (progress, an elicitation request) should go first.
+    listeners: Mutex<Vec<mpsc::UnboundedSender<Value>>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn timestamp(at: SystemTime) -> String {
+    humantime::format_rfc3339_millis(at).to_string()
+}
+
+impl Task {
+    pub fn status(&self) -> Status {
+        lock(&self.state).status
+    }
+
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl_ms
+    }
+
+    /// The `Task` object of revision 2025-11-25 (`tasks/get`, the
+    /// `CreateTaskResult`, `notifications/tasks/status`).
+    pub fn to_json(&self) -> Value {
+        let state = lock(&self.state);
+        let mut task = json!({
+            "taskId": self.id,
+            "status": state.status.as_str(),
+            "createdAt": timestamp(self.created),
+            "lastUpdatedAt": timestamp(state.updated),
+            "ttl": self.ttl_ms,
+            "pollInterval": POLL_INTERVAL_MS,
+        });
+        if let Some(message) = &state.message {
+            task["statusMessage"] = message.clone().into();
+        }
+        task
+    }
+
+    /// The `Task` object of the 2026-07-28 tasks extension: `ttlMs` and
+    /// `pollIntervalMs`, and for a terminal task its `result` or `error`.
+    pub fn to_json_extension(&self) -> Value {
+        let state = lock(&self.state);
+        let mut task = json!({
+            "taskId": self.id,
+            "status": state.status.as_str(),
+            "createdAt": timestamp(self.created),
+            "lastUpdatedAt": timestamp(state.updated),
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": POLL_INTERVAL_MS,
+        });
+        if let Some(message) = &state.message {
+            task["statusMessage"] = message.clone().into();
+        }
+        match &state.outcome {
+            Some(Ok(result)) if state.status == Status::Completed => {
+                task["result"] = result.clone();
+            }
+            Some(Err(error)) if state.status == Status::Failed => {
+                task["error"] = error.to_json();
+            }
+            // A tool error (isError) is still a result to show.
+            Some(Ok(result)) if state.status == Status::Failed => {
+                task["result"] = result.clone();
+            }
+            _ => {}
+        }
+        task
+    }
+
+    /// Moves between `working` and `input_required`; false when the task
+    /// is already terminal (nothing changes then).
+    pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
+        debug_assert!(!status.is_terminal());
+        let mut state = lock(&self.state);
+        if state.status.is_terminal() || state.status == status {
+            return false;
+        }
+        state.status = status;
+        state.message = message;
+        state.updated = SystemTime::now();
+        true
+    }
+
+    /// Records how the call ended: `completed`, or `failed` for a JSON-RPC
+    /// error or a result with `isError: true`. False when the task was
+    /// already terminal (cancelled): a cancelled task stays cancelled.
+    pub fn finish(&self, outcome: Outcome) -> bool {
+        let mut state = lock(&self.state);
+        if state.status.is_terminal() {
+            return false;
+        }
+        let (status, message) = match &outcome {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                let text = result
+                    .pointer("/content/0/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the tool failed");
+                (Status::Failed, Some(super::jsonrpc::shorten(text, 500)))
+            }
+            Ok(_) => (Status::Completed, None),
+            Err(error) => (Status::Failed, Some(error.message.clone())),
+        };
+        state.status = status;
+        state.message = message;
+        state.updated = SystemTime::now();
+        state.outcome = Some(outcome);
+        drop(state);
+        self.done.send_replace(true);
+        true
+    }
+
+    /// Cancels the task: it becomes `cancelled` at once and its guest is
+    /// stopped. `Err` with the status when the task is already terminal.
+    pub fn cancel(&self, why: &str) -> Result<(), Status> {
+        let mut state = lock(&self.state);
+        if state.status.is_terminal() {
+            return Err(state.status);
+        }
+        state.status = Status::Cancelled;
+        state.message = Some(why.to_string());
+        state.updated = SystemTime::now();
+        state.outcome = Some(Ok(json!({
+            "content": [{ "type": "text", "text": format!("the task was cancelled: {why}") }],
+            "isError": true,
+        })));
+        drop(state);
+        self.cancel.cancel();
+        self.done.send_replace(true);
+        Ok(())
+    }
+
+    /// Waits until the task is terminal.
+    pub async fn wait(&self) {
+        let mut rx = self.done.subscribe();
+        let _ = rx.wait_for(|done| *done).await;
+    }
+
+    /// The outcome of a terminal task.
+    pub fn outcome(&self) -> Option<Outcome> {
+        lock(&self.state).outcome.clone()
+    }
+
+    /// Adds a channel that wants the task's messages (a `tasks/result`
+    /// waiter); closed channels are dropped on the way.
+    pub fn listen(&self, out: mpsc::UnboundedSender<Value>) {
+        let mut listeners = lock(&self.listeners);
+        listeners.retain(|l| !l.is_closed());
+        listeners.push(out);
+    }
+
+    pub fn unlisten(&self, out: &mpsc::UnboundedSender<Value>) {
+        lock(&self.listeners).retain(|l| !l.is_closed() && !l.same_channel(out));
+    }
+
+    /// Sends `message` to the newest listener that still listens; gives
+    /// it back when there is none.
+    pub fn deliver(&self, message: Value) -> Result<(), Value> {
+        let mut listeners = lock(&self.listeners);
+        listeners.retain(|l| !l.is_closed());
+        let mut message = message;
+        for listener in listeners.iter().rev() {
+            match listener.send(message) {
+                Ok(()) => return Ok(()),
+                Err(back) => message = back.0,
+            }
+        }
+        Err(message)
+    }
+}
+
+/// Every task of a server.
+#[derive(Default)]
+pub struct TaskStore {
+    tasks: Mutex<HashMap<String, Arc<Task>>>,
+}
+
+/// A task id: 128 bits from the OS random number generator, as hex.
+pub fn new_task_id() -> Result<String, ErrorObject> {
+    use rand::TryRng as _;
+    let mut bytes = [0u8; 16];
+    rand::rngs::SysRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|err| {
+            tracing::error!("the OS random number generator failed: {err}");
+            ErrorObject::internal()
+        })?;
+    Ok(hex::encode(bytes))
+}
+
+impl TaskStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Forgets expired tasks, cancelling those still running.
+    fn purge(tasks: &mut HashMap<String, Arc<Task>>) {
+        let now = Instant::now();
+        tasks.retain(|_, task| {
+            if task.expires > now {
+                return true;
+            }
+            if task.cancel("its ttl expired").is_ok() {
+                tracing::info!(task = %task.id, tool = %task.tool, "task expired while running; cancelled");
+            }
+            false
+        });
+    }
+
+    /// Creates a `working` task for `owner`, with the lifetime asked
+    /// (clamped to [`MIN_TTL_MS`]..=[`MAX_TTL_MS`]).
+    pub fn create(
+        &self,
+        owner: Owner,
+        tool: &str,
+        ttl_ms: Option<u64>,
+        cancel: CancelToken,
+    ) -> Result<Arc<Task>, ErrorObject> {
+        let ttl_ms = ttl_ms
+            .unwrap_or(DEFAULT_TTL_MS)
+            .clamp(MIN_TTL_MS, MAX_TTL_MS);
+        let id = new_task_id()?;
+        let now = SystemTime::now();
+        let (done, _) = watch::channel(false);
+        let task = Arc::new(Task {
+            id: id.clone(),
+            owner,
+            tool: tool.to_string(),
+            created: now,
+            expires: Instant::now() + Duration::from_millis(ttl_ms),
+            ttl_ms,
+            cancel,
+            state: Mutex::new(State {
+                status: Status::Working,
+                message: None,
+                updated: now,
+                outcome: None,
+            }),
+            done,
+            listeners: Mutex::new(Vec::new()),
+        });
+        let mut tasks = lock(&self.tasks);
+        Self::purge(&mut tasks);
+        let held = tasks.values().filter(|t| t.owner == task.owner).count();
+        if held >= MAX_TASKS_PER_OWNER {
+            return Err(ErrorObject::new(
+                super::jsonrpc::BUSY,
+                format!(
+                    "too many tasks ({MAX_TASKS_PER_OWNER}); wait for some to expire or cancel them"
+                ),
+            ));
+        }
+        tasks.insert(id, task.clone());
+        Ok(task)
+    }
+
+    /// The task with this id, if it exists, has not expired and belongs to
+    /// `owner`.
+    pub fn get(&self, id: &str, owner: &Owner) -> Option<Arc<Task>> {
+        let mut tasks = lock(&self.tasks);
+        Self::purge(&mut tasks);
+        tasks.get(id).filter(|t| &t.owner == owner).cloned()
+    }
+
+    /// The tasks of `owner` after the one with id `after`, oldest first, at
+    /// most [`LIST_PAGE`]; and whether more follow. `None` when `after` is
+    /// not one of the owner's tasks (an invalid cursor).
+    pub fn list(&self, owner: &Owner, after: Option<&str>) -> Option<(Vec<Arc<Task>>, bool)> {
+        let mut tasks = lock(&self.tasks);
+        Self::purge(&mut tasks);
+        let mut mine: Vec<Arc<Task>> = tasks
+            .values()
+            .filter(|t| &t.owner == owner)
+            .cloned()
+            .collect();
+        mine.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+        let start = match after {
+            Some(after) => mine.iter().position(|t| t.id == after)? + 1,
+            None => 0,
+        };
+        let rest: Vec<_> = mine.into_iter().skip(start).collect();
+        let more = rest.len() > LIST_PAGE;
+        Some((rest.into_iter().take(LIST_PAGE).collect(), more))
+    }
+
+    /// Cancels every unfinished task of `owner` (its session ended).
+    pub fn cancel_owned_by(&self, owner: &Owner) {
+        let tasks = lock(&self.tasks);
+        for task in tasks.values().filter(|t| &t.owner == owner) {
+            let _ = task.cancel("its session ended");
+        }
+    }
+
+    /// Forgets every task of `owner` (nobody can reach them any more).
+    pub fn forget(&self, owner: &Owner) {
+        lock(&self.tasks).retain(|_, t| &t.owner != owner);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store_with(owner: Owner) -> (TaskStore, Arc<Task>) {
+        let store = TaskStore::new();
+        let task = store
+            .create(owner, "t", Some(60_000), CancelToken::new())
+            .expect("task");
+        (store, task)
+    }
+
+    #[test]
+    fn ids_are_long_random_hex() {
+        let a = new_task_id().unwrap();
+        let b = new_task_id().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn lifecycle_and_json() {
+        let (_store, task) = store_with(Owner::Anyone);
+        let json = task.to_json();
+        assert_eq!(json["status"], "working");
+        assert_eq!(json["ttl"], 60_000);
+        assert_eq!(json["pollInterval"], POLL_INTERVAL_MS);
+        assert!(json["createdAt"].as_str().unwrap().ends_with('Z'));
+        assert!(task.set_status(Status::InputRequired, Some("confirm".into())));
+        assert_eq!(task.to_json()["statusMessage"], "confirm");
+        assert!(task.set_status(Status::Working, None));
+        assert!(task.finish(Ok(json!({"content": [], "isError": false}))));
+        assert_eq!(task.status(), Status::Completed);
+        // Terminal: nothing changes any more.
+        assert!(!task.finish(Err(ErrorObject::internal())));
+        assert!(!task.set_status(Status::Working, None));
+        assert_eq!(task.cancel("late"), Err(Status::Completed));
+        let ext = task.to_json_extension();
+        assert_eq!(ext["ttlMs"], 60_000);
+        assert_eq!(ext["result"]["isError"], false);
+    }
+
+    #[test]
+    fn tool_errors_and_rpc_errors_fail_the_task() {
+        let (_s, task) = store_with(Owner::Anyone);
+        task.finish(Ok(
+            json!({"content":[{"type":"text","text":"boom"}],"isError":true}),
+        ));
+        assert_eq!(task.status(), Status::Failed);
+        assert_eq!(task.to_json()["statusMessage"], "boom");
+        let (_s, task) = store_with(Owner::Anyone);
+        task.finish(Err(ErrorObject::internal()));
+        assert_eq!(task.status(), Status::Failed);
+        assert_eq!(task.to_json_extension()["error"]["code"], -32603);
+    }
+
+    #[test]
+    fn cancel_stops_the_guest_and_stays_cancelled() {
+        let (_s, task) = store_with(Owner::Anyone);
+        assert!(task.cancel("asked").is_ok());
+        assert!(task.cancel_token().is_cancelled());
+        assert_eq!(task.status(), Status::Cancelled);
+        assert!(!task.finish(Ok(json!({"content": []}))));
+        assert_eq!(task.status(), Status::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn wait_returns_once_terminal() {
+        let (_s, task) = store_with(Owner::Anyone);
+        let waiter = {
+            let task = task.clone();
+            tokio::spawn(async move { task.wait().await })
+        };
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        assert!(!waiter.is_finished());
+        task.finish(Ok(json!({})));
+        tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("wait ended")
+            .unwrap();
+        // Waiting on a finished task returns at once.
+        task.wait().await;
+    }
+
+    #[test]
+    fn owners_are_isolated() {
+        let store = TaskStore::new();
+        let alice = Owner::Token("alice".into());
+        let task = store
+            .create(alice.clone(), "t", None, CancelToken::new())
+            .unwrap();
+        assert!(store.get(&task.id, &alice).is_some());
+        assert!(store.get(&task.id, &Owner::Token("bob".into())).is_none());
+        assert!(store.get(&task.id, &Owner::Anyone).is_none());
+        assert!(store.get(&task.id, &Owner::Session(1)).is_none());
+        assert!(store.get("nope", &alice).is_none());
+        assert_eq!(store.list(&alice, None).unwrap().0.len(), 1);
+        assert!(
+            store
+                .list(&Owner::Token("bob".into()), None)
+                .unwrap()
+                .0
+                .is_empty()
+        );
+        // Another owner's task is no cursor for bob.
+        assert!(
+            store
+                .list(&Owner::Token("bob".into()), Some(&task.id))
+                .is_none()
+        );
+        store.cancel_owned_by(&alice);
+        assert_eq!(task.status(), Status::Cancelled);
+        store.forget(&alice);
+        assert!(store.get(&task.id, &alice).is_none());
+    }
+
+    #[test]
+    fn ttl_is_clamped_and_list_pages() {
+        let store = TaskStore::new();
+        let owner = Owner::Session(7);
+        let short = store
+            .create(owner.clone(), "t", Some(0), CancelToken::new())
+            .unwrap();
+        assert_eq!(short.ttl_ms(), MIN_TTL_MS);
+        let long = store
+            .create(owner.clone(), "t", Some(u64::MAX), CancelToken::new())
+            .unwrap();
+        assert_eq!(long.ttl_ms(), MAX_TTL_MS);
+        for _ in 0..LIST_PAGE {
+            store
+                .create(owner.clone(), "t", None, CancelToken::new())
+                .unwrap();
+        }
+        let (page, more) = store.list(&owner, None).unwrap();
+        assert_eq!(page.len(), LIST_PAGE);
+        assert!(more);
+        let last = page.last().unwrap().id.clone();
+        let (rest, more) = store.list(&owner, Some(&last)).unwrap();
+        assert_eq!(rest.len(), 2);
+        assert!(!more);
+    }
+
+    #[test]
+    fn per_owner_limit() {
+        let store = TaskStore::new();
+        for _ in 0..MAX_TASKS_PER_OWNER {
+            store
+                .create(Owner::Session(1), "t", None, CancelToken::new())
+                .unwrap();
+        }
+        let err = store
+            .create(Owner::Session(1), "t", None, CancelToken::new())
+            .err()
+            .expect("refused");
+        assert_eq!(err.code, super::super::jsonrpc::BUSY);
+        assert!(
+            store
+                .create(Owner::Session(2), "t", None, CancelToken::new())
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn delivery_prefers_live_listeners() {
+        let (_s, task) = store_with(Owner::Anyone);
+        assert!(task.deliver(json!(1)).is_err());
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        task.listen(tx.clone());
+        assert!(task.deliver(json!(2)).is_ok());
+        assert_eq!(rx.try_recv().unwrap(), json!(2));
+        task.unlisten(&tx);
+        assert!(task.deliver(json!(3)).is_err());
+    }
+}
