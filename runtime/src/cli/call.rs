@@ -82,10 +82,8 @@ pub fn run(args: Args) -> Exit {
     match result {
         Ok(output) => {
             let json = output.to_mcp();
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string())
-            );
+            let text = serde_json::to_string_pretty(&json).unwrap_or_else(|_| json.to_string());
+            super::print_result(&format!("{text}\n"));
             Exit::Ok
         }
         Err(err) => {

@@ -38,9 +38,9 @@ pub fn run(args: Args) -> Exit {
     };
     let with_grants = args.load.policy.is_some();
     if args.json {
-        println!("{}", pretty(&as_json(&runtime, with_grants)));
+        super::print_result(&format!("{}\n", pretty(&as_json(&runtime, with_grants))));
     } else {
-        print!("{}", as_text(&runtime, with_grants));
+        super::print_result(&as_text(&runtime, with_grants));
     }
     Exit::Ok
 }

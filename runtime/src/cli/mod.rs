@@ -97,6 +97,14 @@ pub fn main() -> ExitCode {
     exit.into()
 }
 
+/// Writes a command's result to stdout. A reader that went away (`| head`)
+/// is not an error of ours, so a broken pipe is ignored rather than a panic.
+fn print_result(text: &str) {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
