@@ -1,0 +1,804 @@
+//! The front door under attack: starts the real `airlock serve` (HTTP on a
+//! free loopback port, or stdio) with the first-party components and sends
+//! it what a careless or hostile client might: invalid UTF-8, truncated and
+//! 100 000-level deep JSON, numbers past every range, 100 MB bodies, wrong
+//! content types, headers trickled byte by byte, thousands of idle
+//! keep-alive connections, a last stdio line without its newline.
+//!
+//! Every case checks that the server answers cleanly (no 5xx, no crash),
+//! that no answer carries internals (file paths, Rust error chains), and
+//! that a normal `tools/call` still works afterwards.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// A running `airlock serve`, killed when dropped.
+struct Served {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Resident memory of the server, in KiB.
+    fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("/proc/PID/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .expect("VmRSS")
+    }
+
+    /// Files (sockets included) the server has open.
+    fn open_fds(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .expect("/proc/PID/fd")
+            .count()
+    }
+
+    /// Fails when the server process has exited (crashed).
+    fn assert_alive(&mut self) {
+        if let Some(status) = self.child.try_wait().expect("try_wait") {
+            panic!("airlock exited: {status}");
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// `airlock serve --listen 127.0.0.1:PORT target/components`; returns once
+/// it listens.
+fn serve() -> Served {
+    let components = support::workspace().join("target/components");
+    assert!(
+        components.join("catalog.wasm").is_file(),
+        "run `cargo xtask build` first"
+    );
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--listen", &addr.to_string()])
+        .arg(&components)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start airlock");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            // The connection-limit warnings of the keep-alive test would
+            // drown everything else.
+            if !line.contains("connection limit") {
+                eprintln!("[airlock] {line}");
+            }
+            if line.contains("listening on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("airlock did not start listening");
+    Served { child, addr }
+}
+
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+}
+
+/// Sends one request (Connection: close) and reads the whole response.
+fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nHost: {addr}\r\n");
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    stream.write_all(head.as_bytes()).expect("write head");
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+fn parse_response(raw: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(raw);
+    let (head, rest) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head: {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    Reply {
+        status,
+        headers,
+        body: rest.to_string(),
+    }
+}
+
+const JSON: (&str, &str) = ("Content-Type", "application/json");
+const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// What must never reach a client: paths of the machine, source files,
+/// Rust panics and error chains, parser internals.
+fn assert_no_leak(what: &str, body: &str) {
+    let workspace = support::workspace().display().to_string();
+    for marker in [
+        workspace.as_str(),
+        "/root/",
+        "/home/",
+        "/tmp/",
+        "target/",
+        ".rs:",
+        "panicked",
+        "Caused by",
+        "RUST_BACKTRACE",
+        "line 1 column",
+        "at line",
+        "serde_json",
+        "hyper::",
+        "wasmtime",
+    ] {
+        assert!(
+            !body.contains(marker),
+            "{what}: the answer leaks {marker:?}: {body}"
+        );
+    }
+}
+
+/// An MCP session over HTTP: initialize, then requests with its id.
+fn mcp_session(addr: SocketAddr) -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-11-25","capabilities":{},
+        "clientInfo":{"name":"robustness","version":"1"}}});
+    let r = http(
+        addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT],
+        init.to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 200, "initialize: {}", r.body);
+    let session = r
+        .header("mcp-session-id")
+        .expect("a session id")
+        .to_string();
+    let r = mcp_post(
+        addr,
+        &session,
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(r.status, 202);
+    session
+}
+
+fn mcp_post(addr: SocketAddr, session: &str, body: &[u8]) -> Reply {
+    http(
+        addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, ("Mcp-Session-Id", session)],
+        body,
+    )
+}
+
+/// A normal `tools/call` over MCP and a call over `/rpc` both work.
+fn assert_still_serves(served: &mut Served, after: &str) {
+    served.assert_alive();
+    let session = mcp_session(served.addr);
+    let call = json!({"jsonrpc":"2.0","id":"ok","method":"tools/call",
+        "params":{"name":"lookup_price","arguments":{"sku":"SKU-1001"}}});
+    let r = mcp_post(served.addr, &session, call.to_string().as_bytes());
+    assert_eq!(r.status, 200, "after {after}: {}", r.body);
+    let answer = r.json();
+    assert_eq!(
+        answer["result"]["isError"], false,
+        "after {after}: {answer}"
+    );
+    assert!(
+        answer["result"]["structuredContent"]["result"].is_number(),
+        "after {after}: {answer}"
+    );
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON],
+        br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
+    );
+    assert_eq!(r.status, 200, "after {after}: {}", r.body);
+    assert!(
+        r.json()["result"]["result"].is_number(),
+        "after {after}: {}",
+        r.body
+    );
+}
+
+/// Bodies that are not JSON, or JSON at the edges, on both endpoints.
+#[test]
+fn malformed_json_is_answered_without_crash_or_leak() {
+    let mut served = serve();
+    let addr = served.addr;
+    let session = mcp_session(addr);
+    let deep_arrays = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let deep_objects = format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
+    let deep_params = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo_json","arguments":{{"value":{}1{}}}}}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    // (name, body, the JSON-RPC error code /rpc must answer)
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        ("invalid UTF-8", b"\xff\xfe\xfd".to_vec(), -32700),
+        (
+            "invalid UTF-8 in a string",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"lookup_\xc3\x28price\"}".to_vec(),
+            -32700,
+        ),
+        (
+            "a lone surrogate escape",
+            br#"{"jsonrpc":"2.0","id":1,"method":"\ud800"}"#.to_vec(),
+            -32700,
+        ),
+        ("NUL bytes", b"\0\0\0\0".to_vec(), -32700),
+        ("a byte-order mark", b"\xef\xbb\xbf{}".to_vec(), -32700),
+        ("empty", Vec::new(), -32700),
+        ("truncated", br#"{"jsonrpc":"2.0","id":1,"meth"#.to_vec(), -32700),
+        ("truncated batch", br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},"#.to_vec(), -32700),
+        ("unterminated string", br#"{"jsonrpc":"2.0","id":"#.to_vec(), -32700),
+        ("trailing garbage", br#"{"jsonrpc":"2.0","id":1,"method":"x"}}}"#.to_vec(), -32700),
+        ("100 000 nested arrays", deep_arrays.into_bytes(), -32700),
+        ("100 000 nested objects", deep_objects.into_bytes(), -32700),
+        ("deep arguments", deep_params.into_bytes(), -32700),
+        ("1e400", b"1e400".to_vec(), -32700),
+        (
+            "1e400 as an id",
+            br#"{"jsonrpc":"2.0","id":1e400,"method":"lookup_price","params":["SKU-1001"]}"#.to_vec(),
+            -32700,
+        ),
+        (
+            "-1e400 as an argument",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_f64","params":{"value":-1e400}}"#.to_vec(),
+            -32700,
+        ),
+        (
+            "2^70 as an id",
+            br#"{"jsonrpc":"2.0","id":1180591620717411303424,"method":"nope"}"#.to_vec(),
+            -32601,
+        ),
+        (
+            "2^70 as an unsigned argument",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_u64","params":{"value":1180591620717411303424}}"#.to_vec(),
+            -32602,
+        ),
+        (
+            "2^64 as an unsigned argument",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_u64","params":{"value":18446744073709551616}}"#.to_vec(),
+            -32602,
+        ),
+        (
+            "-2^63-1 as a signed argument",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_i64","params":{"value":-9223372036854775809}}"#.to_vec(),
+            -32602,
+        ),
+        (
+            "2^70 as a 32-bit argument",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_i32","params":{"value":"1180591620717411303424"}}"#.to_vec(),
+            -32602,
+        ),
+        (
+            "1e-400 and 1e308 (in range for JSON, edge for f64)",
+            br#"{"jsonrpc":"2.0","id":1,"method":"echo_json","params":{"value":[1e-400,1.7976931348623157e308,-0]}}"#.to_vec(),
+            0,
+        ),
+        (
+            "a batch of garbage",
+            br#"[1,"x",null,{},[],{"jsonrpc":"2.0"},{"jsonrpc":"2.0","id":true,"method":"ping"}]"#.to_vec(),
+            -32600,
+        ),
+    ];
+    for (name, body, code) in &cases {
+        // /rpc: HTTP 200 with the JSON-RPC error in the body.
+        let r = http(addr, "POST", "/rpc", &[JSON], body);
+        assert_no_leak(name, &r.body);
+        assert_eq!(r.status, 200, "/rpc, {name}: {}", r.body);
+        let answer = r.json();
+        let first = if answer.is_array() {
+            &answer[0]
+        } else {
+            &answer
+        };
+        match code {
+            0 => assert!(first.get("result").is_some(), "/rpc, {name}: {answer}"),
+            code => assert_eq!(first["error"]["code"], *code, "/rpc, {name}: {answer}"),
+        }
+        // /mcp: a client error (or a JSON-RPC error), never a 5xx.
+        let r = mcp_post(addr, &session, body);
+        assert_no_leak(name, &r.body);
+        assert!(
+            r.status == 200 || r.status == 400,
+            "/mcp, {name}: {} {}",
+            r.status,
+            r.body
+        );
+        if !r.body.is_empty() {
+            let answer = r.json();
+            let first = if answer.is_array() {
+                &answer[0]
+            } else {
+                &answer
+            };
+            if *code == -32700 {
+                assert_eq!(first["error"]["code"], -32700, "/mcp, {name}: {answer}");
+            } else {
+                assert!(
+                    first.get("error").is_some() || first["result"]["isError"].is_boolean(),
+                    "/mcp, {name}: {answer}"
+                );
+            }
+        }
+        served.assert_alive();
+    }
+    // A huge integer as a u64 argument over MCP: a tool error naming it.
+    let r = mcp_post(
+        addr,
+        &session,
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo_u64","arguments":{"value":1180591620717411303424}}}"#,
+    );
+    let answer = r.json();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert_no_leak("2^70 over MCP", &r.body);
+    assert_still_serves(&mut served, "malformed JSON");
+}
+
+/// A 100 MB body is refused with 413 as soon as the server knows its size,
+/// without being read into memory: with a Content-Length, before the client
+/// has sent it; chunked, once the limit (4 MiB) is passed.
+#[test]
+fn hundred_megabyte_bodies_are_refused_early_without_buffering() {
+    let mut served = serve();
+    let addr = served.addr;
+    const SIZE: usize = 100 * 1024 * 1024;
+    let before = served.rss_kib();
+    for (path, chunked) in [
+        ("/rpc", false),
+        ("/mcp", false),
+        ("/rpc", true),
+        ("/mcp", true),
+    ] {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        let framing = if chunked {
+            "Transfer-Encoding: chunked".to_string()
+        } else {
+            format!("Content-Length: {SIZE}")
+        };
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{framing}\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).expect("head");
+        // Send the body from another thread; count what got through.
+        let mut writer = stream.try_clone().expect("clone");
+        let sender = std::thread::spawn(move || {
+            let chunk = vec![b' '; 256 * 1024];
+            let mut sent = 0usize;
+            while sent < SIZE {
+                let frame = if chunked {
+                    let mut frame = format!("{:x}\r\n", chunk.len()).into_bytes();
+                    frame.extend_from_slice(&chunk);
+                    frame.extend_from_slice(b"\r\n");
+                    frame
+                } else {
+                    chunk.clone()
+                };
+                if writer.write_all(&frame).is_err() {
+                    break;
+                }
+                sent += chunk.len();
+            }
+            sent
+        });
+        let mut raw = Vec::new();
+        let mut buf = [0u8; 4096];
+        // Read until the response head is complete (the server may reset
+        // the connection right after it).
+        while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => raw.extend_from_slice(&buf[..n]),
+            }
+        }
+        let _ = stream.shutdown(Shutdown::Both);
+        let sent = sender.join().expect("sender");
+        let reply = parse_response(&raw);
+        assert_eq!(
+            reply.status, 413,
+            "{path}, chunked {chunked}: {}",
+            reply.body
+        );
+        assert!(
+            sent < SIZE,
+            "{path}, chunked {chunked}: the whole body was sent before the answer"
+        );
+        served.assert_alive();
+        let after = served.rss_kib();
+        eprintln!(
+            "{path}, chunked {chunked}: 413 after {sent} of {SIZE} bytes; RSS {before} -> {after} KiB"
+        );
+        assert!(
+            after < before + 48 * 1024,
+            "{path}, chunked {chunked}: RSS grew from {before} KiB to {after} KiB"
+        );
+    }
+    assert_still_serves(&mut served, "100 MB bodies");
+}
+
+/// Anything but `application/json` is refused with 415 (and a bad Accept
+/// with 406), before the body is looked at.
+#[test]
+fn wrong_content_types_are_refused() {
+    let mut served = serve();
+    let addr = served.addr;
+    let session = mcp_session(addr);
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#;
+    for content_type in [
+        None,
+        Some("text/plain"),
+        Some("application/x-www-form-urlencoded"),
+        Some("multipart/form-data; boundary=x"),
+        Some("application/json-seq"),
+        Some("application/jsonx"),
+        Some("text/json"),
+        Some(""),
+    ] {
+        let mut headers = vec![ACCEPT, ("Mcp-Session-Id", session.as_str())];
+        if let Some(ct) = content_type {
+            headers.push(("Content-Type", ct));
+        }
+        for path in ["/rpc", "/mcp"] {
+            let r = http(addr, "POST", path, &headers, body);
+            assert_eq!(r.status, 415, "{path} with {content_type:?}: {}", r.body);
+            assert_no_leak("content type", &r.body);
+        }
+    }
+    // Parameters and case are fine.
+    for content_type in ["application/json; charset=utf-8", "Application/JSON"] {
+        let r = http(
+            addr,
+            "POST",
+            "/rpc",
+            &[("Content-Type", content_type)],
+            body,
+        );
+        assert_eq!(r.status, 200, "{content_type}: {}", r.body);
+    }
+    // An MCP client that accepts neither JSON nor SSE.
+    let r = http(
+        addr,
+        "POST",
+        "/mcp",
+        &[JSON, ("Accept", "text/html"), ("Mcp-Session-Id", &session)],
+        body,
+    );
+    assert_eq!(r.status, 406, "{}", r.body);
+    // Other methods: 405, whatever the body.
+    for (method, path) in [
+        ("PUT", "/rpc"),
+        ("PATCH", "/mcp"),
+        ("GET", "/rpc"),
+        ("POST", "/rpc/describe"),
+    ] {
+        let r = http(addr, method, path, &[JSON], body);
+        assert_eq!(r.status, 405, "{method} {path}: {}", r.body);
+    }
+    assert_still_serves(&mut served, "wrong content types");
+}
+
+/// Slow clients: some trickle their request head byte by byte, some send
+/// nothing at all. The header read timeout (10 s) closes them however
+/// slowly they trickle, and the server answers others meanwhile.
+#[test]
+fn slow_header_senders_are_timed_out() {
+    let mut served = serve();
+    let addr = served.addr;
+    let started = Instant::now();
+    let head = format!(
+        "POST /rpc HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nX-Padding: {}\r\n",
+        "a".repeat(200)
+    );
+    let mut slow = Vec::new();
+    for i in 0..20 {
+        let head = head.clone();
+        slow.push(std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(addr).expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            let opened = Instant::now();
+            // Half trickle a byte every 200 ms (never finishing the head),
+            // half send nothing after the first bytes.
+            let bytes = if i % 2 == 0 {
+                head.as_bytes()
+            } else {
+                &head.as_bytes()[..3]
+            };
+            for b in bytes {
+                if stream.write_all(&[*b]).is_err() {
+                    return opened.elapsed();
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            stream
+                .set_read_timeout(Some(Duration::from_secs(60)))
+                .expect("timeout");
+            let mut rest = Vec::new();
+            let _ = stream.read_to_end(&mut rest);
+            opened.elapsed()
+        }));
+    }
+    // Others are served while the slow ones hang on.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_still_serves(&mut served, "slow clients (while they trickle)");
+    for thread in slow {
+        let held = thread.join().expect("slow client");
+        assert!(
+            held >= Duration::from_secs(8) && held < Duration::from_secs(20),
+            "a slow client was closed after {held:?}"
+        );
+    }
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_still_serves(&mut served, "slow clients");
+}
+
+/// The soft limit of open files, raised to the hard limit when lower than
+/// `want` (with `prlimit`, best effort).
+fn open_files_limit(want: u64) -> u64 {
+    let read = || {
+        std::fs::read_to_string("/proc/self/limits")
+            .ok()
+            .and_then(|limits| {
+                let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+                let mut fields = line.split_whitespace().skip(3);
+                let soft = fields.next()?.parse::<u64>().unwrap_or(u64::MAX);
+                let hard = fields.next()?.parse::<u64>().unwrap_or(u64::MAX);
+                Some((soft, hard))
+            })
+            .unwrap_or((1024, 1024))
+    };
+    let (soft, hard) = read();
+    if soft < want && hard > soft {
+        let _ = Command::new("prlimit")
+            .arg(format!("--pid={}", std::process::id()))
+            .arg(format!("--nofile={hard}:{hard}"))
+            .status();
+    }
+    read().0
+}
+
+/// Thousands of idle keep-alive connections: the server holds at most its
+/// limit (1024), closes the excess right away, closes idle ones after the
+/// header timeout, and serves new clients again.
+#[test]
+fn thousands_of_idle_keep_alive_connections_are_bounded() {
+    // The server and this test each hold one end of every connection.
+    let limit = open_files_limit(5000);
+    let count = 2000usize.min((limit.saturating_sub(200) / 2) as usize);
+    assert!(
+        count > 1100,
+        "too few open files allowed ({limit}) to test the bound"
+    );
+    let mut served = serve();
+    let addr = served.addr;
+    let before = served.rss_kib();
+    let fds_before = served.open_fds();
+    let started = Instant::now();
+    let request = format!("GET /rpc/describe HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    let mut open = Vec::new();
+    let mut refused = 0usize;
+    for _ in 0..count {
+        let Ok(mut stream) = TcpStream::connect(addr) else {
+            refused += 1;
+            continue;
+        };
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .expect("timeout");
+        // One request, then the connection stays open and idle.
+        let mut buf = [0u8; 8192];
+        let answered = stream.write_all(request.as_bytes()).is_ok()
+            && matches!(stream.read(&mut buf), Ok(n) if n > 0 && buf.starts_with(b"HTTP/1.1 200"));
+        if answered {
+            open.push(stream);
+        } else {
+            refused += 1;
+        }
+    }
+    eprintln!(
+        "{count} connections: {} kept alive, {refused} refused, in {:?}",
+        open.len(),
+        started.elapsed()
+    );
+    // Bounded: the server holds at most 1024 connections (idle ones may
+    // already have timed out on a slow machine, letting later ones in).
+    let fds = served.open_fds();
+    assert!(
+        fds <= fds_before + 1024 + 8,
+        "the server holds {fds} files (it held {fds_before} before)"
+    );
+    assert!(open.len() >= 1000, "only {} connections served", open.len());
+    assert_eq!(open.len() + refused, count);
+    if started.elapsed() < Duration::from_secs(8) {
+        assert!(open.len() <= 1024, "{} connections held", open.len());
+        assert!(refused >= count - 1024, "only {refused} refused");
+    }
+    served.assert_alive();
+    let rss = served.rss_kib();
+    assert!(
+        rss < before + 256 * 1024,
+        "RSS grew from {before} KiB to {rss} KiB"
+    );
+    // Idle connections are closed after the header timeout; then new
+    // clients are served again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let fresh = TcpStream::connect(addr).and_then(|mut s| {
+            s.set_read_timeout(Some(Duration::from_secs(5)))?;
+            s.write_all(request.as_bytes())?;
+            let mut buf = [0u8; 64];
+            let n = s.read(&mut buf)?;
+            Ok(buf[..n].starts_with(b"HTTP/1.1 200"))
+        });
+        if matches!(fresh, Ok(true)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "new clients were not served again: {fresh:?}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let mut closed = 0;
+    for stream in &mut open {
+        stream
+            .set_read_timeout(Some(Duration::from_secs(15)))
+            .expect("timeout");
+        let mut buf = [0u8; 16];
+        if matches!(stream.read(&mut buf), Ok(0) | Err(_)) {
+            closed += 1;
+        }
+    }
+    assert_eq!(closed, open.len(), "idle connections were not closed");
+    drop(open);
+    assert_still_serves(&mut served, "thousands of idle connections");
+}
+
+/// stdio: garbage lines are answered with errors, the session goes on, and
+/// a last line without its newline is still processed before the server
+/// exits cleanly.
+#[test]
+fn stdio_survives_garbage_and_answers_a_last_line_without_newline() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--stdio"])
+        .arg(support::workspace().join("target/components"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start airlock");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let stdout = child.stdout.take().expect("stdout");
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for line in BufReader::new(stdout).split(b'\n') {
+            lines.push(line.expect("line"));
+        }
+        lines
+    });
+    let mut input: Vec<u8> = Vec::new();
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#);
+    input.push(b'\n');
+    for garbage in [
+        &b"\xff\xfe\xfd"[..],
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,",
+        b"\0\0",
+        b"1e400",
+        br#"{"jsonrpc":"2.0","id":1180591620717411303424,"method":"ping"}"#,
+    ] {
+        input.extend_from_slice(garbage);
+        input.push(b'\n');
+    }
+    input.extend("[".repeat(100_000).bytes());
+    input.extend("]".repeat(100_000).bytes());
+    input.push(b'\n');
+    // A line over the 8 MiB limit: refused, not held.
+    input.extend(std::iter::repeat_n(b' ', 9 * 1024 * 1024));
+    input.push(b'\n');
+    input.extend_from_slice(br#"{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"lookup_price","arguments":{"sku":"SKU-1001"}}}"#);
+    // No newline: EOF ends the line.
+    stdin.write_all(&input).expect("write");
+    drop(stdin);
+    let lines = reader.join().expect("reader");
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let messages: Vec<Value> = lines
+        .iter()
+        .map(|l| {
+            let text = String::from_utf8_lossy(l);
+            assert_no_leak("stdio", &text);
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+        })
+        .collect();
+    let errors: Vec<i64> = messages
+        .iter()
+        .filter_map(|m| m["error"]["code"].as_i64())
+        .collect();
+    // Four garbage lines and the deep one are parse errors, the ping with a
+    // huge id is answered, the long line is refused as an invalid request.
+    assert_eq!(
+        errors,
+        [-32700, -32700, -32700, -32700, -32700, -32600],
+        "{messages:?}"
+    );
+    let last = messages
+        .iter()
+        .find(|m| m["id"] == "last")
+        .unwrap_or_else(|| panic!("the last line was not answered: {messages:?}"));
+    assert_eq!(last["result"]["isError"], false, "{last}");
+    assert!(
+        last["result"]["structuredContent"]["result"].is_number(),
+        "{last}"
+    );
+}
