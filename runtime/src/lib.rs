@@ -20,6 +20,7 @@ pub mod catalog;
 pub mod cli;
 pub mod policy;
 pub mod protocol;
+pub mod reload;
 mod runtime;
 pub mod sandbox;
 pub mod tool;

@@ -120,6 +120,18 @@ impl Runtime {
         report
     }
 
+    /// The component files `paths` stand for now (each `.wasm`, each
+    /// `.wasm` in a folder, each source the policy names), for a watcher.
+    pub fn files(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
+        expand(paths, &self.policy)
+    }
+
+    /// Loads and checks one component file (with the policy's pin and tool
+    /// sections) without touching the catalog.
+    pub fn load_file(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
+        self.load_one(path)
+    }
+
     fn load_one(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
         let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
             path: path.to_path_buf(),

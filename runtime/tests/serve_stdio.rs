@@ -369,3 +369,91 @@ fn stdio_tasks_run_in_the_background_and_cancel_stops_the_guest() {
     }
     assert_eq!(c.close(), Some(0));
 }
+
+fn names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(str::to_string))
+        .collect()
+}
+
+/// Copies a file by writing a temporary one and renaming it over the
+/// target, as deploy tools do.
+fn install(from: &std::path::Path, to: &std::path::Path) {
+    let tmp = to.with_extension("partial");
+    std::fs::copy(from, &tmp).expect("copy");
+    std::fs::rename(&tmp, to).expect("rename");
+}
+
+#[test]
+fn stdio_watch_reloads_components_and_notifies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = dir.path().join("hostile.wasm");
+    install(&test_component("hostile"), &hostile);
+    let mut c = Client::start("", &["--watch", dir.path().to_str().expect("utf-8")], &[]);
+    c.initialize("2025-11-25");
+    let list = c.request("l0", "tools/list", json!({}));
+    assert!(names(&list).contains(&"sleep".to_string()), "{list}");
+    // A call that outlives the reload finishes on its version.
+    c.send(json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
+        "params":{"name":"sleep","arguments":{"ms":"2500"}}}));
+    std::thread::sleep(Duration::from_millis(200));
+
+    // Added.
+    let export = dir.path().join("export.wasm");
+    install(&component("export"), &export);
+    c.wait_for(|m| m["method"] == "notifications/tools/list_changed");
+    let list = c.request("l1", "tools/list", json!({}));
+    assert!(
+        names(&list).contains(&"export_orders".to_string()),
+        "{list}"
+    );
+
+    // Replaced: hostile.wasm now holds the catalog's tools.
+    install(&component("catalog"), &hostile);
+    c.wait_for(|m| m["method"] == "notifications/tools/list_changed");
+    let list = c.request("l2", "tools/list", json!({}));
+    let now = names(&list);
+    assert!(now.contains(&"lookup_price".to_string()), "{list}");
+    assert!(!now.contains(&"sleep".to_string()), "{list}");
+    let r = c.request(
+        "gone",
+        "tools/call",
+        json!({"name": "sleep", "arguments": {"ms": "1"}}),
+    );
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    let long = c.wait_for(|m| m["id"] == "long");
+    assert_eq!(long["result"]["content"][0]["text"], "slept", "{long}");
+
+    // A broken replacement is refused; the old version keeps serving.
+    std::fs::write(dir.path().join("export.partial"), b"not a component").expect("write");
+    std::fs::rename(dir.path().join("export.partial"), &export).expect("rename");
+    std::thread::sleep(Duration::from_millis(1500));
+    let list = c.request("l3", "tools/list", json!({}));
+    assert!(
+        names(&list).contains(&"export_orders".to_string()),
+        "{list}"
+    );
+    let r = c.request(
+        "still",
+        "tools/call",
+        json!({"name": "export_orders", "arguments": {"customer_id": "C-1"}}),
+    );
+    assert!(r.get("result").is_some(), "{r}");
+
+    // Removed.
+    std::fs::remove_file(&hostile).expect("remove");
+    c.wait_for(|m| m["method"] == "notifications/tools/list_changed");
+    let list = c.request("l4", "tools/list", json!({}));
+    assert!(
+        !names(&list).contains(&"lookup_price".to_string()),
+        "{list}"
+    );
+    assert!(
+        names(&list).contains(&"export_orders".to_string()),
+        "{list}"
+    );
+    assert_eq!(c.close(), Some(0));
+}

@@ -133,6 +133,27 @@ impl Catalog {
         }
         Ok(())
     }
+
+    /// Like [`Catalog::add`], for tools already shared (a hot reload keeps
+    /// the tools of components whose files did not change).
+    pub fn add_shared(&mut self, tools: &[Arc<Tool>]) -> Result<(), LoadError> {
+        for tool in tools {
+            if let Some(existing) = self.tools.get(&tool.info.name) {
+                return Err(LoadError::Clash {
+                    tool: tool.info.name.clone(),
+                    first: existing.component.path.clone(),
+                    second: tool.component.path.clone(),
+                });
+            }
+        }
+        if let Some(first) = tools.first() {
+            self.components.push(first.component.clone());
+        }
+        for tool in tools {
+            self.tools.insert(tool.info.name.clone(), tool.clone());
+        }
+        Ok(())
+    }
 }
 
 /// Reads, compiles (through the compile cache), links and describes one

@@ -9,6 +9,7 @@ use std::time::Duration;
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::protocol::mcp::Server;
+use crate::reload::Watcher;
 use crate::transport::{self, http::HttpConfig};
 
 /// Serve tools over MCP (stdio or Streamable HTTP) and plain JSON-RPC.
@@ -21,6 +22,7 @@ use crate::transport::{self, http::HttpConfig};
                         airlock serve target/components/\n  \
                         airlock serve --policy airlock.toml target/components/ --listen 127.0.0.1:9000\n  \
                         airlock serve --stdio catalog.wasm export.wasm\n  \
+                        airlock serve --watch tools/\n  \
                         airlock serve --policy airlock.toml tools/ --listen 0.0.0.0:8414 --allow-host tools.internal\n\n\
                         A non-loopback address needs bearer tokens in the policy ([[tokens]]), or \
                         --allow-unauthenticated. SIGINT/SIGTERM stop accepting, give running calls \
@@ -51,6 +53,10 @@ pub struct Args {
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     grace: u64,
+    /// Reload components when a .wasm in PATH is added, replaced or removed
+    /// (polls every 500 ms); clients are sent notifications/tools/list_changed.
+    #[arg(long)]
+    watch: bool,
     #[command(flatten)]
     load: LoadOptions,
 }
@@ -92,6 +98,11 @@ pub fn run(args: Args) -> Exit {
     };
     let server = Server::new(runtime.clone());
     let grace = Duration::from_secs(args.grace);
+    if args.watch {
+        let watcher = Watcher::new(&runtime, &args.paths);
+        eprintln!("airlock: watching {} path(s) for changes", args.paths.len());
+        tokio.spawn(watch(watcher, runtime.clone(), server.clone()));
+    }
     let result = tokio.block_on(async {
         if args.stdio {
             eprintln!("airlock: serving MCP on stdio");
@@ -155,6 +166,42 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
         eprintln!("{count} tool(s) ready");
     }
     Ok(runtime)
+}
+
+/// How often `--watch` looks at the served files.
+const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Polls the served files for ever; after a change, tells the clients.
+async fn watch(mut watcher: Watcher, runtime: Arc<Runtime>, server: Arc<Server>) {
+    let mut tick = tokio::time::interval(WATCH_INTERVAL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let polled = {
+            let runtime = runtime.clone();
+            // Loading compiles: keep it off the async workers.
+            tokio::task::spawn_blocking(move || {
+                let changes = watcher.poll(&runtime);
+                (watcher, changes)
+            })
+            .await
+        };
+        let changes;
+        (watcher, changes) = match polled {
+            Ok(polled) => polled,
+            Err(err) => {
+                tracing::error!("reload: the watcher failed: {err}; no more reloads");
+                return;
+            }
+        };
+        if changes.tools_changed() {
+            let told = server.tools_changed();
+            eprintln!(
+                "{} tool(s) ready after reload; {told} client(s) notified",
+                runtime.catalog().tools().count()
+            );
+        }
+    }
 }
 
 /// Resolves on SIGINT or SIGTERM.
