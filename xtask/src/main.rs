@@ -5,6 +5,7 @@
 //! - `cargo xtask serve`  — build, then serve the example tools over HTTP
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line
+//! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -29,6 +30,7 @@ fn main() -> Result<()> {
         Some("serve") => serve(&root, &args[1..]),
         Some("test") => test(&root),
         Some("build-examples") => build_examples(&root),
+        Some("fuzz") => fuzz(&root, &args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -38,7 +40,9 @@ fn main() -> Result<()> {
                  (extra arguments go to `airlock serve`)\n  \
                  test    build, run every test, cargo fmt --check and clippy; prints a summary\n  \
                  build-examples  install the pinned Python/JS toolchains under target/ and\n          \
-                 build examples/python/* and examples/js/* into target/examples/"
+                 build examples/python/* and examples/js/* into target/examples/\n  \
+                 fuzz [TARGET|all] [--seconds N] [--seed S]  run the fuzz targets on the\n          \
+                 stable toolchain (random and mutated inputs; see fuzz/README.md)"
             );
             std::process::exit(2);
         }
@@ -125,6 +129,20 @@ fn collect(from: &Path, to: &Path) -> Result<()> {
     }
     eprintln!("  {count} components in {}", to.display());
     Ok(())
+}
+
+/// The fuzz targets of `fuzz/` on the stable toolchain: builds the driver
+/// into the workspace's target directory (so it shares the built
+/// dependencies) and runs it; `cargo +nightly fuzz run` is the libFuzzer way.
+fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
+    run(Command::new("cargo")
+        .arg("run")
+        .arg("--manifest-path")
+        .arg(root.join("fuzz/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(root.join("target"))
+        .args(["--no-default-features", "--bin", "fuzz-driver", "--"])
+        .args(extra))
 }
 
 fn serve(root: &Path, extra: &[String]) -> Result<()> {
