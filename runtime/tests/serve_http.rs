@@ -380,7 +380,10 @@ fn mcp_session_and_header_rules() {
         ping.as_bytes(),
     );
     assert_eq!(r.status, 400, "unsupported protocol version");
+    // GET /mcp is a session's standing stream: it needs the session.
     let r = http(served.addr, "GET", "/mcp", &[ACCEPT], b"");
+    assert_eq!(r.status, 400);
+    let r = http(served.addr, "PUT", "/mcp", &[ACCEPT], b"");
     assert_eq!(r.status, 405);
     let r = http(
         served.addr,
@@ -807,4 +810,148 @@ fn sigterm_stops_cleanly() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0));
+}
+
+/// Opens the session's standing SSE stream (GET /mcp); its messages
+/// arrive on the returned channel.
+fn standing_stream(mcp: &Mcp) -> mpsc::Receiver<Value> {
+    let mut stream = TcpStream::connect(mcp.addr).expect("connect");
+    let mut head = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {}\r\n",
+        mcp.addr, mcp.session
+    );
+    for (k, v) in &mcp.extra {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).expect("status line");
+        assert!(status.contains(" 200 "), "GET /mcp: {status}");
+        for line in reader.lines().map_while(Result::ok) {
+            if let Some(data) = line.strip_prefix("data: ")
+                && let Ok(value) = serde_json::from_str::<Value>(data)
+                && tx.send(value).is_err()
+            {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn next_matching(rx: &mpsc::Receiver<Value>, want: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let message = rx.recv_timeout(left).expect("a message on the GET stream");
+        if want(&message) {
+            return message;
+        }
+    }
+}
+
+#[test]
+fn http_tasks_belong_to_their_token_and_the_get_stream_carries_notifications() {
+    let policy = format!(
+        "[[tokens]]\nname = \"alice\"\nsha256 = \"{}\"\n\n[[tokens]]\nname = \"bob\"\nsha256 = \"{}\"\n",
+        sha256_hex("alice-secret"),
+        sha256_hex("bob-secret")
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(test_component("hostile"), dir.path().join("hostile.wasm")).expect("copy");
+    let served = serve(
+        &policy,
+        &[],
+        &["--watch", dir.path().to_str().expect("utf-8")],
+    );
+    let alice = ("Authorization", "Bearer alice-secret");
+    let bob = ("Authorization", "Bearer bob-secret");
+    let mut a1 = Mcp::connect(served.addr, json!({}), &[alice]);
+    let events = standing_stream(&a1);
+    let init = http(
+        served.addr,
+        "POST",
+        "/mcp",
+        &[JSON, ACCEPT, alice],
+        json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":{},
+            "clientInfo":{"name":"t","version":"1"}}})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(
+        init.json()["result"]["capabilities"]["tasks"]["list"],
+        json!({}),
+        "authenticated callers may list their tasks"
+    );
+    // GET without a session, or with a wrong Accept, is refused.
+    let r = http(
+        served.addr,
+        "GET",
+        "/mcp",
+        &[("Accept", "text/event-stream"), alice],
+        b"",
+    );
+    assert_eq!(r.status, 400);
+
+    let r = a1.request(
+        "tools/call",
+        json!({"name":"sleep_task","arguments":{"ms":"400"},"task":{"ttl":30000}}),
+    );
+    let id = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    let list = a1.request("tasks/list", json!({}));
+    let ids: Vec<&str> = list["result"]["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .filter_map(|t| t["taskId"].as_str())
+        .collect();
+    assert_eq!(ids, [id.as_str()]);
+    // Another session of the same token sees it; another token does not.
+    let mut a2 = Mcp::connect(served.addr, json!({}), &[alice]);
+    let got = a2.request("tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+    let mut b = Mcp::connect(served.addr, json!({}), &[bob]);
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let r = b.request(method, json!({"taskId": id}));
+        assert_eq!(r["error"]["code"], -32602, "{method}: {r}");
+    }
+    let list = b.request("tasks/list", json!({}));
+    assert_eq!(list["result"]["tasks"], json!([]));
+
+    let result = a1.request("tasks/result", json!({"taskId": id}));
+    assert_eq!(result["result"]["content"][0]["text"], "slept", "{result}");
+    let status = next_matching(&events, |m| {
+        m["method"] == "notifications/tasks/status" && m["params"]["status"] == "completed"
+    });
+    assert_eq!(status["params"]["taskId"], id.as_str());
+
+    // --watch: a new component reaches the GET stream as list_changed, and
+    // its optional-task tool runs as a task or inline.
+    std::fs::copy(component("export"), dir.path().join("export.wasm")).expect("copy");
+    next_matching(&events, |m| {
+        m["method"] == "notifications/tools/list_changed"
+    });
+    let r = b.request(
+        "tools/call",
+        json!({"name":"export_orders","arguments":{"customer_id":"C-1"},"task":{}}),
+    );
+    let export = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"))
+        .to_string();
+    let done = b.request("tasks/result", json!({"taskId": export}));
+    assert!(done["result"]["content"].is_array(), "{done}");
+    let inline = b.request(
+        "tools/call",
+        json!({"name":"export_orders","arguments":{"customer_id":"C-1"}}),
+    );
+    assert!(inline["result"]["content"].is_array(), "{inline}");
 }
