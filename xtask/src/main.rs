@@ -5,6 +5,7 @@
 //! - `cargo xtask serve`  — build, then serve the example tools over HTTP
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line
+//! - `cargo xtask bench`  — the benchmark suite; writes `BENCHMARKS.md`
 //! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
 
 use std::io::{BufRead, BufReader};
@@ -30,6 +31,7 @@ fn main() -> Result<()> {
         Some("serve") => serve(&root, &args[1..]),
         Some("test") => test(&root),
         Some("build-examples") => build_examples(&root),
+        Some("bench") => bench(&root, &args[1..]),
         Some("fuzz") => fuzz(&root, &args[1..]),
         _ => {
             eprintln!(
@@ -42,7 +44,9 @@ fn main() -> Result<()> {
                  build-examples  install the pinned Python/JS toolchains under target/ and\n          \
                  build examples/python/* and examples/js/* into target/examples/\n  \
                  fuzz [TARGET|all] [--seconds N] [--seed S]  run the fuzz targets on the\n          \
-                 stable toolchain (random and mutated inputs; see fuzz/README.md)"
+                 stable toolchain (random and mutated inputs; see fuzz/README.md)\n  \
+                 bench [--quick]  release build, run the benchmark suite, write\n          \
+                 BENCHMARKS.md and benchmarks/*.svg"
             );
             std::process::exit(2);
         }
@@ -145,10 +149,27 @@ fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
         .args(extra))
 }
 
+/// Builds airlock and the bench suite in release mode and the test guests
+/// (which hold the bench component), then runs the suite from the root.
+fn bench(root: &Path, extra: &[String]) -> Result<()> {
+    ensure_target()?;
+    let guests = root.join("tests/components");
+    run(Command::new("cargo")
+        .current_dir(&guests)
+        .args(["build", "--release", "--target", TARGET]))?;
+    collect(
+        &guests.join("target").join(TARGET).join("release"),
+        &root.join("target/test-components"),
+    )?;
+    run(Command::new("cargo").args(["build", "--release", "-p", "airlock", "-p", "airlock-bench"]))?;
+    run(Command::new(root.join("target/release/airlock-bench")).args(extra))
+}
+
 fn serve(root: &Path, extra: &[String]) -> Result<()> {
     build(root)?;
     let mut cmd = Command::new(root.join("target/debug/airlock"));
-    cmd.args(["serve", "target/components"]);
+    // The first-party tools and the Python and JavaScript examples.
+    cmd.args(["serve", "target/components", "target/examples"]);
     if extra.is_empty() {
         cmd.args(["--listen", "127.0.0.1:8414"]);
     } else {
