@@ -169,6 +169,20 @@ fn parse_response(raw: &[u8]) -> Reply {
     }
 }
 
+/// Reads until a response head is complete; the server may reset the
+/// connection right after it (it did not read everything that was sent).
+fn read_head(stream: &mut TcpStream) -> Vec<u8> {
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => raw.extend_from_slice(&buf[..n]),
+        }
+    }
+    raw
+}
+
 const JSON: (&str, &str) = ("Content-Type", "application/json");
 const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
@@ -453,16 +467,7 @@ fn hundred_megabyte_bodies_are_refused_early_without_buffering() {
             }
             sent
         });
-        let mut raw = Vec::new();
-        let mut buf = [0u8; 4096];
-        // Read until the response head is complete (the server may reset
-        // the connection right after it).
-        while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
-            match stream.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => raw.extend_from_slice(&buf[..n]),
-            }
-        }
+        let raw = read_head(&mut stream);
         let _ = stream.shutdown(Shutdown::Both);
         let sent = sender.join().expect("sender");
         let reply = parse_response(&raw);
@@ -601,6 +606,49 @@ fn slow_header_senders_are_timed_out() {
     }
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_still_serves(&mut served, "slow clients");
+}
+
+/// Request heads past the server's buffer (64 KiB) or header count are
+/// refused with 431 instead of being buffered.
+#[test]
+fn oversized_request_heads_are_refused() {
+    let mut served = serve();
+    let addr = served.addr;
+    let long = "a".repeat(1024 * 1024);
+    let many: Vec<(String, String)> = (0..5000)
+        .map(|i| (format!("X-H{i}"), "v".to_string()))
+        .collect();
+    let cases: [(&str, Vec<(&str, &str)>); 2] = [
+        ("a 1 MiB header", vec![JSON, ("X-Long", long.as_str())]),
+        (
+            "5000 headers",
+            many.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect(),
+        ),
+    ];
+    for (name, headers) in cases {
+        let mut stream = TcpStream::connect(addr).expect("connect");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        let mut head = format!("POST /rpc HTTP/1.1\r\nHost: {addr}\r\n");
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("Content-Length: 2\r\n\r\n{}");
+        // The server may answer and close before the head is all sent:
+        // write from another thread, read here.
+        let mut writer = stream.try_clone().expect("clone");
+        let sender = std::thread::spawn(move || {
+            let _ = writer.write_all(head.as_bytes());
+        });
+        let raw = read_head(&mut stream);
+        let _ = stream.shutdown(Shutdown::Both);
+        sender.join().expect("sender");
+        let reply = parse_response(&raw);
+        assert_eq!(reply.status, 431, "{name}: {}", reply.body);
+        assert_no_leak(name, &reply.body);
+    }
+    assert_still_serves(&mut served, "oversized request heads");
 }
 
 /// The soft limit of open files, raised to the hard limit when lower than
