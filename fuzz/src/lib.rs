@@ -91,7 +91,7 @@ pub fn jsonrpc_decode(data: &[u8]) {
         // A fresh session per input; initialized first for inputs of even
         // length, so both the uninitialized and the initialized paths run.
         let session = Session::new(state.server.clone(), None);
-        if data.len() % 2 == 0 {
+        if data.len().is_multiple_of(2) {
             let init = session
                 .handle_incoming(jsonrpc::parse(INITIALIZE), &out)
                 .await;

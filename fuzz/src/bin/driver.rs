@@ -98,7 +98,7 @@ fn fuzz(target: &str, time: Duration, seed: u64) -> bool {
     let mut next_report = Duration::from_secs(60);
     loop {
         // Check the clock every few runs only.
-        if runs % 64 == 0 {
+        if runs.is_multiple_of(64) {
             let elapsed = started.elapsed();
             if elapsed >= time {
                 break;
