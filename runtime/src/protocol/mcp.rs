@@ -21,6 +21,11 @@
 //! Each session may have a standing stream ([`Session::set_standing`]):
 //! `notifications/tools/list_changed` and `notifications/tasks/status` go
 //! there.
+//!
+//! Revision 2026-07-28 (stateless, per-request `_meta`) is served by the
+//! same sessions next to these: see [`stateless`].
+
+pub mod stateless;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -62,6 +67,8 @@ pub struct Server {
     /// Live sessions, for notifications to all (list_changed).
     sessions: Mutex<Vec<Weak<Session>>>,
     next_session: AtomicU64,
+    /// Open `subscriptions/listen` streams (2026-07-28).
+    pub listeners: stateless::Listeners,
 }
 
 impl Server {
@@ -73,6 +80,7 @@ impl Server {
             tasks: TaskStore::new(),
             sessions: Mutex::new(Vec::new()),
             next_session: AtomicU64::new(1),
+            listeners: stateless::Listeners::default(),
         })
     }
 
@@ -91,6 +99,7 @@ impl Server {
             .filter(|s| lock(&s.state).version.is_some())
             .filter(|s| s.send_standing(message.clone()))
             .count()
+            + self.listeners.tools_changed()
     }
 
     /// Registers a running call until the guard is dropped.
@@ -331,6 +340,9 @@ impl Session {
     }
 
     async fn request(self: &Arc<Self>, id: &Id, request: &Request, out: &Outbox) -> Answer {
+        if stateless::is_modern(request) {
+            return self.modern(id, request, out).await;
+        }
         let params = request.params.clone().unwrap_or(Value::Null);
         let initialized = lock(&self.state).version.is_some();
         match request.method.as_str() {
@@ -875,7 +887,8 @@ impl From<Result<Value, ErrorObject>> for Answer {
 /// the client), so a transport should not wait for it before reading on.
 pub fn runs_long(message: &Message) -> bool {
     matches!(message, Message::Request(r)
-        if (r.method == "tools/call" || r.method == "tasks/result") && r.id.is_some())
+        if matches!(r.method.as_str(), "tools/call" | "tasks/result" | "subscriptions/listen")
+            && r.id.is_some())
 }
 
 /// Picks the revision to answer: the one asked when supported, else the newest.

@@ -146,11 +146,18 @@ impl Task {
 
     /// The `Task` object of the 2026-07-28 tasks extension: `ttlMs` and
     /// `pollIntervalMs`, and for a terminal task its `result` or `error`.
+    ///
+    /// The extension keeps `failed` for JSON-RPC errors: a tool error
+    /// (`isError: true`) is a `completed` task whose result says so.
     pub fn to_json_extension(&self) -> Value {
         let state = lock(&self.state);
+        let status = match (&state.status, &state.outcome) {
+            (Status::Failed, Some(Ok(_))) => Status::Completed,
+            (status, _) => *status,
+        };
         let mut task = json!({
             "taskId": self.id,
-            "status": state.status.as_str(),
+            "status": status.as_str(),
             "createdAt": timestamp(self.created),
             "lastUpdatedAt": timestamp(state.updated),
             "ttlMs": self.ttl_ms,
@@ -166,7 +173,7 @@ impl Task {
             Some(Err(error)) if state.status == Status::Failed => {
                 task["error"] = error.to_json();
             }
-            // A tool error (isError) is still a result to show.
+            // A tool error (isError) is the result of a completed task.
             Some(Ok(result)) if state.status == Status::Failed => {
                 task["result"] = result.clone();
             }
@@ -455,6 +462,11 @@ mod tests {
         ));
         assert_eq!(task.status(), Status::Failed);
         assert_eq!(task.to_json()["statusMessage"], "boom");
+        // The 2026-07-28 extension: a tool error completes with its result.
+        let ext = task.to_json_extension();
+        assert_eq!(ext["status"], "completed");
+        assert_eq!(ext["result"]["isError"], true);
+        assert!(ext.get("error").is_none());
         let (_s, task) = store_with(Owner::Anyone);
         task.finish(Err(ErrorObject::internal()));
         assert_eq!(task.status(), Status::Failed);
