@@ -1,0 +1,96 @@
+"""Fixtures for the client tests: the airlock binary, the served components,
+and a server on a free loopback port (``cargo xtask test`` sets
+``AIRLOCK_BIN`` and ``AIRLOCK_COMPONENTS``)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import threading
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import AsyncIterator
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+ROOT = Path(__file__).resolve().parents[3]
+AIRLOCK = os.environ.get("AIRLOCK_BIN", str(ROOT / "target/debug/airlock"))
+COMPONENTS = os.environ.get("AIRLOCK_COMPONENTS", str(ROOT / "target/components"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+class Served:
+    """``airlock serve --listen 127.0.0.1:PORT COMPONENTS``, with its log."""
+
+    def __init__(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.base = f"http://127.0.0.1:{port}"
+        self.url = f"{self.base}/mcp"
+        self.log: list[str] = []
+        self.proc = subprocess.Popen(
+            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", COMPONENTS],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        ready = threading.Event()
+
+        def drain() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self.log.append(line.rstrip("\n"))
+                if "listening on" in line:
+                    ready.set()
+
+        threading.Thread(target=drain, daemon=True).start()
+        if not ready.wait(60):
+            self.stop()
+            raise RuntimeError("airlock serve did not start: " + "\n".join(self.log))
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+@pytest.fixture(scope="session")
+def served() -> AsyncIterator[Served]:
+    server = Served()
+    yield server
+    server.stop()
+
+
+def stdio_params() -> StdioServerParameters:
+    return StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", COMPONENTS])
+
+
+@pytest.fixture(params=["stdio", "http"])
+def transport(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture(params=["auto", "legacy"])
+def mode(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def connect(transport: str, mode: str, served: Served):
+    """``async with connect(**kwargs) as client``: the official SDK's Client
+    over the parametrized transport and mode."""
+
+    @asynccontextmanager
+    async def open_client(**kwargs) -> AsyncIterator[Client]:
+        server = stdio_params() if transport == "stdio" else served.url
+        async with Client(server, mode=mode, read_timeout_seconds=30, **kwargs) as client:
+            yield client
+
+    return open_client
