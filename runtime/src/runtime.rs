@@ -2,7 +2,7 @@
 //! and the one entry point for calls ([`Runtime::prepare`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Instant;
 
@@ -18,11 +18,13 @@ use crate::tool::Output;
 /// A place in a tool's concurrency limit, given back on drop.
 pub struct Slot {
     tool: Arc<Tool>,
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         self.tool.running.fetch_sub(1, Ordering::AcqRel);
+        self.in_flight.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -40,6 +42,8 @@ pub struct Runtime {
     policy: Policy,
     catalog: RwLock<Arc<Catalog>>,
     audit: Option<Arc<AuditLog>>,
+    /// Prepared calls not yet finished, across every catalog version.
+    in_flight: Arc<AtomicUsize>,
 }
 
 impl Runtime {
@@ -61,6 +65,7 @@ impl Runtime {
             policy,
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
+            in_flight: Arc::default(),
         }
     }
 
@@ -75,6 +80,12 @@ impl Runtime {
             })?;
         }
         Ok(Self::new(sandbox, policy))
+    }
+
+    /// Calls prepared and not yet finished (running, or waiting for
+    /// confirmation). A server that stops waits for this to reach zero.
+    pub fn calls_in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -265,8 +276,12 @@ impl Runtime {
                 limit,
             });
         }
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
         Ok(PreparedCall {
-            _slot: Some(Slot { tool: tool.clone() }),
+            _slot: Some(Slot {
+                tool: tool.clone(),
+                in_flight: self.in_flight.clone(),
+            }),
             tool,
             arguments,
             grant,

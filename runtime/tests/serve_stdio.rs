@@ -457,3 +457,40 @@ fn stdio_watch_reloads_components_and_notifies() {
     );
     assert_eq!(c.close(), Some(0));
 }
+
+#[test]
+fn closing_stdin_during_a_task_stops_cleanly() {
+    // A background task is still running when stdin closes: it is
+    // cancelled, its blocking thread ends while the async runtime still
+    // runs, and the server exits 0 without a panic.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--stdio"])
+        .arg(test_component("hostile"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start airlock");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep_task","arguments":{"ms":"5000"},"task":{"ttl":60000}}}"#,
+    ]
+    .join("\n");
+    stdin.write_all(format!("{input}\n").as_bytes()).expect("write");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    // Wait until the task exists (its CreateTaskResult), then close stdin.
+    loop {
+        let line = lines.next().expect("a response").expect("line");
+        if line.contains("\"taskId\"") {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    drop(stdin);
+    let output = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}

@@ -104,7 +104,7 @@ pub fn run(args: Args) -> Exit {
         tokio.spawn(watch(watcher, runtime.clone(), server.clone()));
     }
     let result = tokio.block_on(async {
-        if args.stdio {
+        let served = if args.stdio {
             eprintln!("airlock: serving MCP on stdio");
             transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown_signal(), grace).await
         } else {
@@ -131,7 +131,15 @@ pub fn run(args: Args) -> Exit {
             };
             eprintln!("airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}");
             transport::http::serve(server, listener, config, shutdown_signal(), grace).await
+        };
+        // Cancelled calls and background tasks end within a few ticks; let
+        // their blocking threads finish while the async runtime still runs
+        // (they use it for their waits), bounded by one more grace period.
+        let stopping = tokio::time::Instant::now();
+        while runtime.calls_in_flight() > 0 && stopping.elapsed() < grace {
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        served
     });
     // Blocking threads of cancelled calls end within a few ticks; do not
     // wait on any that are stuck past that.
