@@ -28,7 +28,7 @@ def anyio_backend() -> str:
 class Served:
     """``airlock serve --listen 127.0.0.1:PORT COMPONENTS``, with its log."""
 
-    def __init__(self) -> None:
+    def __init__(self, components: str = COMPONENTS, start_timeout: float = 60) -> None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -36,7 +36,7 @@ class Served:
         self.url = f"{self.base}/mcp"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
-            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", COMPONENTS],
+            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", components],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -52,7 +52,7 @@ class Served:
                     ready.set()
 
         threading.Thread(target=drain, daemon=True).start()
-        if not ready.wait(60):
+        if not ready.wait(start_timeout):
             self.stop()
             raise RuntimeError("airlock serve did not start: " + "\n".join(self.log))
 
