@@ -17,6 +17,13 @@
 //! A GET to `/mcp` opens the session's standing SSE stream for messages not
 //! tied to a request (`notifications/tools/list_changed`, task status, a
 //! background task's elicitation); a newer GET replaces an older one.
+//!
+//! Revision 2026-07-28 has no session: a POST whose body carries the
+//! per-request `_meta` (or whose `MCP-Protocol-Version` is 2026-07-28) runs
+//! on a throw-away session after its headers are checked against the body
+//! (`check_modern`); its errors get 400 (-32020, -32021, -32022, missing
+//! `_meta`) or 404 (-32601). `subscriptions/listen` is its long-lived SSE
+//! answer, in place of the GET stream.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -38,7 +45,7 @@ use tokio::sync::{Semaphore, mpsc};
 
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, Incoming, Message};
-use crate::protocol::mcp::{self, Server, Session};
+use crate::protocol::mcp::{self, Server, Session, stateless};
 use crate::protocol::rpc;
 
 /// Limits and allow-lists of the HTTP server.
@@ -240,17 +247,16 @@ async fn mcp_post(
         );
     }
     let sse_ok = any || accept.contains("text/event-stream");
-    if let Some(version) = headers.get(VERSION_HEADER) {
-        let supported = version
-            .to_str()
-            .is_ok_and(|v| mcp::SUPPORTED.contains(&v.trim()));
+    let version_header = headers.get(VERSION_HEADER).map(|v| v.to_str().ok());
+    if let Some(version) = version_header {
+        let supported = version.is_some_and(|v| stateless::ALL_VERSIONS.contains(&v.trim()));
         if !supported {
-            return rpc_error_status(
+            // UnsupportedProtocolVersionError (2026-07-28), which older
+            // clients read as a 400 like before.
+            let error = stateless::unsupported_version(version.unwrap_or(""));
+            return json(
                 StatusCode::BAD_REQUEST,
-                &format!(
-                    "Bad Request: unsupported MCP-Protocol-Version; supported: {}",
-                    mcp::SUPPORTED.join(", ")
-                ),
+                &jsonrpc::error_response(&jsonrpc::Id::null(), &error),
             );
         }
     }
@@ -266,9 +272,19 @@ async fn mcp_post(
         return initialize(shared, incoming, token).await;
     }
 
-    let session = match find_session(shared, &headers, token.as_ref()) {
-        Ok(session) => session,
-        Err(response) => return response,
+    // 2026-07-28: no session; each request stands alone.
+    let modern = version_header.flatten().map(str::trim) == Some(stateless::MODERN)
+        || matches!(&incoming, Incoming::Single(Message::Request(r)) if stateless::is_modern(r));
+    let session = if modern {
+        if let Err(response) = check_modern(&headers, &incoming) {
+            return response;
+        }
+        Session::new(shared.server.clone(), token)
+    } else {
+        match find_session(shared, &headers, token.as_ref()) {
+            Ok(session) => session,
+            Err(response) => return response,
+        }
     };
     let has_requests = match &incoming {
         Incoming::Single(m) => matches!(m, Message::Request(r) if r.id.is_some()),
@@ -311,13 +327,20 @@ async fn mcp_post(
         response
     });
     let mut task = AbortOnDrop(task);
+    let finish = |done| {
+        let mut response = finish_json(done);
+        if modern && response.status() == StatusCode::OK {
+            set_modern_status(&mut response);
+        }
+        response
+    };
     let first = tokio::select! {
-        done = &mut task.0 => return finish_json(done),
+        done = &mut task.0 => return finish(done),
         first = rx.recv(), if sse_ok => first,
     };
     let Some(first) = first else {
         // The outbox closed without a message: wait for the answer.
-        return finish_json((&mut task.0).await);
+        return finish((&mut task.0).await);
     };
     // Something to stream before the result: switch to SSE.
     let (tx, body) = ChannelBody::new();
@@ -357,9 +380,79 @@ async fn mcp_post(
     response
 }
 
+/// Checks a 2026-07-28 POST before it runs: a single message, the
+/// per-request `_meta` (400 with -32602 or -32022) and, for a request, the
+/// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers against the
+/// body (400 with -32020).
+#[allow(clippy::result_large_err)]
+fn check_modern(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Response<BoxBody>> {
+    let request = match incoming {
+        Incoming::Single(Message::Request(request)) => request,
+        // Notifications and replies: nothing to check (202 later).
+        Incoming::Single(_) => return Ok(()),
+        Incoming::Error(error) => {
+            return Err(json(
+                StatusCode::BAD_REQUEST,
+                &jsonrpc::error_response(&jsonrpc::Id::null(), error),
+            ));
+        }
+        Incoming::Batch(_) => {
+            let error = jsonrpc::ErrorObject::invalid_request(
+                "revision 2026-07-28 takes one JSON-RPC message per POST, not a batch",
+            );
+            return Err(json(
+                StatusCode::BAD_REQUEST,
+                &jsonrpc::error_response(&jsonrpc::Id::null(), &error),
+            ));
+        }
+    };
+    let Some(id) = request.id.as_ref() else {
+        return Ok(());
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    stateless::read_meta(request.params.as_ref())
+        .and_then(|meta| {
+            stateless::check_headers(
+                header(VERSION_HEADER),
+                header("mcp-method"),
+                header("mcp-name"),
+                request,
+                &meta,
+            )
+        })
+        .map_err(|error| {
+            json(
+                StatusCode::BAD_REQUEST,
+                &jsonrpc::error_response(id, &error),
+            )
+        })
+}
+
+/// Sets the status of a JSON answer to a 2026-07-28 request from its error
+/// (400, 404), if any.
+fn set_modern_status(response: &mut Response<BoxBody>) {
+    let code = response
+        .extensions()
+        .get::<ModernError>()
+        .map(|e| e.0)
+        .unwrap_or(200);
+    if let Ok(status) = StatusCode::from_u16(code) {
+        *response.status_mut() = status;
+    }
+}
+
+/// The HTTP status a 2026-07-28 answer asks for, stashed by [`finish_json`].
+#[derive(Clone, Copy)]
+struct ModernError(u16);
+
 fn finish_json(done: Result<Option<Value>, tokio::task::JoinError>) -> Response<BoxBody> {
     match done {
-        Ok(Some(response)) => json(StatusCode::OK, &response),
+        Ok(Some(response)) => {
+            let status = stateless::http_status(&response);
+            let mut reply = json(StatusCode::OK, &response);
+            reply.extensions_mut().insert(ModernError(status));
+            reply
+        }
         // Cancelled by the client: there is no response to give.
         Ok(None) => empty(StatusCode::ACCEPTED),
         Err(err) => {

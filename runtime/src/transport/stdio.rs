@@ -91,6 +91,8 @@ where
             }
         }
     }
+    // Open subscriptions/listen requests end with their final result.
+    session.end_subscriptions();
     // Let running calls answer, within the grace period.
     if tokio::time::timeout(grace, drain(&mut calls))
         .await
