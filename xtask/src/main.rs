@@ -158,14 +158,24 @@ fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
 fn bench(root: &Path, extra: &[String]) -> Result<()> {
     ensure_target()?;
     let guests = root.join("tests/components");
-    run(Command::new("cargo")
-        .current_dir(&guests)
-        .args(["build", "--release", "--target", TARGET]))?;
+    run(Command::new("cargo").current_dir(&guests).args([
+        "build",
+        "--release",
+        "--target",
+        TARGET,
+    ]))?;
     collect(
         &guests.join("target").join(TARGET).join("release"),
         &root.join("target/test-components"),
     )?;
-    run(Command::new("cargo").args(["build", "--release", "-p", "airlock", "-p", "airlock-bench"]))?;
+    run(Command::new("cargo").args([
+        "build",
+        "--release",
+        "-p",
+        "airlock",
+        "-p",
+        "airlock-bench",
+    ]))?;
     run(Command::new(root.join("target/release/airlock-bench")).args(extra))
 }
 

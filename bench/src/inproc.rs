@@ -1,0 +1,449 @@
+//! In-process measurements: the floors, airlock's real call path, the
+//! phases of a call, pool settings (levers) and memory under 1,000 calls.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use airlock::Runtime;
+use airlock::call::{Confirmation, Unobserved};
+use airlock::policy::Policy;
+use airlock::sandbox::{CancelToken, CompileCache, Sandbox, SandboxConfig, Tuning};
+use airlock::tool::Content;
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::stats::{Stats, sample, stats};
+
+/// The policy of every benchmark: room for 1,000+ calls at once and a
+/// 1 MiB result.
+pub const POLICY: &str = r#"[defaults]
+limits = { memory = "64MiB", time = "60s", output = "4MiB", concurrency = 2000 }
+"#;
+
+/// A runtime with the bench component loaded (and nothing else).
+pub fn runtime(wasm: &Path, cache: &Path, instances: u32, tune: Option<Tuning>) -> Result<Runtime> {
+    let policy = Policy::parse(POLICY, Path::new("."))?;
+    let mut config = SandboxConfig::default()
+        .instances(instances)
+        .cache(Some(CompileCache::new(cache)));
+    if let Some(tune) = tune {
+        config = config.tune(tune);
+    }
+    let runtime = Runtime::new(Sandbox::new(&config)?, policy);
+    let report = runtime.load(&[wasm.to_path_buf()]);
+    if let Some(err) = report.refused.first() {
+        bail!("cannot load {}: {err}", wasm.display());
+    }
+    Ok(runtime)
+}
+
+/// One case: a tool and its arguments.
+pub struct Case {
+    pub label: &'static str,
+    pub tool: &'static str,
+    pub args: Value,
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            label: "add(a, b)",
+            tool: "add",
+            args: json!({"a": 40, "b": 2}),
+        },
+        Case {
+            label: "echo(1 MiB)",
+            tool: "echo",
+            args: json!({"text": "x".repeat(1 << 20)}),
+        },
+    ]
+}
+
+/// The three ways of running a case, and the phases of the real path.
+pub struct PerCall {
+    pub label: &'static str,
+    pub native: Stats,
+    pub reused: Stats,
+    pub real: Stats,
+    /// (phase, mean µs, p50 µs)
+    pub phases: Vec<(&'static str, f64, f64)>,
+}
+
+#[inline(never)]
+fn native_add(a: i64, b: i64) -> i64 {
+    a.wrapping_add(b)
+}
+
+#[inline(never)]
+fn native_echo(text: &str) -> String {
+    text.to_owned()
+}
+
+fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<()> {
+    let prepared = runtime.prepare(tool, args.clone())?;
+    let out = prepared.run(
+        runtime.sandbox(),
+        Arc::new(Unobserved),
+        CancelToken::new(),
+        Confirmation::Unavailable,
+    )?;
+    black_box(out);
+    Ok(())
+}
+
+pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerCall> {
+    let catalog = runtime.catalog();
+    let tool = catalog
+        .tool(case.tool)
+        .context("bench tool missing")?
+        .clone();
+    let grant = runtime.grant_for(&tool);
+    let sandbox = runtime.sandbox();
+    let text = case.args.to_string();
+
+    // (a) native Rust, in batches (one add is below the clock's resolution).
+    let native = match case.tool {
+        "add" => sample(budget, 1 << 20, || {
+            for i in 0..1000 {
+                black_box(native_add(black_box(40), black_box(i)));
+            }
+            1000
+        }),
+        _ => {
+            let s = case.args["text"].as_str().unwrap_or_default().to_string();
+            sample(budget, 1 << 20, || {
+                black_box(native_echo(black_box(&s)));
+                1
+            })
+        }
+    };
+
+    // (b) one instance, reused: the guest call alone, arguments as text.
+    let mut store = sandbox.bench_store(&grant)?;
+    let toolbox = tool.component.pre.instantiate(&mut store)?;
+    let mut failed = None;
+    let reused = sample(budget, 1 << 20, || {
+        match toolbox
+            .airlock_tool_tools()
+            .call_call(&mut store, case.tool, &text)
+        {
+            Ok(Ok(out)) => {
+                black_box(out);
+            }
+            Ok(Err(e)) => failed = Some(format!("{e:?}")),
+            Err(e) => failed = Some(format!("{e:#}")),
+        }
+        1
+    });
+    drop(store);
+    if let Some(why) = failed {
+        bail!("reused-instance call of {} failed: {why}", case.tool);
+    }
+
+    // (c) the real path: prepare (lookup, grant, arguments, slot) and run
+    // (fresh store and instance, call, output checks).
+    let mut failed = None;
+    let real = sample(budget, 1 << 20, || {
+        if let Err(e) = run_real(runtime, case.tool, &case.args) {
+            failed = Some(format!("{e:#}"));
+        }
+        1
+    });
+    if let Some(why) = failed {
+        bail!("real call of {} failed: {why}", case.tool);
+    }
+
+    let phases = phases(runtime, case, budget)?;
+    Ok(PerCall {
+        label: case.label,
+        native: stats(native),
+        reused: stats(reused),
+        real: stats(real),
+        phases,
+    })
+}
+
+pub const PHASES: [&str; 8] = [
+    "copy of the arguments (harness)",
+    "lookup + grant",
+    "argument handling",
+    "store setup",
+    "instantiation",
+    "call",
+    "result check",
+    "teardown",
+];
+
+/// The real path taken apart, phase by phase, in the order `prepare` and
+/// `run` take them (see `Runtime::prepare_as`, `Sandbox::call` and
+/// `call::finish_output`).
+fn phases(
+    runtime: &Runtime,
+    case: &Case,
+    budget: Duration,
+) -> Result<Vec<(&'static str, f64, f64)>> {
+    let sandbox = runtime.sandbox();
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); PHASES.len()];
+    let mut failed: Option<String> = None;
+    let end = Instant::now() + budget;
+    let mut first = true;
+    while Instant::now() < end || first {
+        let mut t = [Instant::now(); 9];
+        let args = case.args.clone();
+        t[1] = Instant::now();
+        let catalog = runtime.catalog();
+        let Some(tool) = catalog.tool(case.tool).cloned() else {
+            bail!("bench tool missing");
+        };
+        let grant = runtime.grant_for(&tool);
+        t[2] = Instant::now();
+        let text = tool.args.prepare(args)?.to_string();
+        t[3] = Instant::now();
+        let mut store = sandbox.bench_store(&grant)?;
+        t[4] = Instant::now();
+        let toolbox = tool.component.pre.instantiate(&mut store)?;
+        t[5] = Instant::now();
+        let out = toolbox
+            .airlock_tool_tools()
+            .call_call(&mut store, &tool.info.name, &text)?;
+        t[6] = Instant::now();
+        match out {
+            Ok(out) => {
+                let mut content: Vec<Content> =
+                    out.content.into_iter().map(Content::from).collect();
+                let structured = match out.structured {
+                    Some(s) => Some(serde_json::from_str::<Value>(&s)?),
+                    None => None,
+                };
+                if let (Some(schema), Some(value)) = (&tool.output, &structured)
+                    && let Err(why) = schema.check(value)
+                {
+                    failed = Some(why);
+                }
+                if content.is_empty()
+                    && let Some(value) = &structured
+                {
+                    content.push(Content::Text(value.to_string()));
+                }
+                black_box((content, structured));
+            }
+            Err(e) => failed = Some(format!("{e:?}")),
+        }
+        t[7] = Instant::now();
+        drop(store);
+        t[8] = Instant::now();
+        if !first {
+            for (i, phase) in times.iter_mut().enumerate() {
+                phase.push((t[i + 1] - t[i]).as_nanos() as f64);
+            }
+        }
+        first = false;
+    }
+    if let Some(why) = failed {
+        bail!("phase loop: {why}");
+    }
+    Ok(PHASES
+        .iter()
+        .zip(times)
+        .map(|(name, ns)| {
+            let s = stats(ns);
+            (*name, s.mean, s.p50)
+        })
+        .collect())
+}
+
+/// A pool setting to compare.
+pub struct Lever {
+    pub name: &'static str,
+    pub tune: Option<Tuning>,
+}
+
+pub fn levers() -> Vec<Lever> {
+    use wasmtime::{Config, Enabled, PoolingAllocationConfig as P};
+    fn no_pagemap(_: &mut Config, p: &mut P) {
+        // wasmtime's default: reset by `memset` of the kept-resident part
+        // and `madvise` of the rest, whatever the call touched.
+        p.pagemap_scan(Enabled::No);
+    }
+    fn no_pagemap_no_resident(_: &mut Config, p: &mut P) {
+        p.pagemap_scan(Enabled::No)
+            .linear_memory_keep_resident(0)
+            .table_keep_resident(0);
+    }
+    fn resident_0(_: &mut Config, p: &mut P) {
+        p.linear_memory_keep_resident(0).table_keep_resident(0);
+    }
+    fn resident_4m(_: &mut Config, p: &mut P) {
+        p.linear_memory_keep_resident(4 << 20);
+    }
+    fn resident_16m(_: &mut Config, p: &mut P) {
+        p.linear_memory_keep_resident(16 << 20)
+            .table_keep_resident(1 << 20);
+    }
+    fn batch(_: &mut Config, p: &mut P) {
+        p.decommit_batch_size(64);
+    }
+    fn no_warm(_: &mut Config, p: &mut P) {
+        p.max_unused_warm_slots(0);
+    }
+    fn small_reservation(c: &mut Config, p: &mut P) {
+        p.max_memory_size(64 << 20);
+        c.memory_reservation(64 << 20).memory_guard_size(64 << 10);
+    }
+    fn no_cow(c: &mut Config, _: &mut P) {
+        c.memory_init_cow(false);
+    }
+    vec![
+        Lever {
+            name: "airlock engine_config (as built)",
+            tune: None,
+        },
+        Lever {
+            name: "pagemap_scan off (wasmtime default)",
+            tune: Some(no_pagemap),
+        },
+        Lever {
+            name: "pagemap_scan off, keep-resident 0",
+            tune: Some(no_pagemap_no_resident),
+        },
+        Lever {
+            name: "keep-resident 0",
+            tune: Some(resident_0),
+        },
+        Lever {
+            name: "keep-resident 4 MiB",
+            tune: Some(resident_4m),
+        },
+        Lever {
+            name: "keep-resident 16 MiB, tables 1 MiB",
+            tune: Some(resident_16m),
+        },
+        Lever {
+            name: "decommit_batch_size = 64",
+            tune: Some(batch),
+        },
+        Lever {
+            name: "max_unused_warm_slots = 0",
+            tune: Some(no_warm),
+        },
+        Lever {
+            name: "64 MiB slots, 64 KiB guard",
+            tune: Some(small_reservation),
+        },
+        Lever {
+            name: "no copy-on-write image",
+            tune: Some(no_cow),
+        },
+    ]
+}
+
+pub struct LeverResult {
+    pub name: &'static str,
+    pub p50: f64,
+    pub p99: f64,
+    pub one_thread: f64,
+    pub two_threads: f64,
+}
+
+/// Fresh-instance `add` on the real path: latency on one thread, and calls/s
+/// on one and on two threads.
+pub fn lever(wasm: &Path, cache: &Path, lever: &Lever, budget: Duration) -> Result<LeverResult> {
+    let runtime = runtime(wasm, cache, 1000, lever.tune)?;
+    let args = json!({"a": 40, "b": 2});
+    let lat = stats(sample(budget, 1 << 20, || {
+        let _ = run_real(&runtime, "add", &args);
+        1
+    }));
+    let throughput = |threads: usize| -> f64 {
+        let start = Instant::now();
+        let end = start + budget;
+        let total: u64 = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut n = 0u64;
+                        while Instant::now() < end {
+                            let _ = run_real(&runtime, "add", &args);
+                            n += 1;
+                        }
+                        n
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap_or(0)).sum()
+        });
+        total as f64 / start.elapsed().as_secs_f64()
+    };
+    Ok(LeverResult {
+        name: lever.name,
+        p50: lat.p50,
+        p99: lat.p99,
+        one_thread: throughput(1),
+        two_threads: throughput(2),
+    })
+}
+
+/// Peak RSS (KiB) of this process, from `/proc/self/status`.
+pub fn vm_hwm_kib() -> u64 {
+    status_kib("VmHWM:")
+}
+
+fn status_kib(key: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(key))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// `airlock-bench memory WASM CACHE N MS` (a child process, so that its
+/// peak RSS is this measurement's alone): N calls of `sleep(MS)` at once on
+/// the real path, one thread each. Prints one JSON line.
+pub fn memory_child(wasm: &Path, cache: &Path, calls: usize, ms: u64) -> Result<()> {
+    let runtime = runtime(wasm, cache, calls as u32 + 16, None)?;
+    // Warm the path once so that the baseline includes the loaded runtime.
+    run_real(&runtime, "add", &json!({"a": 1, "b": 2}))?;
+    let baseline = vm_hwm_kib();
+    let barrier = Barrier::new(calls + 1);
+    let args = json!({ "ms": ms });
+    let (errors, start): (usize, Instant) = {
+        let runtime = &runtime;
+        let (barrier, args) = (&barrier, &args);
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..calls)
+                .map(|_| {
+                    std::thread::Builder::new().spawn_scoped(s, move || {
+                        barrier.wait();
+                        usize::from(run_real(runtime, "sleep", args).is_err())
+                    })
+                })
+                .collect();
+            barrier.wait();
+            let started = Instant::now();
+            let errors: usize = handles
+                .into_iter()
+                .map(|h| match h {
+                    Ok(h) => h.join().unwrap_or(1),
+                    Err(_) => 1,
+                })
+                .sum();
+            (errors, started)
+        })
+    };
+    let wall = start.elapsed();
+    println!(
+        "{}",
+        json!({
+            "baseline_kib": baseline,
+            "peak_kib": vm_hwm_kib(),
+            "wall_ms": wall.as_secs_f64() * 1000.0,
+            "errors": errors,
+        })
+    );
+    Ok(())
+}

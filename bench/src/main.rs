@@ -1,0 +1,697 @@
+//! airlock's benchmark suite. Run it with `cargo xtask bench` (which builds
+//! the release binary and the bench component first); it prints one table
+//! and writes `BENCHMARKS.md` and the charts in `benchmarks/`.
+//!
+//! Benchmarks report numbers; nothing here passes or fails on a timing.
+
+mod inproc;
+mod net;
+mod stats;
+mod svg;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+
+use crate::svg::fmt_num;
+
+struct Paths {
+    root: PathBuf,
+    airlock: PathBuf,
+    wasm: PathBuf,
+    tmp: PathBuf,
+    cache: PathBuf,
+    policy: PathBuf,
+}
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("memory") {
+        let [_, wasm, cache, calls, ms] = args.as_slice() else {
+            bail!("usage: airlock-bench memory WASM CACHE CALLS MS");
+        };
+        return inproc::memory_child(
+            Path::new(wasm),
+            Path::new(cache),
+            calls.parse()?,
+            ms.parse()?,
+        );
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only SECTION` (inproc, levers, http, stdio, startup, memory) runs
+    // one part and prints it, without writing BENCHMARKS.md.
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1).cloned());
+    let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
+    let root = std::env::current_dir()?;
+    let tmp = root.join("target/bench-tmp");
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp)?;
+    let paths = Paths {
+        airlock: root.join("target/release/airlock"),
+        wasm: root.join("target/test-components/bench.wasm"),
+        cache: tmp.join("cache"),
+        policy: tmp.join("airlock.toml"),
+        tmp,
+        root,
+    };
+    for needed in [&paths.airlock, &paths.wasm] {
+        if !needed.is_file() {
+            bail!("{} is missing; run `cargo xtask bench`", needed.display());
+        }
+    }
+    std::fs::write(&paths.policy, inproc::POLICY)?;
+    let scale = if quick { 0.3 } else { 1.0 };
+    let budget = |secs: f64| Duration::from_secs_f64(secs * scale);
+    let load_before = loadavg();
+
+    let mut per_call = Vec::new();
+    if run("inproc") {
+        eprintln!("== per call, in process");
+        let runtime = inproc::runtime(&paths.wasm, &paths.cache, 1000, None)?;
+        for case in inproc::cases() {
+            eprintln!("   {}", case.label);
+            per_call.push(inproc::per_call(&runtime, &case, budget(1.2))?);
+        }
+    }
+    let mut levers = Vec::new();
+    if run("levers") {
+        eprintln!("== levers (pool settings)");
+        for lever in inproc::levers() {
+            eprintln!("   {}", lever.name);
+            levers.push(inproc::lever(
+                &paths.wasm,
+                &paths.cache,
+                &lever,
+                budget(0.8),
+            )?);
+        }
+    }
+    let http = if run("http") {
+        eprintln!("== HTTP");
+        http(&paths, budget(2.0))
+    } else {
+        skipped()
+    };
+    if let Err(err) = &http {
+        eprintln!("   HTTP: {err:#}");
+    }
+    let calls = if quick { 3000 } else { 10000 };
+    let stdio = if run("stdio") {
+        eprintln!("== stdio");
+        net::stdio(
+            &paths.airlock,
+            &paths.cache,
+            &paths.wasm,
+            &paths.policy,
+            calls,
+            64,
+        )
+    } else {
+        skipped()
+    };
+    if let Err(err) = &stdio {
+        eprintln!("   stdio: {err:#}");
+    }
+    let startup = if run("startup") {
+        eprintln!("== startup with 50 components");
+        startup(&paths, if quick { 1 } else { 3 })
+    } else {
+        skipped()
+    };
+    if let Err(err) = &startup {
+        eprintln!("   startup: {err:#}");
+    }
+    let memory = if run("memory") {
+        eprintln!("== memory with 1,000 concurrent sleep(200) calls");
+        memory(&paths)
+    } else {
+        skipped()
+    };
+    if let Err(err) = &memory {
+        eprintln!("   memory: {err:#}");
+    }
+    let load_after = loadavg();
+
+    let report = Report {
+        per_call,
+        levers,
+        http: http.ok(),
+        stdio: stdio.ok(),
+        startup: startup.ok(),
+        memory: memory.ok(),
+        load: (load_before, load_after),
+        quick,
+    };
+    println!("{}", report.summary());
+    if only.is_some() {
+        for l in &report.levers {
+            println!(
+                "{:<40} p50 {:>8.1} µs  p99 {:>8.1} µs  {:>7.0}/s  {:>7.0}/s (2 threads)",
+                l.name, l.p50, l.p99, l.one_thread, l.two_threads
+            );
+        }
+        for p in &report.per_call {
+            for (name, mean, p50) in &p.phases {
+                println!(
+                    "{:<12} {name:<34} mean {mean:>8.2} µs  p50 {p50:>8.2} µs",
+                    p.label
+                );
+            }
+        }
+    } else {
+        report.write(&paths.root)?;
+        eprintln!("wrote BENCHMARKS.md and benchmarks/*.svg");
+    }
+    let _ = std::fs::remove_dir_all(&paths.tmp);
+    Ok(())
+}
+
+fn skipped<T>() -> Result<T> {
+    Err(anyhow::anyhow!("skipped"))
+}
+
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
+
+/// (label, per concurrency level)
+type HttpRows = Vec<(&'static str, Vec<net::Load>)>;
+
+fn http(paths: &Paths, budget: Duration) -> Result<HttpRows> {
+    let policy = paths.policy.to_string_lossy().to_string();
+    let wasm = paths.wasm.to_string_lossy().to_string();
+    let server = net::serve(&paths.airlock, &paths.cache, &["--policy", &policy, &wasm])?;
+    let session = net::mcp_session(&server.addr)?;
+    let requests: [(&str, &str, Option<&str>, &str); 3] = [
+        (
+            "MCP ping (floor)",
+            "/mcp",
+            Some(&session),
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+        ),
+        (
+            "MCP tools/call add",
+            "/mcp",
+            Some(&session),
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}"#,
+        ),
+        (
+            "/rpc add",
+            "/rpc",
+            None,
+            r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":40,"b":2}}"#,
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (label, path, session, body) in requests {
+        let mut row = Vec::new();
+        for c in CONCURRENCY {
+            eprintln!("   {label} c={c}");
+            row.push(net::load(&server.addr, path, session, body, c, budget)?);
+        }
+        rows.push((label, row));
+    }
+    Ok(rows)
+}
+
+struct Startup {
+    cold_ms: f64,
+    warm_ms: f64,
+    tools: usize,
+}
+
+fn startup(paths: &Paths, warm_runs: usize) -> Result<Startup> {
+    let dir = paths.tmp.join("fifty");
+    let files = net::fifty_components(&paths.wasm, &dir)?;
+    let cache = paths.tmp.join("startup-cache");
+    let dir_arg = dir.to_string_lossy().to_string();
+    let cold = net::serve(&paths.airlock, &cache, &[&dir_arg])?.ready_after;
+    let mut warm: Vec<f64> = (0..warm_runs)
+        .map(|_| {
+            net::serve(&paths.airlock, &cache, &[&dir_arg])
+                .map(|s| s.ready_after.as_secs_f64() * 1000.0)
+        })
+        .collect::<Result<_>>()?;
+    warm.sort_by(f64::total_cmp);
+    Ok(Startup {
+        cold_ms: cold.as_secs_f64() * 1000.0,
+        warm_ms: warm[warm.len() / 2],
+        tools: files.len() * 3,
+    })
+}
+
+struct Memory {
+    baseline_mib: f64,
+    peak_mib: f64,
+    wall_ms: f64,
+    errors: u64,
+}
+
+fn memory(paths: &Paths) -> Result<Memory> {
+    let me = std::env::current_exe()?;
+    let out = Command::new(me)
+        .arg("memory")
+        .arg(&paths.wasm)
+        .arg(&paths.cache)
+        .args(["1000", "200"])
+        .output()?;
+    if !out.status.success() {
+        bail!(
+            "memory child failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).context("memory child output")?;
+    let kib = |k: &str| v[k].as_f64().unwrap_or(0.0);
+    Ok(Memory {
+        baseline_mib: kib("baseline_kib") / 1024.0,
+        peak_mib: kib("peak_kib") / 1024.0,
+        wall_ms: kib("wall_ms"),
+        errors: v["errors"].as_u64().unwrap_or(0),
+    })
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn command_output(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_else(|_| "?".into())
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")?
+                .split_once(':')
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = command_output("nproc", &[]);
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!(
+        "- CPU: {model}, `nproc` = {cores}\n- kernel: Linux {}\n- {}, wasmtime 48.0.8\n\n`free -m`:\n\n```text\n{}\n```\n",
+        kernel.trim(),
+        command_output("rustc", &["-V"]),
+        command_output("free", &["-m"])
+    )
+}
+
+struct Report {
+    per_call: Vec<inproc::PerCall>,
+    levers: Vec<inproc::LeverResult>,
+    http: Option<HttpRows>,
+    stdio: Option<(f64, u64)>,
+    startup: Option<Startup>,
+    memory: Option<Memory>,
+    load: (String, String),
+    quick: bool,
+}
+
+fn us(v: f64) -> String {
+    format!("{} µs", fmt_num(v))
+}
+
+impl Report {
+    fn http_at(&self, label: &str, c: usize) -> Option<net::Load> {
+        let i = CONCURRENCY.iter().position(|x| *x == c)?;
+        self.http
+            .as_ref()?
+            .iter()
+            .find(|(l, _)| *l == label)
+            .map(|(_, r)| r[i])
+    }
+
+    /// (target, measured, met)
+    fn targets(&self) -> Vec<(String, String, Option<bool>)> {
+        let mut t = Vec::new();
+        let add = self.per_call.first();
+        t.push((
+            "fresh-instance trivial call p50 ≤ 10 µs".to_string(),
+            add.map_or("not measured".into(), |a| {
+                format!("{} (p99 {})", us(a.real.p50), us(a.real.p99))
+            }),
+            add.map(|a| a.real.p50 <= 10.0),
+        ));
+        let call = self.http_at("MCP tools/call add", 16);
+        let ping = self.http_at("MCP ping (floor)", 16);
+        t.push((
+            "tools/call over HTTP ≥ 20,000/s at c=16".into(),
+            call.map_or("not measured".into(), |c| format!("{:.0}/s", c.per_sec)),
+            call.map(|c| c.per_sec >= 20000.0),
+        ));
+        t.push((
+            "… with p99 ≤ 2 ms".into(),
+            call.map_or("not measured".into(), |c| us(c.lat.p99)),
+            call.map(|c| c.lat.p99 <= 2000.0),
+        ));
+        t.push((
+            "… within 2× of the ping floor (calls/s)".into(),
+            match (call, ping) {
+                (Some(c), Some(p)) => format!(
+                    "ping {:.0}/s ÷ call {:.0}/s = {:.2}×",
+                    p.per_sec,
+                    c.per_sec,
+                    p.per_sec / c.per_sec
+                ),
+                _ => "not measured".into(),
+            },
+            call.zip(ping).map(|(c, p)| p.per_sec / c.per_sec <= 2.0),
+        ));
+        t.push((
+            "warm start with 50 components ≤ 500 ms".into(),
+            self.startup.as_ref().map_or("not measured".into(), |s| {
+                format!("{:.0} ms (cold {:.0} ms)", s.warm_ms, s.cold_ms)
+            }),
+            self.startup.as_ref().map(|s| s.warm_ms <= 500.0),
+        ));
+        t.push((
+            "1,000 concurrent calls ≤ 300 MB RSS".into(),
+            self.memory.as_ref().map_or("not measured".into(), |m| {
+                format!(
+                    "{:.0} MiB peak ({:.0} MB)",
+                    m.peak_mib,
+                    m.peak_mib * 1.048576
+                )
+            }),
+            self.memory.as_ref().map(|m| m.peak_mib * 1.048576 <= 300.0),
+        ));
+        t
+    }
+
+    fn summary(&self) -> String {
+        let mut rows: Vec<(String, String)> = Vec::new();
+        for p in &self.per_call {
+            rows.push((format!("{} native p50", p.label), us(p.native.p50)));
+            rows.push((format!("{} reused instance p50", p.label), us(p.reused.p50)));
+            rows.push((
+                format!("{} airlock p50 / p99", p.label),
+                format!("{} / {}", us(p.real.p50), us(p.real.p99)),
+            ));
+        }
+        if let Some(http) = &self.http {
+            for (label, loads) in http {
+                for (c, l) in CONCURRENCY.iter().zip(loads) {
+                    rows.push((
+                        format!("HTTP {label} c={c}"),
+                        format!(
+                            "{:.0}/s p50 {} p99 {} errors {}",
+                            l.per_sec,
+                            us(l.lat.p50),
+                            us(l.lat.p99),
+                            l.errors
+                        ),
+                    ));
+                }
+            }
+        }
+        if let Some((rate, errors)) = self.stdio {
+            rows.push((
+                "stdio tools/call, pipelined".into(),
+                format!("{rate:.0}/s, errors {errors}"),
+            ));
+        }
+        if let Some(s) = &self.startup {
+            rows.push((
+                "startup, 50 components".into(),
+                format!("cold {:.0} ms, warm {:.0} ms", s.cold_ms, s.warm_ms),
+            ));
+        }
+        if let Some(m) = &self.memory {
+            rows.push((
+                "1,000 × sleep(200) peak RSS".into(),
+                format!(
+                    "{:.0} MiB (idle {:.0} MiB), {:.0} ms, errors {}",
+                    m.peak_mib, m.baseline_mib, m.wall_ms, m.errors
+                ),
+            ));
+        }
+        let width = rows
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
+        let mut s = String::new();
+        for (k, v) in rows {
+            let _ = writeln!(s, "{k:<width$}  {v}");
+        }
+        s
+    }
+
+    fn write(&self, root: &Path) -> Result<()> {
+        let charts = root.join("benchmarks");
+        std::fs::create_dir_all(&charts)?;
+        let mut md = String::new();
+        let date = command_output("date", &["-u", "+%Y-%m-%d %H:%M UTC"]);
+        let _ = writeln!(
+            md,
+            "# Benchmarks\n\nWritten by `cargo xtask bench`{} on {date}; rerun that command to \
+             refresh every number and chart here. Release build, in-process measurements on the \
+             real code path, HTTP and stdio against the `airlock serve` binary. Numbers are \
+             medians (p50) and 99th percentiles (p99) of one run; ratios compare figures of the \
+             same run. Nothing here is a pass/fail test.\n",
+            if self.quick { " --quick" } else { "" }
+        );
+        let _ = writeln!(
+            md,
+            "## Machine\n\n{}\nLoad average (1, 5, 15 min) before the run: {}; after: {}. The machine \
+             is shared (other builds and tests ran at the same time), so the numbers are noisy: \
+             compare ratios within one run rather than absolute values across runs. The HTTP load \
+             generator runs on the same two cores as the server.\n",
+            machine(),
+            self.load.0,
+            self.load.1
+        );
+        md.push_str("## Targets\n\n| target | measured | met |\n| --- | --- | --- |\n");
+        for (target, measured, met) in self.targets() {
+            let met = match met {
+                Some(true) => "yes",
+                Some(false) => "**no**",
+                None => "—",
+            };
+            let _ = writeln!(md, "| {target} | {measured} | {met} |");
+        }
+
+        md.push_str(
+            "\n## Per call, in process\n\n\
+             *native*: the same function in Rust, no sandbox (the floor). *reused*: one instance \
+             kept and called again and again, arguments already as text (the floor for \
+             isolation). *airlock*: `Runtime::prepare` + `PreparedCall::run`: lookup, effective \
+             grant, argument validation, a fresh store and instance, the call, the result checks, \
+             teardown.\n\n\
+             | tool | native p50 | reused p50 / p99 | airlock p50 / p99 | airlock ÷ native | airlock ÷ reused |\n\
+             | --- | --- | --- | --- | --- | --- |\n",
+        );
+        for p in &self.per_call {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} / {} | {} / {} | {:.0}× | {:.1}× |",
+                p.label,
+                us(p.native.p50),
+                us(p.reused.p50),
+                us(p.reused.p99),
+                us(p.real.p50),
+                us(p.real.p99),
+                p.real.p50 / p.native.p50.max(1e-3),
+                p.real.p50 / p.reused.p50.max(1e-3)
+            );
+        }
+        md.push_str(
+            "\nBreakdown: the real path taken apart phase by phase in a loop that mirrors it \
+             (mean / p50 per phase; the first row is the benchmark's own copy of the arguments, \
+             which a server gets for free from parsing the request).\n\n| phase |",
+        );
+        for p in &self.per_call {
+            let _ = write!(md, " {} mean / p50 |", p.label);
+        }
+        md.push_str("\n| --- |");
+        for _ in &self.per_call {
+            md.push_str(" --- |");
+        }
+        md.push('\n');
+        for (i, phase) in inproc::PHASES.iter().enumerate() {
+            let _ = write!(md, "| {phase} |");
+            for p in &self.per_call {
+                let (_, mean, p50) = p.phases[i];
+                let _ = write!(md, " {} / {} |", us(mean), us(p50));
+            }
+            md.push('\n');
+        }
+        md.push_str("\n![per-call breakdown](benchmarks/breakdown.svg)\n");
+        let rows: Vec<(String, Vec<f64>)> = self
+            .per_call
+            .iter()
+            .map(|p| {
+                (
+                    p.label.to_string(),
+                    p.phases.iter().map(|(_, mean, _)| *mean).collect(),
+                )
+            })
+            .collect();
+        std::fs::write(
+            charts.join("breakdown.svg"),
+            svg::stacked(
+                "Per-call breakdown, real path (mean µs per phase)",
+                "µs",
+                &inproc::PHASES,
+                &rows,
+            ),
+        )?;
+
+        md.push_str(
+            "\n## Pool settings (levers)\n\nFresh-instance `add` on the real path with one \
+             setting changed from airlock's `engine_config` (`runtime/src/sandbox/mod.rs`): \
+             latency on one thread, and calls/s with one and with two threads calling at once.\n\n\
+             | setting | p50 | p99 | calls/s, 1 thread | calls/s, 2 threads |\n| --- | --- | --- | --- | --- |\n",
+        );
+        for l in &self.levers {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {:.0} | {:.0} |",
+                l.name,
+                us(l.p50),
+                us(l.p99),
+                l.one_thread,
+                l.two_threads
+            );
+        }
+
+        md.push_str("\n## HTTP\n\n");
+        match &self.http {
+            Some(http) => {
+                md.push_str(
+                    "`airlock serve` (release), keep-alive connections from a small load generator \
+                     in `bench/` (one tokio thread, raw HTTP/1.1), each sending the next request \
+                     when the answer arrives. An answer that is not HTTP 200, or holds a JSON-RPC \
+                     error or `isError: true`, counts as an error.\n\n\
+                     | request | concurrency | calls/s | p50 | p99 | errors |\n| --- | --- | --- | --- | --- | --- |\n",
+                );
+                for (label, loads) in http {
+                    for (c, l) in CONCURRENCY.iter().zip(loads) {
+                        let _ = writeln!(
+                            md,
+                            "| {label} | {c} | {:.0} | {} | {} | {} of {} |",
+                            l.per_sec,
+                            us(l.lat.p50),
+                            us(l.lat.p99),
+                            l.errors,
+                            l.calls
+                        );
+                    }
+                }
+                md.push_str("\n![HTTP latency vs concurrency](benchmarks/http-latency.svg)\n");
+                let mut series = Vec::new();
+                for (i, (label, loads)) in http.iter().enumerate() {
+                    series.push(svg::Series {
+                        name: format!("{label} p50"),
+                        values: loads.iter().map(|l| l.lat.p50).collect(),
+                        dashed: false,
+                        color: i,
+                    });
+                    series.push(svg::Series {
+                        name: format!("{label} p99"),
+                        values: loads.iter().map(|l| l.lat.p99).collect(),
+                        dashed: true,
+                        color: i,
+                    });
+                }
+                let xs: Vec<String> = CONCURRENCY.iter().map(|c| c.to_string()).collect();
+                std::fs::write(
+                    charts.join("http-latency.svg"),
+                    svg::lines(
+                        "HTTP latency vs concurrency",
+                        "concurrent connections",
+                        "latency (µs, log)",
+                        &xs,
+                        &series,
+                    ),
+                )?;
+            }
+            None => md.push_str("Not measured in this run (see the suite's output).\n"),
+        }
+
+        md.push_str("\n## stdio\n\n");
+        match self.stdio {
+            Some((rate, errors)) => {
+                let _ = writeln!(
+                    md,
+                    "`airlock serve --stdio`, one client writing `tools/call add` requests with up \
+                     to 64 unanswered at once: **{rate:.0} calls/s**, {errors} errors."
+                );
+            }
+            None => md.push_str("Not measured in this run.\n"),
+        }
+        md.push_str("\n## Startup\n\n");
+        match &self.startup {
+            Some(s) => {
+                let _ = writeln!(
+                    md,
+                    "`airlock serve` with 50 components ({} tools; copies of the bench component \
+                     with distinct tool names and digests), from spawn to the \"listening on\" \
+                     line. Cold: empty compile cache (`AIRLOCK_CACHE_DIR` a new folder); warm: \
+                     the cache filled by the cold run (median of the warm runs).\n\n\
+                     | cold | warm |\n| --- | --- |\n| {:.0} ms | {:.0} ms |",
+                    s.tools, s.cold_ms, s.warm_ms
+                );
+            }
+            None => md.push_str("Not measured in this run.\n"),
+        }
+        md.push_str("\n## Memory\n\n");
+        match &self.memory {
+            Some(m) => {
+                let _ = writeln!(
+                    md,
+                    "1,000 calls of `sleep(200)` at once on the real path (one thread each, as the \
+                     server's blocking threads run them), in a child process with a 1,016-instance \
+                     pool and `limits.concurrency` 2000. Peak RSS (`VmHWM`): **{:.0} MiB** \
+                     ({:.0} MiB after loading, before the calls); all calls took {:.0} ms; \
+                     {} errors.",
+                    m.peak_mib, m.baseline_mib, m.wall_ms, m.errors
+                );
+            }
+            None => md.push_str("Not measured in this run.\n"),
+        }
+        md.push_str("\n## Component sizes\n\n| component | bytes |\n| --- | --- |\n");
+        for dir in ["target/test-components", "target/components"] {
+            let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+                continue;
+            };
+            let mut files: Vec<_> = entries
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+                .collect();
+            files.sort();
+            for f in files {
+                let name = f
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                if dir.ends_with("test-components") && name != "bench.wasm" {
+                    continue;
+                }
+                let size = std::fs::metadata(&f).map(|m| m.len()).unwrap_or(0);
+                let _ = writeln!(md, "| {dir}/{name} | {size} |");
+            }
+        }
+        if let Ok(notes) = std::fs::read_to_string(root.join("benchmarks/notes.md")) {
+            md.push('\n');
+            md.push_str(&notes);
+        }
+        std::fs::write(root.join("BENCHMARKS.md"), md)?;
+        Ok(())
+    }
+}

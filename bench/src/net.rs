@@ -1,0 +1,347 @@
+//! Out-of-process measurements against `airlock serve`: HTTP with a small
+//! keep-alive load generator of our own, stdio with a pipelining client,
+//! and startup time.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::stats::{Stats, stats};
+
+/// A running `airlock serve`, stopped on drop.
+pub struct Server {
+    child: Child,
+    pub addr: String,
+    pub ready_after: Duration,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `airlock serve --listen 127.0.0.1:0 ARGS…` and waits for its
+/// "listening on" line; `ready_after` is the time from spawn to that line.
+pub fn serve(airlock: &Path, cache: &Path, args: &[&str]) -> Result<Server> {
+    let started = Instant::now();
+    let mut child = Command::new(airlock)
+        .arg("serve")
+        .args(["--listen", "127.0.0.1:0", "--max-calls", "1024"])
+        .args(args)
+        .env("AIRLOCK_CACHE_DIR", cache)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {}", airlock.display()))?;
+    let stderr = child.stderr.take().context("stderr")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if !sent && let Some(rest) = line.split("listening on http://").nth(1) {
+                let addr = rest.split('/').next().unwrap_or_default().to_string();
+                let _ = tx.send(Ok(addr));
+                sent = true;
+            } else if !sent && line.starts_with("error") {
+                let _ = tx.send(Err(line));
+                sent = true;
+            }
+        }
+    });
+    let mut server = Server {
+        child,
+        addr: String::new(),
+        ready_after: Duration::ZERO,
+    };
+    match rx.recv_timeout(Duration::from_secs(120)) {
+        Ok(Ok(addr)) => {
+            server.ready_after = started.elapsed();
+            server.addr = addr;
+            Ok(server)
+        }
+        Ok(Err(line)) => bail!("airlock serve: {line}"),
+        Err(_) => bail!("airlock serve did not start within 120 s"),
+    }
+}
+
+/// One HTTP/1.1 request on a keep-alive connection; returns the status,
+/// the headers and the body.
+async fn exchange(
+    stream: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    request: &[u8],
+) -> Result<(u16, String, Vec<u8>)> {
+    stream.write_all(request).await?;
+    buf.clear();
+    let mut chunk = [0u8; 16 * 1024];
+    let head_end = loop {
+        if let Some(at) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            bail!("connection closed");
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let length: usize = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse().ok())?
+        })
+        .context("response without content-length")?;
+    while buf.len() < head_end + length {
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            bail!("connection closed in the body");
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    Ok((status, head, buf[head_end..head_end + length].to_vec()))
+}
+
+fn request(addr: &str, path: &str, session: Option<&str>, body: &str) -> Vec<u8> {
+    let session = session
+        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
+        .unwrap_or_default();
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\n{session}Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// Opens an MCP session (initialize + initialized); returns its id.
+pub fn mcp_session(addr: &str) -> Result<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut stream = TcpStream::connect(addr).await?;
+        let mut buf = Vec::new();
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"airlock-bench","version":"0"}}}"#;
+        let (status, head, _) = exchange(&mut stream, &mut buf, &request(addr, "/mcp", None, init)).await?;
+        if status != 200 {
+            bail!("initialize: HTTP {status}");
+        }
+        let id = head
+            .lines()
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                k.eq_ignore_ascii_case("mcp-session-id").then(|| v.trim().to_string())
+            })
+            .context("initialize: no Mcp-Session-Id")?;
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        exchange(&mut stream, &mut buf, &request(addr, "/mcp", Some(&id), note)).await?;
+        Ok(id)
+    })
+}
+
+/// What a load run measured.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Load {
+    pub per_sec: f64,
+    pub lat: Stats,
+    pub errors: u64,
+    pub calls: u64,
+}
+
+/// `concurrency` keep-alive connections, each sending `body` to `path` and
+/// waiting for the answer, for `budget` after a short warm-up. A response
+/// that is not HTTP 200, or whose body holds a JSON-RPC error or an
+/// `isError: true` result, counts as an error.
+pub fn load(
+    addr: &str,
+    path: &str,
+    session: Option<&str>,
+    body: &str,
+    concurrency: usize,
+    budget: Duration,
+) -> Result<Load> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let req = request(addr, path, session, body);
+    rt.block_on(async {
+        let warm_end = Instant::now() + budget / 5;
+        let end = warm_end + budget;
+        let mut tasks = Vec::new();
+        for _ in 0..concurrency {
+            let req = req.clone();
+            let addr = addr.to_string();
+            tasks.push(tokio::spawn(async move {
+                let mut lat = Vec::new();
+                let mut errors = 0u64;
+                let mut stream = TcpStream::connect(&addr).await?;
+                stream.set_nodelay(true)?;
+                let mut buf = Vec::with_capacity(16 * 1024);
+                loop {
+                    let t = Instant::now();
+                    if t >= end {
+                        break;
+                    }
+                    let ok = match exchange(&mut stream, &mut buf, &req).await {
+                        Ok((status, _, body)) => {
+                            status == 200
+                                && !contains(&body, br#""error":{"#)
+                                && !contains(&body, br#""isError":true"#)
+                        }
+                        Err(_) => {
+                            stream = TcpStream::connect(&addr).await?;
+                            false
+                        }
+                    };
+                    if t >= warm_end {
+                        lat.push(t.elapsed().as_nanos() as f64);
+                        errors += u64::from(!ok);
+                    }
+                }
+                anyhow::Ok((lat, errors))
+            }));
+        }
+        let mut all = Vec::new();
+        let mut errors = 0;
+        for task in tasks {
+            let (lat, e) = task.await??;
+            all.extend(lat);
+            errors += e;
+        }
+        let calls = all.len() as u64;
+        Ok(Load {
+            per_sec: calls as f64 / budget.as_secs_f64(),
+            lat: stats(all),
+            errors,
+            calls,
+        })
+    })
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `airlock serve --stdio`: `calls` tools/call requests pipelined with up to
+/// `window` in flight; returns calls/s and the number of error responses.
+pub fn stdio(
+    airlock: &Path,
+    cache: &Path,
+    wasm: &Path,
+    policy: &Path,
+    calls: usize,
+    window: usize,
+) -> Result<(f64, u64)> {
+    let mut child = Command::new(airlock)
+        .args(["serve", "--stdio", "--policy"])
+        .arg(policy)
+        .arg(wasm)
+        .env("AIRLOCK_CACHE_DIR", cache)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let mut stdin = std::io::BufWriter::new(child.stdin.take().context("stdin")?);
+    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":0,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"airlock-bench","version":"0"}}}}}}"#
+    )?;
+    stdin.flush()?;
+    let mut line = String::new();
+    stdout.read_line(&mut line)?;
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )?;
+    let (credit_tx, credit_rx) = mpsc::channel::<()>();
+    for _ in 0..window {
+        credit_tx.send(())?;
+    }
+    let reader = std::thread::spawn(move || {
+        let mut done = 0usize;
+        let mut errors = 0u64;
+        let mut line = String::new();
+        while done < calls {
+            line.clear();
+            match stdout.read_line(&mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {}
+            }
+            if !line.contains(r#""id":"#) {
+                continue; // a notification
+            }
+            done += 1;
+            if line.contains(r#""error":{"#) || line.contains(r#""isError":true"#) {
+                errors += 1;
+            }
+            let _ = credit_tx.send(());
+        }
+        (done, errors)
+    });
+    let start = Instant::now();
+    for id in 1..=calls {
+        // Take a credit; when none is left, flush what is written (requests
+        // travel in batches) and wait for an answer.
+        if credit_rx.try_recv().is_err() {
+            stdin.flush()?;
+            credit_rx.recv()?;
+        }
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"add","arguments":{{"a":40,"b":2}}}}}}"#
+        )?;
+    }
+    stdin.flush()?;
+    let (done, errors) = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("reader panicked"))?;
+    let elapsed = start.elapsed();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    if done < calls {
+        bail!("stdio: only {done} of {calls} answers");
+    }
+    Ok((calls as f64 / elapsed.as_secs_f64(), errors))
+}
+
+/// 50 copies of the bench component with distinct tool names (`add_01`…):
+/// the two digits of its `@@AIRLOCK_BENCH_ID=00@@` marker are rewritten.
+pub fn fifty_components(wasm: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
+    let bytes = std::fs::read(wasm)?;
+    let marker = b"@@AIRLOCK_BENCH_ID=";
+    let at = bytes
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .context("the bench component has no ID marker")?
+        + marker.len();
+    std::fs::create_dir_all(dir)?;
+    let mut out = Vec::new();
+    for i in 0..50u32 {
+        let mut copy = bytes.clone();
+        copy[at..at + 2].copy_from_slice(format!("{:02}", i + 1).as_bytes());
+        let path = dir.join(format!("bench_{:02}.wasm", i + 1));
+        std::fs::write(&path, copy)?;
+        out.push(path);
+    }
+    Ok(out)
+}
