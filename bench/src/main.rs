@@ -286,7 +286,8 @@ fn command_output(cmd: &str, args: &[&str]) -> String {
     Command::new(cmd)
         .args(args)
         .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        // Not `trim`: `free`'s header line starts with spaces that align it.
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim_end().to_string())
         .unwrap_or_else(|_| "?".into())
 }
 
