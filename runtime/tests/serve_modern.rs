@@ -457,9 +457,12 @@ fn http_modern_and_legacy_clients_share_one_server() {
     assert_eq!(e["code"], -32022, "{e}");
     assert_eq!(e["data"]["requested"], "1900-01-01");
     assert_eq!(e["data"]["supported"][0], MODERN);
+    // The same body under a 2026-07-28 header: the header contradicts the
+    // body, a header mismatch (SEP-2575) before any version check.
     let r = modern(addr, &old, Some("lookup_price"), &[]);
     assert_eq!(r.status, 400);
-    assert_eq!(r.json()["error"]["code"], -32022, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], -32020, "{}", r.body);
+    assert_eq!(r.json()["id"], old["id"], "{}", r.body);
 
     // Missing per-request capabilities: 400 with -32602.
     let mut bare = call.clone();

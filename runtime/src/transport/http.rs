@@ -248,6 +248,17 @@ async fn mcp_post(
     }
     let sse_ok = any || accept.contains("text/event-stream");
     let version_header = headers.get(VERSION_HEADER).map(|v| v.to_str().ok());
+    let body = match read_body(req, shared.config.max_body).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let incoming = jsonrpc::parse(&body);
+    // Errors answer the request's id when there is one.
+    let request_id = match &incoming {
+        Incoming::Single(Message::Request(r)) => r.id.clone(),
+        _ => None,
+    }
+    .unwrap_or_else(jsonrpc::Id::null);
     if let Some(version) = version_header {
         let supported = version.is_some_and(|v| stateless::ALL_VERSIONS.contains(&v.trim()));
         if !supported {
@@ -256,24 +267,28 @@ async fn mcp_post(
             let error = stateless::unsupported_version(version.unwrap_or(""));
             return json(
                 StatusCode::BAD_REQUEST,
-                &jsonrpc::error_response(&jsonrpc::Id::null(), &error),
+                &jsonrpc::error_response(&request_id, &error),
             );
         }
     }
-    let body = match read_body(req, shared.config.max_body).await {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
-    let incoming = jsonrpc::parse(&body);
+    let modern_header = version_header.flatten().map(str::trim) == Some(stateless::MODERN);
 
     let is_initialize = matches!(&incoming,
         Incoming::Single(Message::Request(r)) if r.method == "initialize");
+    if is_initialize && modern_header {
+        // Revision 2026-07-28 has no initialize.
+        let error = jsonrpc::ErrorObject::method_not_found("initialize");
+        return json(
+            StatusCode::NOT_FOUND,
+            &jsonrpc::error_response(&request_id, &error),
+        );
+    }
     if is_initialize {
         return initialize(shared, incoming, token).await;
     }
 
     // 2026-07-28: no session; each request stands alone.
-    let modern = version_header.flatten().map(str::trim) == Some(stateless::MODERN)
+    let modern = modern_header
         || matches!(&incoming, Incoming::Single(Message::Request(r)) if stateless::is_modern(r));
     let session = if modern {
         if let Err(response) = check_modern(&headers, &incoming) {
@@ -410,7 +425,26 @@ fn check_modern(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Response
         return Ok(());
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    stateless::read_meta(request.params.as_ref())
+    // A body version the header contradicts is a header mismatch (-32020),
+    // whether or not the server speaks it.
+    let body_version = request
+        .params
+        .as_ref()
+        .and_then(|p| p.pointer("/_meta/io.modelcontextprotocol~1protocolVersion"))
+        .and_then(Value::as_str);
+    let mismatch = match (header(VERSION_HEADER).map(str::trim), body_version) {
+        (Some(h), Some(b)) if h != b => Some(jsonrpc::ErrorObject::new(
+            stateless::HEADER_MISMATCH,
+            format!(
+                "Header mismatch: MCP-Protocol-Version header value '{}' does not match body value '{}'",
+                jsonrpc::shorten(h, 100),
+                jsonrpc::shorten(b, 100)
+            ),
+        )),
+        _ => None,
+    };
+    mismatch
+        .map_or_else(|| stateless::read_meta(request.params.as_ref()), Err)
         .and_then(|meta| {
             stateless::check_headers(
                 header(VERSION_HEADER),

@@ -79,11 +79,9 @@ async def test_negotiated_revision(connect, mode):
     assert name == "airlock"
     if mode == "legacy":
         assert version == "2025-11-25"
-    elif version != "2026-07-28":
-        pytest.xfail(
-            "auto mode fell back to the 2025-11-25 handshake: the 2026-07-28 revision "
-            "(server/discover) is being implemented"
-        )
+    else:
+        # auto: server/discover, then the newest revision both speak.
+        assert version == "2026-07-28"
 
 
 async def test_list_tools(connect):
@@ -241,7 +239,17 @@ async def test_progress(connect):
 
 async def test_required_task_refuses_a_plain_call(connect):
     async with connect() as client:
+        version = client.protocol_version
         with pytest.raises(MCPError) as error:
             await client.call_tool("test_long_task", {"seconds": 1})
-    assert error.value.error.code == -32601
-    assert "taskSupport" in error.value.error.message
+    if version == "2025-11-25":
+        # Without the `task` parameter: method not found, as 2025-11-25 asks.
+        assert error.value.error.code == -32601
+        assert "taskSupport" in error.value.error.message
+    else:
+        # 2026-07-28: the client did not declare the tasks extension, a
+        # required client capability (MissingRequiredClientCapabilityError).
+        assert error.value.error.code == -32021
+        assert error.value.error.data["requiredCapabilities"] == {
+            "extensions": {"io.modelcontextprotocol/tasks": {}}
+        }

@@ -506,7 +506,16 @@ impl Session {
             Err(error) => return Answer::Error(error),
         };
         let params = request.params.clone().unwrap_or_else(|| json!({}));
-        let answer: Answer = match request.method.as_str() {
+        let method = request.method.as_str();
+        if method.starts_with("tasks/") && name_field(method).is_some() && !meta.tasks() {
+            return Answer::Error(missing_capability(
+                format!(
+                    "{method} belongs to the {TASKS_EXTENSION} extension, which the request does not declare"
+                ),
+                json!({ "extensions": { TASKS_EXTENSION: {} } }),
+            ));
+        }
+        let answer: Answer = match method {
             "server/discover" => Answer::Result(discover()),
             "tools/list" => self
                 .list_tools(&params)
@@ -1008,6 +1017,11 @@ mod tests {
         assert_eq!(r["error"]["code"], jsonrpc::INVALID_PARAMS, "unknown tool");
         let r = send(
             format!(r#"{{"jsonrpc":"2.0","id":20,"method":"tasks/get","params":{{"taskId":"00","_meta":{META}}}}}"#),
+        )
+        .await;
+        assert_eq!(r["error"]["code"], MISSING_CAPABILITY, "no tasks extension");
+        let r = send(
+            r#"{"jsonrpc":"2.0","id":21,"method":"tasks/get","params":{"taskId":"00","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}}}"#.into(),
         )
         .await;
         assert_eq!(r["error"]["code"], jsonrpc::INVALID_PARAMS, "unknown task");
