@@ -478,7 +478,9 @@ fn closing_stdin_during_a_task_stops_cleanly() {
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sleep_task","arguments":{"ms":"5000"},"task":{"ttl":60000}}}"#,
     ]
     .join("\n");
-    stdin.write_all(format!("{input}\n").as_bytes()).expect("write");
+    stdin
+        .write_all(format!("{input}\n").as_bytes())
+        .expect("write");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
     // Wait until the task exists (its CreateTaskResult), then close stdin.
     loop {

@@ -253,11 +253,7 @@ impl Sandbox {
     /// call; the benchmarks time the phases of a call with it.
     #[doc(hidden)]
     pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
-        let run = self.start(
-            grant,
-            Arc::new(crate::call::Unobserved),
-            CancelToken::new(),
-        )?;
+        let run = self.start(grant, Arc::new(crate::call::Unobserved), CancelToken::new())?;
         Ok(run.store)
     }
 
