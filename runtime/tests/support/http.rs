@@ -1,0 +1,186 @@
+//! A tiny HTTP/1.1 client and a served `airlock` for the end-to-end tests
+//! over HTTP: what is tested is exactly what a client sees on the wire.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// A running `airlock serve`, killed when dropped.
+pub struct Served {
+    pub child: Child,
+    pub addr: SocketAddr,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Starts the server with `policy` (TOML, may be empty), the given
+/// components and extra arguments; returns once it listens.
+pub fn serve(policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy_path = dir.path().join("airlock.toml");
+    std::fs::write(&policy_path, policy).expect("policy");
+    let port = free_port();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .arg("serve")
+        .arg("--policy")
+        .arg(&policy_path)
+        .arg("--listen")
+        .arg(addr.to_string())
+        .args(extra)
+        .args(files)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start airlock");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            eprintln!("[airlock] {line}");
+            if line.contains("listening on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("airlock did not start listening");
+    Served {
+        child,
+        addr,
+        _dir: dir,
+    }
+}
+
+pub struct Reply {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+    }
+
+    /// The JSON messages of an SSE body.
+    pub fn events(&self) -> Vec<Value> {
+        sse_messages(&self.body)
+    }
+}
+
+pub fn sse_messages(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect()
+}
+
+/// Sends one request (Connection: close) and reads the whole response.
+pub fn http(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Reply {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !headers
+        .iter()
+        .any(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+    {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).expect("write head");
+    // The server may answer (413) before reading everything.
+    let _ = stream.write_all(body);
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    parse_response(&raw)
+}
+
+pub fn parse_response(raw: &[u8]) -> Reply {
+    let text = String::from_utf8_lossy(raw);
+    let (head, rest) = text
+        .split_once("\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head: {text:?}"));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("status");
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(k, v)| k.eq_ignore_ascii_case("transfer-encoding") && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+pub fn dechunk(mut text: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = text.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if size == 0 || rest.len() < size {
+            break;
+        }
+        out.push_str(&rest[..size]);
+        text = rest[size..].trim_start_matches("\r\n");
+    }
+    out
+}
+
+pub const JSON: (&str, &str) = ("Content-Type", "application/json");
+pub const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
