@@ -39,7 +39,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Reply, Request};
 use super::tasks::{self, Owner, Status, Task, TaskStore};
 use crate::Runtime;
-use crate::call::{CallError, CallObserver, Confirmation};
+use crate::call::{CallError, CallObserver, Confirmation, PreparedCall};
 use crate::policy::Token;
 use crate::sandbox::CancelToken;
 use crate::tool::{Level, TaskSupport};
@@ -538,24 +538,16 @@ impl Session {
             tool: name.to_string(),
             progress,
         });
-        let run_cancel = cancel.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
-        })
-        .await;
-        stop_on_drop.0 = None;
-        if cancel.is_cancelled() {
-            // The client cancelled it: MCP says no response is sent.
-            return Answer::Nothing;
-        }
-        match joined {
-            Ok(Ok(output)) => Answer::Result(output.to_mcp()),
-            Ok(Err(err)) => Answer::Result(tool_error(&err)),
-            Err(join) => {
-                tracing::error!(tool = name, "the call's thread failed: {join}");
-                Answer::Error(ErrorObject::internal())
-            }
-        }
+        run_to_answer(
+            runtime,
+            prepared,
+            observer,
+            cancel,
+            confirmation,
+            stop_on_drop,
+            name,
+        )
+        .await
     }
 
     /// Starts a task-augmented `tools/call`: answers the `CreateTaskResult`
@@ -956,6 +948,38 @@ impl Drop for Registered {
 /// Cancels a call when the future waiting for it is dropped (the client
 /// went away); disarmed by setting it to `None`.
 pub(crate) struct CancelOnDrop(pub(crate) Option<CancelToken>);
+
+/// Runs a prepared call on a blocking thread and turns its outcome into
+/// the answer to `tools/call`. A call the client cancelled gets none: MCP
+/// sends no response then. `stop_on_drop` cancels the guest if this future
+/// is dropped first (the client went away).
+async fn run_to_answer(
+    runtime: Arc<Runtime>,
+    prepared: PreparedCall,
+    observer: Arc<Observer>,
+    cancel: CancelToken,
+    confirmation: Confirmation,
+    mut stop_on_drop: CancelOnDrop,
+    name: &str,
+) -> Answer {
+    let run_cancel = cancel.clone();
+    let joined = tokio::task::spawn_blocking(move || {
+        prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
+    })
+    .await;
+    stop_on_drop.0 = None;
+    if cancel.is_cancelled() {
+        return Answer::Nothing;
+    }
+    match joined {
+        Ok(Ok(output)) => Answer::Result(output.to_mcp()),
+        Ok(Err(err)) => Answer::Result(tool_error(&err)),
+        Err(join) => {
+            tracing::error!(tool = name, "the call's thread failed: {join}");
+            Answer::Error(ErrorObject::internal())
+        }
+    }
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {

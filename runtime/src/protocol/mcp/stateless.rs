@@ -628,30 +628,23 @@ impl Session {
         let cancel = CancelToken::new();
         let _tracked = self.server.track(cancel.clone());
         let _registered = Registered::new(self, id, cancel.clone());
-        let mut stop_on_drop = CancelOnDrop(Some(cancel.clone()));
+        let stop_on_drop = CancelOnDrop(Some(cancel.clone()));
         let observer = Arc::new(Observer {
             out: out.clone(),
             level: Arc::new(std::sync::atomic::AtomicU8::new(level)),
             tool: name.to_string(),
             progress,
         });
-        let run_cancel = cancel.clone();
-        let joined = tokio::task::spawn_blocking(move || {
-            prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
-        })
-        .await;
-        stop_on_drop.0 = None;
-        if cancel.is_cancelled() {
-            return Answer::Nothing;
-        }
-        match joined {
-            Ok(Ok(output)) => Answer::Result(output.to_mcp()),
-            Ok(Err(err)) => Answer::Result(tool_error(&err)),
-            Err(join) => {
-                tracing::error!(tool = name, "the call's thread failed: {join}");
-                Answer::Error(ErrorObject::internal())
-            }
-        }
+        super::run_to_answer(
+            runtime,
+            prepared,
+            observer,
+            cancel,
+            confirmation,
+            stop_on_drop,
+            name,
+        )
+        .await
     }
 
     /// The confirmation of a destructive call, or what to answer instead:
