@@ -12,161 +12,17 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-/// A running `airlock serve`, killed when dropped.
-struct Served {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    /// Resident memory of the server, in KiB.
-    fn rss_kib(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc/PID/status");
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmRSS:"))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse().ok())
-            .expect("VmRSS")
-    }
-
-    /// Files (sockets included) the server has open.
-    fn open_fds(&self) -> usize {
-        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
-            .expect("/proc/PID/fd")
-            .count()
-    }
-
-    /// Fails when the server process has exited (crashed).
-    fn assert_alive(&mut self) {
-        if let Some(status) = self.child.try_wait().expect("try_wait") {
-            panic!("airlock exited: {status}");
-        }
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
+use support::http::{ACCEPT, JSON, Reply, Served, http, parse_response};
 
 /// `airlock serve --listen 127.0.0.1:PORT target/components`; returns once
 /// it listens.
 fn serve() -> Served {
-    let components = support::workspace().join("target/components");
-    assert!(
-        components.join("catalog.wasm").is_file(),
-        "run `cargo xtask build` first"
-    );
-    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--listen", &addr.to_string()])
-        .arg(&components)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start airlock");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            // The connection-limit warnings of the keep-alive test would
-            // drown everything else.
-            if !line.contains("connection limit") {
-                eprintln!("[airlock] {line}");
-            }
-            if line.contains("listening on") {
-                let _ = tx.send(());
-            }
-        }
-    });
-    rx.recv_timeout(Duration::from_secs(120))
-        .expect("airlock did not start listening");
-    Served { child, addr }
-}
-
-struct Reply {
-    status: u16,
-    headers: Vec<(String, String)>,
-    body: String,
-}
-
-impl Reply {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
-    }
-}
-
-/// Sends one request (Connection: close) and reads the whole response.
-fn http(
-    addr: SocketAddr,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-) -> Reply {
-    let mut stream = TcpStream::connect(addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(60)))
-        .expect("timeout");
-    let mut head = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nHost: {addr}\r\n");
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    stream.write_all(head.as_bytes()).expect("write head");
-    let _ = stream.write_all(body);
-    let mut raw = Vec::new();
-    let _ = stream.read_to_end(&mut raw);
-    parse_response(&raw)
-}
-
-fn parse_response(raw: &[u8]) -> Reply {
-    let text = String::from_utf8_lossy(raw);
-    let (head, rest) = text
-        .split_once("\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response head: {text:?}"));
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|s| s.parse().ok())
-        .expect("status");
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect();
-    Reply {
-        status,
-        headers,
-        body: rest.to_string(),
-    }
+    support::http::serve("", &[support::workspace().join("target/components")], &[])
 }
 
 /// Reads until a response head is complete; the server may reset the
@@ -182,9 +38,6 @@ fn read_head(stream: &mut TcpStream) -> Vec<u8> {
     }
     raw
 }
-
-const JSON: (&str, &str) = ("Content-Type", "application/json");
-const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
 
 /// What must never reach a client: paths of the machine, source files,
 /// Rust panics and error chains, parser internals.
