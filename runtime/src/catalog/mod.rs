@@ -116,22 +116,8 @@ impl Catalog {
     /// Adds a loaded component's tools; refuses the whole component when
     /// one of its names is already taken.
     pub fn add(&mut self, tools: Vec<Tool>) -> Result<(), LoadError> {
-        for tool in &tools {
-            if let Some(existing) = self.tools.get(&tool.info.name) {
-                return Err(LoadError::Clash {
-                    tool: tool.info.name.clone(),
-                    first: existing.component.path.clone(),
-                    second: tool.component.path.clone(),
-                });
-            }
-        }
-        if let Some(first) = tools.first() {
-            self.components.push(first.component.clone());
-        }
-        for tool in tools {
-            self.tools.insert(tool.info.name.clone(), Arc::new(tool));
-        }
-        Ok(())
+        let shared: Vec<Arc<Tool>> = tools.into_iter().map(Arc::new).collect();
+        self.add_shared(&shared)
     }
 
     /// Like [`Catalog::add`], for tools already shared (a hot reload keeps

@@ -752,27 +752,12 @@ impl Session {
             Id::from_value(Value::String(format!("airlock-confirm-{n}"))).unwrap_or_else(Id::null);
         let (tx, rx) = oneshot::channel();
         lock(&self.pending).insert(id.key(), tx);
-        let args = jsonrpc::shorten(&arguments.to_string(), 2000);
-        let mut params = json!({
-            "message": format!(
-                "The tool \"{tool}\" is destructive: it may modify or delete data. \
-                 Run it with these arguments?\n{args}"
-            ),
-            "requestedSchema": {
-                "type": "object",
-                "properties": {
-                    "confirm": {
-                        "type": "boolean",
-                        "title": format!("Run {tool}"),
-                        "description": format!("Run the destructive tool {tool} with {args}"),
-                        "default": false,
-                    }
-                },
-                "required": ["confirm"],
-            },
-        });
-        if version.as_deref() == Some("2025-11-25") {
-            params["mode"] = "form".into();
+        let mut params = confirm_form(tool, arguments);
+        // `mode` arrived with 2025-11-25; older clients do not know it.
+        if version.as_deref() != Some("2025-11-25")
+            && let Some(form) = params.as_object_mut()
+        {
+            form.remove("mode");
         }
         if let Some(task) = task {
             params["_meta"] = json!({ tasks::RELATED_TASK: { "taskId": task } });
@@ -943,6 +928,30 @@ impl Drop for Registered {
     fn drop(&mut self) {
         lock(&self.session.running).remove(&self.key);
     }
+}
+
+/// The yes/no elicitation form naming a destructive tool and its arguments.
+fn confirm_form(tool: &str, arguments: &Value) -> Value {
+    let args = jsonrpc::shorten(&arguments.to_string(), 2000);
+    json!({
+        "mode": "form",
+        "message": format!(
+            "The tool \"{tool}\" is destructive: it may modify or delete data. \
+             Run it with these arguments?\n{args}"
+        ),
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "confirm": {
+                    "type": "boolean",
+                    "title": format!("Run {tool}"),
+                    "description": format!("Run the destructive tool {tool} with {args}"),
+                    "default": false,
+                }
+            },
+            "required": ["confirm"],
+        },
+    })
 }
 
 /// Cancels a call when the future waiting for it is dropped (the client

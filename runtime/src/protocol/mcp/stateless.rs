@@ -386,30 +386,6 @@ pub fn verify_state(state: &str, digest: &str, now: u64) -> bool {
     expires.parse::<u64>().is_ok_and(|e| e > now) && bound == digest
 }
 
-/// The yes/no form naming the tool and its arguments.
-fn confirm_form(tool: &str, arguments: &Value) -> Value {
-    let args = jsonrpc::shorten(&arguments.to_string(), 2000);
-    json!({
-        "mode": "form",
-        "message": format!(
-            "The tool \"{tool}\" is destructive: it may modify or delete data. \
-             Run it with these arguments?\n{args}"
-        ),
-        "requestedSchema": {
-            "type": "object",
-            "properties": {
-                "confirm": {
-                    "type": "boolean",
-                    "title": format!("Run {tool}"),
-                    "description": format!("Run the destructive tool {tool} with {args}"),
-                    "default": false,
-                }
-            },
-            "required": ["confirm"],
-        },
-    })
-}
-
 // --- subscriptions ----------------------------------------------------------
 
 struct Listener {
@@ -700,7 +676,7 @@ impl Session {
             "inputRequests": {
                 CONFIRM_KEY: {
                     "method": "elicitation/create",
-                    "params": confirm_form(tool, prepared.arguments()),
+                    "params": super::confirm_form(tool, prepared.arguments()),
                 }
             },
             "requestState": sign_state(&digest, expires),
