@@ -38,6 +38,27 @@ fn attack(tool: &str) -> CallError {
         .expect_err("the attack must fail")
 }
 
+/// Calls `tool` on another thread, cancels it after 100 ms, and returns
+/// how the call ended.
+fn cancelled_after_100ms(tool: &str, args: serde_json::Value) -> CallError {
+    let cancel = CancelToken::new();
+    let runner = {
+        let (cancel, tool) = (cancel.clone(), tool.to_string());
+        thread::spawn(move || {
+            hostile().call(
+                &tool,
+                args,
+                Arc::new(Unobserved),
+                cancel,
+                Confirmation::Unavailable,
+            )
+        })
+    };
+    thread::sleep(Duration::from_millis(100));
+    cancel.cancel();
+    runner.join().expect("runner").expect_err("cancelled")
+}
+
 #[test]
 fn infinite_loop_times_out() {
     let err = attack("spin");
@@ -58,22 +79,7 @@ fn blocking_inside_the_host_still_times_out() {
 
 #[test]
 fn cancellation_reaches_a_guest_blocked_in_the_host() {
-    let cancel = CancelToken::new();
-    let runner = {
-        let cancel = cancel.clone();
-        thread::spawn(move || {
-            hostile().call(
-                "nap",
-                json!({}),
-                Arc::new(Unobserved),
-                cancel,
-                Confirmation::Unavailable,
-            )
-        })
-    };
-    thread::sleep(Duration::from_millis(100));
-    cancel.cancel();
-    let err = runner.join().expect("runner").expect_err("cancelled");
+    let err = cancelled_after_100ms("nap", json!({}));
     assert!(
         matches!(err, CallError::Run(RunError::Cancelled)),
         "{err:?}"
@@ -162,22 +168,7 @@ env = { GREETING = "hello", SECRET = { from = "AIRLOCK_TEST_SECRET" } }
 
 #[test]
 fn cancellation_stops_a_running_guest() {
-    let cancel = CancelToken::new();
-    let runner = {
-        let cancel = cancel.clone();
-        thread::spawn(move || {
-            hostile().call(
-                "sleep",
-                json!({"ms": "60000"}),
-                Arc::new(Unobserved),
-                cancel,
-                Confirmation::Unavailable,
-            )
-        })
-    };
-    thread::sleep(Duration::from_millis(100));
-    cancel.cancel();
-    let err = runner.join().expect("runner").expect_err("cancelled");
+    let err = cancelled_after_100ms("sleep", json!({"ms": "60000"}));
     // Either the epoch check stops the guest, or the guest notices first.
     assert!(
         matches!(err, CallError::Run(RunError::Cancelled))
