@@ -202,6 +202,23 @@ struct Tally {
 }
 
 impl Tally {
+    /// Prints the failed steps and the closing `N passed, N failed, N
+    /// skipped` line; exits 1 when anything failed.
+    fn finish(&self) -> Result<()> {
+        println!();
+        for failure in &self.failures {
+            println!("failed step: {failure}");
+        }
+        println!(
+            "{} passed, {} failed, {} skipped",
+            self.passed, self.failed, self.ignored
+        );
+        if self.failed > 0 {
+            std::process::exit(1);
+        }
+        Ok(())
+    }
+
     /// Reads cargo's `test result: ok. 3 passed; 0 failed; 1 ignored; …` lines.
     fn read(&mut self, line: &str) {
         let Some(rest) = line.trim().strip_prefix("test result: ") else {
@@ -333,18 +350,7 @@ fn test(root: &Path) -> Result<()> {
     if built {
         client_tests(root, &mut tally)?;
     }
-    println!();
-    for failure in &tally.failures {
-        println!("failed step: {failure}");
-    }
-    println!(
-        "{} passed, {} failed, {} skipped",
-        tally.passed, tally.failed, tally.ignored
-    );
-    if tally.failed > 0 {
-        std::process::exit(1);
-    }
-    Ok(())
+    tally.finish()
 }
 
 // Tools in Python and JavaScript: pinned toolchains under `target/`, the
@@ -635,18 +641,7 @@ impl Drop for Served {
 fn test_clients(root: &Path) -> Result<()> {
     let mut tally = Tally::default();
     client_tests(root, &mut tally)?;
-    println!();
-    for failure in &tally.failures {
-        println!("failed step: {failure}");
-    }
-    println!(
-        "{} passed, {} failed, {} skipped",
-        tally.passed, tally.failed, tally.ignored
-    );
-    if tally.failed > 0 {
-        std::process::exit(1);
-    }
-    Ok(())
+    tally.finish()
 }
 
 /// Runs every client against the served components; each result counts.
