@@ -159,7 +159,13 @@ pub fn run(args: Args) -> Exit {
 /// Builds the runtime and loads `paths`, printing what loaded and what was
 /// refused. Refused components do not stop the server; the others serve.
 fn load(args: &Args) -> Result<Runtime, Exit> {
-    let runtime = args.load.empty_runtime(256)?;
+    // The pool must hold every call the HTTP limit lets in, plus room for
+    // background tasks and stdio calls, which that limit does not count.
+    let instances = u32::try_from(args.max_calls)
+        .unwrap_or(u32::MAX)
+        .saturating_add(192)
+        .max(256);
+    let runtime = args.load.empty_runtime(instances)?;
     let report = runtime.load(&args.paths);
     for (path, tools) in &report.loaded {
         eprintln!("loaded {}: {}", path.display(), tools.join(", "));
