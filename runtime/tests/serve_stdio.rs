@@ -10,17 +10,24 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::{component, test_component};
 
+/// Starts `airlock serve --stdio ARGS...` with piped stdin and stdout;
+/// stderr goes to `stderr`.
+fn spawn_stdio(args: &[&std::ffi::OsStr], stderr: Stdio) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--stdio"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("start airlock")
+}
+
 /// Runs the server with `input` written to stdin (then closed) and returns
 /// every line of stdout as JSON, plus the exit code.
 fn session(files: &[std::path::PathBuf], input: &str) -> (Vec<Value>, Option<i32>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio"])
-        .args(files)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start airlock");
+    let args: Vec<&std::ffi::OsStr> = files.iter().map(|f| f.as_os_str()).collect();
+    let mut child = spawn_stdio(&args, Stdio::inherit());
     let mut stdin = child.stdin.take().expect("stdin");
     stdin.write_all(input.as_bytes()).expect("write");
     drop(stdin);
@@ -88,14 +95,8 @@ fn stdio_session_lists_calls_and_ends_on_eof() {
 
 #[test]
 fn stdio_cancellation_stops_a_running_call() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio"])
-        .arg(test_component("hostile"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start airlock");
+    let hostile = test_component("hostile");
+    let mut child = spawn_stdio(&[hostile.as_os_str()], Stdio::inherit());
     let mut stdin = child.stdin.take().expect("stdin");
     let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
     let started = Instant::now();
@@ -148,16 +149,10 @@ impl Client {
         let dir = tempfile::tempdir().expect("tempdir");
         let policy_path = dir.path().join("airlock.toml");
         std::fs::write(&policy_path, policy).expect("policy");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-            .args(["serve", "--stdio", "--policy"])
-            .arg(&policy_path)
-            .args(extra)
-            .args(files)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start airlock");
+        let mut args = vec![std::ffi::OsStr::new("--policy"), policy_path.as_os_str()];
+        args.extend(extra.iter().map(std::ffi::OsStr::new));
+        args.extend(files.iter().map(|f| f.as_os_str()));
+        let mut child = spawn_stdio(&args, Stdio::inherit());
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = std::sync::mpsc::channel();
@@ -463,14 +458,8 @@ fn closing_stdin_during_a_task_stops_cleanly() {
     // A background task is still running when stdin closes: it is
     // cancelled, its blocking thread ends while the async runtime still
     // runs, and the server exits 0 without a panic.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio"])
-        .arg(test_component("hostile"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start airlock");
+    let hostile = test_component("hostile");
+    let mut child = spawn_stdio(&[hostile.as_os_str()], Stdio::piped());
     let mut stdin = child.stdin.take().expect("stdin");
     let input = [
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
