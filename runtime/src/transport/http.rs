@@ -796,22 +796,20 @@ fn full(bytes: impl Into<Bytes>) -> BoxBody {
 }
 
 fn plain(status: StatusCode, text: &str) -> Response<BoxBody> {
-    let mut response = Response::new(full(text.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
+    typed(status, text.to_string(), "text/plain; charset=utf-8")
 }
 
 fn json(status: StatusCode, value: &Value) -> Response<BoxBody> {
-    let mut response = Response::new(full(value.to_string()));
+    typed(status, value.to_string(), "application/json")
+}
+
+/// A response with `status`, `body` and its content type.
+fn typed(status: StatusCode, body: String, content_type: &'static str) -> Response<BoxBody> {
+    let mut response = Response::new(full(body));
     *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
