@@ -400,7 +400,12 @@ impl Report {
             rows.push((format!("{} reused instance p50", p.label), us(p.reused.p50)));
             rows.push((
                 format!("{} airlock p50 / p99", p.label),
-                format!("{} / {}", us(p.real.p50), us(p.real.p99)),
+                format!(
+                    "{} / {} (+ teardown {})",
+                    us(p.real.p50),
+                    us(p.real.p99),
+                    us(p.real_total.p50)
+                ),
             ));
         }
         if let Some(http) = &self.http {
@@ -490,22 +495,26 @@ impl Report {
             "\n## Per call, in process\n\n\
              *native*: the same function in Rust, no sandbox (the floor). *reused*: one instance \
              kept and called again and again, arguments already as text (the floor for \
-             isolation). *airlock*: `Runtime::prepare` + `PreparedCall::run`: lookup, effective \
-             grant, argument validation, a fresh store and instance, the call, the result checks, \
-             teardown.\n\n\
-             | tool | native p50 | reused p50 / p99 | airlock p50 / p99 | airlock ÷ native | airlock ÷ reused |\n\
-             | --- | --- | --- | --- | --- | --- |\n",
+             isolation). *airlock*: `Runtime::prepare` + `PreparedCall::run_delivering`, as the \
+             server runs a call: lookup, effective grant, argument validation, a fresh store and \
+             instance, the call, the result checks, until the outcome is delivered; the instance \
+             is torn down after that, on the same thread (*+ teardown*: until the thread is free \
+             again).\n\n\
+             | tool | native p50 | reused p50 / p99 | airlock p50 / p99 | + teardown p50 / p99 | airlock ÷ native | airlock ÷ reused |\n\
+             | --- | --- | --- | --- | --- | --- | --- |\n",
         );
         for p in &self.per_call {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} / {} | {} / {} | {:.0}× | {:.1}× |",
+                "| {} | {} | {} / {} | {} / {} | {} / {} | {:.0}× | {:.1}× |",
                 p.label,
                 us(p.native.p50),
                 us(p.reused.p50),
                 us(p.reused.p99),
                 us(p.real.p50),
                 us(p.real.p99),
+                us(p.real_total.p50),
+                us(p.real_total.p99),
                 p.real.p50 / p.native.p50.max(1e-3),
                 p.real.p50 / p.reused.p50.max(1e-3)
             );
@@ -555,7 +564,8 @@ impl Report {
         md.push_str(
             "\n## Pool settings (levers)\n\nFresh-instance `add` on the real path with one \
              setting changed from airlock's `engine_config` (`runtime/src/sandbox/mod.rs`): \
-             latency on one thread, and calls/s with one and with two threads calling at once.\n\n\
+             latency on one thread including the teardown (until the thread is free again), and \
+             calls/s with one and with two threads calling at once.\n\n\
              | setting | p50 | p99 | calls/s, 1 thread | calls/s, 2 threads |\n| --- | --- | --- | --- | --- |\n",
         );
         for l in &self.levers {

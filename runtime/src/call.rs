@@ -34,7 +34,7 @@ use serde_json::Value;
 use crate::args::ArgumentError;
 use crate::catalog::Tool;
 use crate::policy::{Consent, Grant};
-use crate::sandbox::{CancelToken, RunError, Sandbox, format_size};
+use crate::sandbox::{CancelToken, RawOutput, RunError, Sandbox, Teardown, format_size};
 use crate::tool::{Content, Output};
 
 /// Why a call produced no result.
@@ -142,14 +142,41 @@ impl PreparedCall {
     /// Runs the guest (blocking). `confirmation` matters only when
     /// [`Self::needs_confirmation`] is true.
     pub fn run(
-        mut self,
+        self,
         sandbox: &Sandbox,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
         confirmation: Confirmation,
     ) -> Result<Output, CallError> {
+        let (outcome, _teardown) = self.run_to_teardown(sandbox, observer, cancel, confirmation);
+        outcome
+    }
+
+    /// Like [`Self::run`], but hands the outcome to `deliver` before the
+    /// instance is torn down, so an answer does not wait for the reset of
+    /// the instance's memory (see [`crate::sandbox::Teardown`]).
+    pub fn run_delivering(
+        self,
+        sandbox: &Sandbox,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+        confirmation: Confirmation,
+        deliver: impl FnOnce(Result<Output, CallError>),
+    ) {
+        let (outcome, teardown) = self.run_to_teardown(sandbox, observer, cancel, confirmation);
+        deliver(outcome);
+        drop(teardown);
+    }
+
+    fn run_to_teardown(
+        mut self,
+        sandbox: &Sandbox,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+        confirmation: Confirmation,
+    ) -> (Result<Output, CallError>, Teardown) {
         let audit = self.audit.take();
-        let result = self.run_guest(sandbox, observer, cancel, confirmation);
+        let (result, teardown) = self.run_guest(sandbox, observer, cancel, confirmation);
         if let Some(audit) = audit {
             let bytes_out = match &result {
                 Ok(output) => output.to_mcp().to_string().len(),
@@ -169,7 +196,7 @@ impl PreparedCall {
                 bytes_out,
             });
         }
-        result
+        (result, teardown)
     }
 
     fn run_guest(
@@ -178,7 +205,27 @@ impl PreparedCall {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
         confirmation: Confirmation,
-    ) -> Result<Output, CallError> {
+    ) -> (Result<Output, CallError>, Teardown) {
+        if let Err(refused) = self.consent(confirmation) {
+            return (Err(refused), Teardown::none());
+        }
+        let text = self.arguments.to_string();
+        let (raw, teardown) = sandbox.call(
+            &self.tool.component.pre,
+            &self.tool.info.name,
+            &text,
+            &self.grant,
+            observer,
+            cancel,
+        );
+        let outcome = raw
+            .map_err(CallError::from)
+            .and_then(|raw| self.check_output(raw));
+        (outcome, teardown)
+    }
+
+    /// Refuses a destructive call the client did not confirm.
+    fn consent(&self, confirmation: Confirmation) -> Result<(), CallError> {
         if self.needs_confirmation() {
             let name = &self.tool.info.name;
             match confirmation {
@@ -204,15 +251,11 @@ impl PreparedCall {
                 }
             }
         }
-        let text = self.arguments.to_string();
-        let raw = sandbox.call(
-            &self.tool.component.pre,
-            &self.tool.info.name,
-            &text,
-            &self.grant,
-            observer,
-            cancel,
-        )?;
+        Ok(())
+    }
+
+    /// Logs what the guest printed and checks its result.
+    fn check_output(&self, raw: RawOutput) -> Result<Output, CallError> {
         let (log, dropped) = &raw.guest_log;
         if !log.is_empty() {
             tracing::info!(tool = %self.tool.info.name, "guest output:\n{}", log.trim_end());

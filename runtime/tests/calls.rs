@@ -307,3 +307,46 @@ fn hints_become_explicit_annotations() {
     assert_eq!(price["annotations"]["readOnlyHint"], true);
     assert_eq!(price["execution"]["taskSupport"], "forbidden");
 }
+
+/// `run_delivering` answers while the call's instance still exists and has
+/// torn it down when it returns: with a pool of one instance, a call made
+/// from inside `deliver` finds no free slot, and the next call after it
+/// runs normally.
+#[test]
+fn the_outcome_is_delivered_before_the_teardown() {
+    use airlock::call::{Confirmation, Unobserved};
+    use airlock::policy::Policy;
+    use airlock::sandbox::{CancelToken, Sandbox, SandboxConfig};
+    use std::sync::Arc;
+
+    let config = SandboxConfig::default()
+        .instances(1)
+        .cache(Some(support::cache()));
+    let sandbox = Sandbox::new(&config).expect("sandbox");
+    let runtime = Runtime::new(sandbox, Policy::default());
+    let report = runtime.load(&[support::test_component("bench")]);
+    assert!(report.refused.is_empty(), "{:?}", report.refused.len());
+    for round in 0..3 {
+        let prepared = runtime
+            .prepare("add", json!({"a": round, "b": 2}))
+            .expect("prepare");
+        let mut seen = None;
+        prepared.run_delivering(
+            runtime.sandbox(),
+            Arc::new(Unobserved),
+            CancelToken::new(),
+            Confirmation::Unavailable,
+            |outcome| {
+                let nested = call(&runtime, "add", json!({"a": 1, "b": 1}));
+                seen = Some((outcome, nested));
+            },
+        );
+        let (outcome, nested) = seen.expect("deliver was called");
+        let out = outcome.unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(out.structured, Some(json!({"result": round + 2})));
+        assert!(
+            matches!(nested, Err(CallError::Run(RunError::Crashed(_)))),
+            "round {round}: the pool's only instance should still be in use, got {nested:?}"
+        );
+    }
+}

@@ -37,6 +37,7 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 
 use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Reply, Request};
+use super::run_blocking;
 use super::tasks::{self, Owner, Status, Task, TaskStore};
 use crate::Runtime;
 use crate::call::{CallError, CallObserver, Confirmation, PreparedCall};
@@ -622,16 +623,12 @@ impl Session {
                 progress,
             });
             let runtime = self.server.runtime.clone();
-            let run_cancel = cancel.clone();
-            let joined = tokio::task::spawn_blocking(move || {
-                prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
-            })
-            .await;
-            let outcome = match joined {
-                Ok(Ok(output)) => Ok(output.to_mcp()),
-                Ok(Err(err)) => Ok(tool_error(&err)),
-                Err(join) => {
-                    tracing::error!(tool = %name, "the task's thread failed: {join}");
+            let run = run_blocking(runtime, prepared, observer, cancel.clone(), confirmation);
+            let outcome = match run.await {
+                Some(Ok(output)) => Ok(output.to_mcp()),
+                Some(Err(err)) => Ok(tool_error(&err)),
+                None => {
+                    tracing::error!(tool = %name, "the task's thread failed");
                     Err(ErrorObject::internal())
                 }
             };
@@ -971,20 +968,16 @@ async fn run_to_answer(
     mut stop_on_drop: CancelOnDrop,
     name: &str,
 ) -> Answer {
-    let run_cancel = cancel.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        prepared.run(runtime.sandbox(), observer, run_cancel, confirmation)
-    })
-    .await;
+    let outcome = run_blocking(runtime, prepared, observer, cancel.clone(), confirmation).await;
     stop_on_drop.0 = None;
     if cancel.is_cancelled() {
         return Answer::Nothing;
     }
-    match joined {
-        Ok(Ok(output)) => Answer::Result(output.to_mcp()),
-        Ok(Err(err)) => Answer::Result(tool_error(&err)),
-        Err(join) => {
-            tracing::error!(tool = name, "the call's thread failed: {join}");
+    match outcome {
+        Some(Ok(output)) => Answer::Result(output.to_mcp()),
+        Some(Err(err)) => Answer::Result(tool_error(&err)),
+        None => {
+            tracing::error!(tool = name, "the call's thread failed");
             Answer::Error(ErrorObject::internal())
         }
     }

@@ -10,3 +10,36 @@ pub mod jsonrpc;
 pub mod mcp;
 pub mod rpc;
 pub mod tasks;
+
+use std::sync::Arc;
+
+use crate::Runtime;
+use crate::call::{CallError, CallObserver, Confirmation, PreparedCall};
+use crate::sandbox::CancelToken;
+use crate::tool::Output;
+
+/// Runs a prepared call on a blocking thread (the guest blocks while it
+/// runs). The outcome comes back as soon as it is known; the instance is
+/// torn down afterwards on that thread, while the answer is on its way.
+/// `None` means the thread died before it had an outcome (a bug).
+pub(crate) async fn run_blocking(
+    runtime: Arc<Runtime>,
+    prepared: PreparedCall,
+    observer: Arc<dyn CallObserver>,
+    cancel: CancelToken,
+    confirmation: Confirmation,
+) -> Option<Result<Output, CallError>> {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::task::spawn_blocking(move || {
+        prepared.run_delivering(
+            runtime.sandbox(),
+            observer,
+            cancel,
+            confirmation,
+            |outcome| {
+                let _ = tx.send(outcome);
+            },
+        );
+    });
+    rx.await.ok()
+}

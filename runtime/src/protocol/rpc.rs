@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
 use super::mcp::{CancelOnDrop, Server};
+use super::run_blocking;
 use crate::call::{CallError, Confirmation, Unobserved};
 use crate::policy::Token;
 use crate::sandbox::{CancelToken, RunError};
@@ -90,27 +91,25 @@ async fn call(
         .map_err(|e| error_for(method, &e))?;
     let cancel = CancelToken::new();
     let _tracked = server.track(cancel.clone());
-    let run_cancel = cancel.clone();
-    let joined = tokio::task::spawn_blocking(move || {
-        prepared.run(
-            runtime.sandbox(),
-            Arc::new(Unobserved),
-            run_cancel,
-            Confirmation::Unavailable,
-        )
-    });
+    let run = run_blocking(
+        runtime,
+        prepared,
+        Arc::new(Unobserved),
+        cancel.clone(),
+        Confirmation::Unavailable,
+    );
     // The HTTP client hanging up drops this future; stop the guest then.
     let mut guard = CancelOnDrop(Some(cancel));
-    let outcome = joined.await;
+    let outcome = run.await;
     guard.0 = None;
     match outcome {
-        Ok(Ok(output)) => Ok(match output.structured {
+        Some(Ok(output)) => Ok(match output.structured {
             Some(structured) => structured,
             None => Value::Array(output.content.iter().map(|c| c.to_mcp()).collect()),
         }),
-        Ok(Err(err)) => Err(error_for(method, &err)),
-        Err(join) => {
-            tracing::error!(tool = method, "the call's thread failed: {join}");
+        Some(Err(err)) => Err(error_for(method, &err)),
+        None => {
+            tracing::error!(tool = method, "the call's thread failed");
             Err(ErrorObject::internal())
         }
     }

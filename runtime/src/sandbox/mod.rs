@@ -300,7 +300,8 @@ impl Sandbox {
     }
 
     /// Runs tool `name` with `arguments` (a JSON object as text) in a fresh
-    /// instance with exactly `grant`.
+    /// instance with exactly `grant`. The outcome comes with the call's
+    /// [`Teardown`]: drop it once the outcome is on its way.
     pub fn call(
         &self,
         pre: &ToolboxPre<CallState>,
@@ -309,37 +310,16 @@ impl Sandbox {
         grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> Result<RawOutput, RunError> {
-        let mut run = self.start(grant, observer, cancel)?;
-        let result = pre.instantiate(&mut run.store).and_then(|toolbox| {
-            toolbox
-                .airlock_tool_tools()
-                .call_call(&mut run.store, name, arguments)
-        });
-        let output = run.output.clone();
-        let returned = run.finish(result)?;
-        let guest_log = output.take();
-        match returned {
-            Ok(out) => {
-                let raw = RawOutput {
-                    content: out.content.into_iter().map(Content::from).collect(),
-                    structured: out.structured,
-                    guest_log,
-                };
-                let size = output_size(&raw);
-                if size > grant.limits.output {
-                    return Err(RunError::OutputTooLarge {
-                        actual: size,
-                        limit: grant.limits.output,
-                    });
-                }
-                Ok(raw)
-            }
-            Err(types::Error::InvalidArguments(message)) => {
-                Err(RunError::InvalidArguments(message))
-            }
-            Err(types::Error::Failed(message)) => Err(RunError::Failed(message)),
-        }
+    ) -> (Result<RawOutput, RunError>, Teardown) {
+        let mut run = match self.start(grant, observer, cancel) {
+            Ok(run) => run,
+            Err(err) => return (Err(err), Teardown::none()),
+        };
+        let result = run.call(pre, name, arguments);
+        let teardown = Teardown {
+            _store: Some(run.store),
+        };
+        (result, teardown)
     }
 
     fn start(
@@ -389,6 +369,23 @@ impl Sandbox {
     }
 }
 
+/// A finished call's store. Dropping it tears the instance down: its pool
+/// slot is reset (the pages the call dirtied) and freed, its files and
+/// sockets closed. That is about a quarter of a trivial call, so callers
+/// hand the outcome on first and drop this afterwards.
+#[must_use = "dropping the teardown at once is fine; keep it only to answer first"]
+pub struct Teardown {
+    /// Held only to be dropped.
+    _store: Option<Store<CallState>>,
+}
+
+impl Teardown {
+    /// Nothing to tear down: the call never got a store.
+    pub(crate) fn none() -> Self {
+        Teardown { _store: None }
+    }
+}
+
 /// One store in use, and what is needed to explain how it ended.
 struct Run {
     store: Store<CallState>,
@@ -397,8 +394,46 @@ struct Run {
 }
 
 impl Run {
+    /// Instantiates the tool's component and calls tool `name`; checks the
+    /// output's size against the grant.
+    fn call(
+        &mut self,
+        pre: &ToolboxPre<CallState>,
+        name: &str,
+        arguments: &str,
+    ) -> Result<RawOutput, RunError> {
+        let result = pre.instantiate(&mut self.store).and_then(|toolbox| {
+            toolbox
+                .airlock_tool_tools()
+                .call_call(&mut self.store, name, arguments)
+        });
+        let returned = self.finish(result)?;
+        let guest_log = self.output.take();
+        match returned {
+            Ok(out) => {
+                let raw = RawOutput {
+                    content: out.content.into_iter().map(Content::from).collect(),
+                    structured: out.structured,
+                    guest_log,
+                };
+                let size = output_size(&raw);
+                if size > self.limits.output {
+                    return Err(RunError::OutputTooLarge {
+                        actual: size,
+                        limit: self.limits.output,
+                    });
+                }
+                Ok(raw)
+            }
+            Err(types::Error::InvalidArguments(message)) => {
+                Err(RunError::InvalidArguments(message))
+            }
+            Err(types::Error::Failed(message)) => Err(RunError::Failed(message)),
+        }
+    }
+
     /// Turns a guest's trap into the limit or fault that caused it.
-    fn finish<T>(self, result: wasmtime::Result<T>) -> Result<T, RunError> {
+    fn finish<T>(&self, result: wasmtime::Result<T>) -> Result<T, RunError> {
         let err = match result {
             Ok(value) => return Ok(value),
             Err(err) => err,

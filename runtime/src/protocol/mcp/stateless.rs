@@ -47,6 +47,7 @@ use super::{
 };
 use crate::call::{CallError, Confirmation, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Request};
+use crate::protocol::run_blocking;
 use crate::protocol::tasks::{Owner, Task};
 use crate::sandbox::CancelToken;
 use crate::tool::{Level, TaskSupport};
@@ -709,15 +710,12 @@ impl Session {
                 progress: None,
             });
             let runtime = server.runtime.clone();
-            let joined = tokio::task::spawn_blocking(move || {
-                prepared.run(runtime.sandbox(), observer, cancel, confirmation)
-            })
-            .await;
-            let outcome = match joined {
-                Ok(Ok(output)) => Ok(output.to_mcp()),
-                Ok(Err(err)) => Ok(tool_error(&err)),
-                Err(join) => {
-                    tracing::error!(tool = %running.tool, "the task's thread failed: {join}");
+            let run = run_blocking(runtime, prepared, observer, cancel, confirmation);
+            let outcome = match run.await {
+                Some(Ok(output)) => Ok(output.to_mcp()),
+                Some(Err(err)) => Ok(tool_error(&err)),
+                None => {
+                    tracing::error!(tool = %running.tool, "the task's thread failed");
                     Err(ErrorObject::internal())
                 }
             };
