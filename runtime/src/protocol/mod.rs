@@ -4,9 +4,11 @@
 //! - [`mcp`]: MCP sessions (lifecycle, tools, logging, progress,
 //!   cancellation, confirmation through elicitation);
 //! - [`rpc`]: the plain JSON-RPC endpoint, each tool a method;
-//! - [`tasks`]: the state of MCP tasks (background tool calls).
+//! - [`tasks`]: the state of MCP tasks (background tool calls);
+//! - [`lanes`]: the threads calls run on.
 
 pub mod jsonrpc;
+pub mod lanes;
 pub mod mcp;
 pub mod rpc;
 pub mod tasks;
@@ -18,7 +20,7 @@ use crate::call::{CallError, CallObserver, Confirmation, PreparedCall};
 use crate::sandbox::CancelToken;
 use crate::tool::Output;
 
-/// Runs a prepared call on a blocking thread (the guest blocks while it
+/// Runs a prepared call on a lane (the guest blocks its thread while it
 /// runs). The outcome comes back as soon as it is known; the instance is
 /// torn down afterwards on that thread, while the answer is on its way.
 /// `None` means the thread died before it had an outcome (a bug).
@@ -30,7 +32,7 @@ pub(crate) async fn run_blocking(
     confirmation: Confirmation,
 ) -> Option<Result<Output, CallError>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::task::spawn_blocking(move || {
+    lanes::global().spawn(move || {
         prepared.run_delivering(
             runtime.sandbox(),
             observer,

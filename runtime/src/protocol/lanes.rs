@@ -1,0 +1,328 @@
+//! Lanes: the threads guest calls run on.
+//!
+//! A call blocks its thread while the guest runs, so the async server hands
+//! it to another thread. tokio's blocking pool parks that thread after every
+//! call and wakes one for the next: two context switches per call, which on
+//! a busy two-core machine cost more than the call itself (BENCHMARKS.md,
+//! "Lanes"). Lanes keep one thread per core pulling calls from one queue;
+//! under load none of them parks, and handing a call over is a push.
+//!
+//! A call that blocks for long — a guest sleeping or waiting on the network —
+//! must not hold up the calls queued behind it. A watcher looks at the lanes
+//! every [`LONG`] while there is work: whenever calls wait and fewer than
+//! `width` threads are free of long calls, it adds threads, and a call that
+//! has waited [`LONG`] gets a thread of its own (many blocking calls at once
+//! then start as fast as with a thread per call). Threads beyond `width`
+//! end after [`KEEP`] without work.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+/// A call running longer than this no longer counts as keeping its lane.
+pub const LONG: Duration = Duration::from_millis(2);
+/// How long a thread beyond the lanes' width waits for work before it ends.
+pub const KEEP: Duration = Duration::from_secs(10);
+/// The most threads at once (tokio's blocking pool has the same bound).
+const MAX_THREADS: usize = 512;
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// A pool of threads for blocking work, sized for short jobs.
+#[derive(Clone)]
+pub struct Lanes {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Idle threads wait here for work.
+    work: Condvar,
+    /// The watcher waits here while nothing runs.
+    watch: Condvar,
+    width: usize,
+    long: Duration,
+}
+
+#[derive(Default)]
+struct State {
+    /// Jobs waiting, with when they came.
+    queue: VecDeque<(Instant, Job)>,
+    /// When each thread's current job started; `None` while it waits.
+    /// A thread keeps its index for its lifetime; ended threads leave a
+    /// reusable `None`.
+    started: Vec<Option<Instant>>,
+    /// Indices in `started` that belong to no thread.
+    vacant: Vec<usize>,
+    threads: usize,
+    /// Threads waiting for work, and how many of them have been signalled
+    /// but not yet woken (so two jobs do not count on the same thread).
+    idle: usize,
+    wakeups: usize,
+    watcher: Watcher,
+}
+
+#[derive(Default, PartialEq)]
+enum Watcher {
+    #[default]
+    NotStarted,
+    Watching,
+    Asleep,
+}
+
+/// The lanes every protocol shares, one per core.
+pub fn global() -> &'static Lanes {
+    static LANES: OnceLock<Lanes> = OnceLock::new();
+    LANES.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        Lanes::new(cores, LONG)
+    })
+}
+
+impl Lanes {
+    /// Lanes `width` threads wide; a job running longer than `long` frees
+    /// its lane (another thread takes over the queue).
+    pub fn new(width: usize, long: Duration) -> Self {
+        Lanes {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                work: Condvar::new(),
+                watch: Condvar::new(),
+                width: width.max(1),
+                long,
+            }),
+        }
+    }
+
+    /// Runs `job` on a lane. A job that panics is dropped (the thread
+    /// lives on); whoever waits for its result sees its channel closed.
+    pub fn spawn(&self, job: impl FnOnce() + Send + 'static) {
+        let shared = &self.shared;
+        let mut state = shared.lock();
+        state.queue.push_back((Instant::now(), Box::new(job)));
+        if state.idle > state.wakeups {
+            state.wakeups += 1;
+            drop(state);
+            shared.work.notify_one();
+            return;
+        }
+        if state.threads < shared.width {
+            shared.start_thread(&mut state);
+            return;
+        }
+        // Every thread is busy: the job waits. Make sure someone watches
+        // for lanes held by long calls.
+        match state.watcher {
+            Watcher::NotStarted => {
+                state.watcher = Watcher::Watching;
+                let watched = shared.clone();
+                let started = std::thread::Builder::new()
+                    .name("airlock-lanes".into())
+                    .spawn(move || watched.watch());
+                if let Err(err) = started {
+                    tracing::error!("cannot start the lanes' watcher: {err}");
+                    state.watcher = Watcher::NotStarted;
+                }
+            }
+            Watcher::Asleep => {
+                state.watcher = Watcher::Watching;
+                drop(state);
+                shared.watch.notify_one();
+            }
+            Watcher::Watching => {}
+        }
+    }
+
+    /// How many threads are alive.
+    pub fn threads(&self) -> usize {
+        self.shared.lock().threads
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Jobs run outside the lock and panics are caught, so a poisoned
+        // lock still holds consistent state.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn start_thread(self: &Arc<Self>, state: &mut State) {
+        if state.threads >= MAX_THREADS {
+            return;
+        }
+        let index = match state.vacant.pop() {
+            Some(index) => index,
+            None => {
+                state.started.push(None);
+                state.started.len() - 1
+            }
+        };
+        let shared = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("airlock-call".into())
+            .spawn(move || shared.work(index));
+        match spawned {
+            Ok(_) => state.threads += 1,
+            Err(err) => {
+                tracing::error!("cannot start a thread for calls: {err}");
+                state.vacant.push(index);
+            }
+        }
+    }
+
+    /// A thread's life: take jobs until there has been none for [`KEEP`]
+    /// and the lanes have more threads than their width.
+    fn work(&self, index: usize) {
+        let mut state = self.lock();
+        loop {
+            if let Some((_, job)) = state.queue.pop_front() {
+                state.started[index] = Some(Instant::now());
+                drop(state);
+                let _ = catch_unwind(AssertUnwindSafe(job));
+                state = self.lock();
+                state.started[index] = None;
+                continue;
+            }
+            state.idle += 1;
+            let (next, waited) = self
+                .work
+                .wait_timeout(state, KEEP)
+                .unwrap_or_else(|p| p.into_inner());
+            state = next;
+            state.idle -= 1;
+            state.wakeups = state.wakeups.saturating_sub(1);
+            if waited.timed_out() && state.queue.is_empty() && state.threads > self.width {
+                state.threads -= 1;
+                state.vacant.push(index);
+                return;
+            }
+        }
+    }
+
+    /// Adds threads while calls wait and long calls hold the lanes; sleeps
+    /// while nothing runs.
+    fn watch(self: Arc<Self>) {
+        let mut state = self.lock();
+        loop {
+            let now = Instant::now();
+            let mut running = 0;
+            let mut long = 0;
+            for started in state.started.iter().flatten() {
+                running += 1;
+                if now.duration_since(*started) >= self.long {
+                    long += 1;
+                }
+            }
+            let free = state.threads - long;
+            let stale = state
+                .queue
+                .iter()
+                .take_while(|(came, _)| now.duration_since(*came) >= self.long)
+                .count();
+            let wanted = stale.max(self.width.saturating_sub(free).min(state.queue.len()));
+            for _ in 0..wanted {
+                self.start_thread(&mut state);
+            }
+            if running == 0 && state.queue.is_empty() {
+                state.watcher = Watcher::Asleep;
+                while state.watcher == Watcher::Asleep {
+                    state = self.watch.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+            } else {
+                state = self
+                    .watch
+                    .wait_timeout(state, self.long)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn jobs_run_and_deliver() {
+        let lanes = Lanes::new(2, LONG);
+        let (tx, rx) = mpsc::channel();
+        for i in 0..100 {
+            let tx = tx.clone();
+            lanes.spawn(move || tx.send(i).expect("send"));
+        }
+        let mut got: Vec<i32> = (0..100)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).expect("a job ran"))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..100).collect::<Vec<_>>());
+        assert!(lanes.threads() <= 2, "short jobs need no extra threads");
+    }
+
+    /// Jobs that block longer than `long` on every lane do not hold up the
+    /// queue: the watcher adds threads and the short job behind them runs.
+    #[test]
+    fn blocked_lanes_do_not_hold_up_the_queue() {
+        let lanes = Lanes::new(2, Duration::from_millis(5));
+        let (release, blocked) = mpsc::channel::<()>();
+        let blocked = Arc::new(Mutex::new(blocked));
+        for _ in 0..2 {
+            let blocked = blocked.clone();
+            lanes.spawn(move || {
+                let _ = blocked.lock().expect("lock").recv();
+            });
+        }
+        let (tx, rx) = mpsc::channel();
+        lanes.spawn(move || tx.send("short").expect("send"));
+        assert_eq!(
+            rx.recv_timeout(Duration::from_secs(10)),
+            Ok("short"),
+            "the short job waited behind the blocked lanes"
+        );
+        assert!(lanes.threads() >= 3);
+        drop(release);
+    }
+
+    /// Many blocking jobs at once each get a thread soon, as with a thread
+    /// per job: 40 jobs that each wait until all 40 have started.
+    #[test]
+    fn many_blocking_jobs_run_side_by_side() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let lanes = Lanes::new(2, Duration::from_millis(5));
+        let started = Arc::new(AtomicUsize::new(0));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..40 {
+            let started = started.clone();
+            let tx = tx.clone();
+            lanes.spawn(move || {
+                started.fetch_add(1, Ordering::SeqCst);
+                let give_up = Instant::now() + Duration::from_secs(10);
+                while started.load(Ordering::SeqCst) < 40 && Instant::now() < give_up {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                tx.send(started.load(Ordering::SeqCst) == 40).expect("send");
+            });
+        }
+        for _ in 0..40 {
+            let saw_all = rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("a job ended");
+            assert!(saw_all, "a job gave up waiting for the others to start");
+        }
+        assert!(lanes.threads() >= 40);
+    }
+
+    #[test]
+    fn a_panicking_job_leaves_the_lane_working() {
+        // One lane, and no job ever counts as long: the second job can only
+        // run on the thread whose job panicked.
+        let lanes = Lanes::new(1, Duration::from_secs(3600));
+        lanes.spawn(|| panic!("a job panicked"));
+        let (tx, rx) = mpsc::channel();
+        lanes.spawn(move || tx.send(1).expect("send"));
+        assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(1));
+        assert_eq!(lanes.threads(), 1);
+    }
+}
