@@ -336,12 +336,14 @@ async fn mcp_post(
     if !sse_ok {
         rx.close();
     }
-    let task = tokio::spawn(async move {
+    // Polled here rather than spawned (one task and wake-up less per
+    // request); it moves into the stream's task if the answer streams.
+    // Dropping it (the client went away) drops the call and so cancels it.
+    let mut work = CatchPanic(Box::pin(async move {
         let response = session.handle_incoming(incoming, &out).await;
         drop(permit);
         response
-    });
-    let mut task = AbortOnDrop(task);
+    }));
     let finish = |done| {
         let mut response = finish_json(done);
         if modern && response.status() == StatusCode::OK {
@@ -350,19 +352,19 @@ async fn mcp_post(
         response
     };
     let first = tokio::select! {
-        done = &mut task.0 => return finish(done),
+        done = &mut work => return finish(done),
         first = rx.recv(), if sse_ok => first,
     };
     let Some(first) = first else {
         // The outbox closed without a message: wait for the answer.
-        return finish((&mut task.0).await);
+        return finish(work.await);
     };
     // Something to stream before the result: switch to SSE.
     let (tx, body) = ChannelBody::new();
     tokio::spawn(async move {
-        let mut task = task;
+        let mut work = work;
         if tx.send(sse_event(&first)).is_err() {
-            return; // the client went away; dropping `task` stops the call
+            return; // the client went away; dropping `work` stops the call
         }
         loop {
             tokio::select! {
@@ -370,7 +372,7 @@ async fn mcp_post(
                     Some(message) => if tx.send(sse_event(&message)).is_err() { return },
                     None => break,
                 },
-                done = &mut task.0 => {
+                done = &mut work => {
                     while let Ok(message) = rx.try_recv() {
                         let _ = tx.send(sse_event(&message));
                     }
@@ -381,7 +383,7 @@ async fn mcp_post(
                 }
             }
         }
-        if let Ok(Some(response)) = (&mut task.0).await {
+        if let Ok(Some(response)) = work.await {
             let _ = tx.send(sse_event(&response));
         }
     });
@@ -479,7 +481,7 @@ fn set_modern_status(response: &mut Response<BoxBody>) {
 #[derive(Clone, Copy)]
 struct ModernError(u16);
 
-fn finish_json(done: Result<Option<Value>, tokio::task::JoinError>) -> Response<BoxBody> {
+fn finish_json(done: Result<Option<Value>, Panicked>) -> Response<BoxBody> {
     match done {
         Ok(Some(response)) => {
             let status = stateless::http_status(&response);
@@ -489,8 +491,8 @@ fn finish_json(done: Result<Option<Value>, tokio::task::JoinError>) -> Response<
         }
         // Cancelled by the client: there is no response to give.
         Ok(None) => empty(StatusCode::ACCEPTED),
-        Err(err) => {
-            tracing::error!("an MCP request failed: {err}");
+        Err(Panicked) => {
+            tracing::error!("an MCP request failed: its handler panicked");
             rpc_error_status(StatusCode::INTERNAL_SERVER_ERROR, "Internal error")
         }
     }
@@ -851,13 +853,23 @@ fn sse_event(message: &Value) -> Bytes {
     Bytes::from(format!("event: message\ndata: {message}\n\n"))
 }
 
-/// Aborts a spawned request when the response no longer needs it, which
-/// drops its future and so cancels its guest.
-struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+/// A request's future that answers `Err(Panicked)` when it panics, as a
+/// spawned task's `JoinError` would: a bug gives a 500, not a reset
+/// connection. It is not polled again after that.
+struct CatchPanic<F>(Pin<Box<F>>);
 
-impl<T> Drop for AbortOnDrop<T> {
-    fn drop(&mut self) {
-        self.0.abort();
+struct Panicked;
+
+impl<F: Future> Future for CatchPanic<F> {
+    type Output = Result<F::Output, Panicked>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(Err(Panicked)),
+        }
     }
 }
 
