@@ -4,8 +4,9 @@
 //! it to another thread. tokio's blocking pool parks that thread after every
 //! call and wakes one for the next: two context switches per call, which on
 //! a busy two-core machine cost more than the call itself (BENCHMARKS.md,
-//! "Lanes"). Lanes keep one thread per core pulling calls from one queue;
-//! under load none of them parks, and handing a call over is a push.
+//! "Lanes"). Lanes keep a few threads (one per core, but one) pulling calls
+//! from one queue; under load they rarely park, and handing a call over is
+//! a push.
 //!
 //! A call that blocks for long — a guest sleeping or waiting on the network —
 //! must not hold up the calls queued behind it. A watcher looks at the lanes
@@ -71,12 +72,15 @@ enum Watcher {
     Asleep,
 }
 
-/// The lanes every protocol shares, one per core.
+/// The lanes every protocol shares: one per core but one, which is left
+/// to the async threads that read requests and write answers. (On two
+/// cores, two lanes measured slower and far noisier than one: see
+/// BENCHMARKS.md, "Lanes".)
 pub fn global() -> &'static Lanes {
     static LANES: OnceLock<Lanes> = OnceLock::new();
     LANES.get_or_init(|| {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Lanes::new(cores, LONG)
+        Lanes::new(cores.saturating_sub(1).max(1), LONG)
     })
 }
 
