@@ -124,12 +124,29 @@ async fn write_all<W: AsyncWrite + Unpin>(
     mut output: W,
     mut rx: mpsc::UnboundedReceiver<Value>,
 ) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
     while let Some(message) = rx.recv().await {
-        let mut bytes = serde_json::to_vec(&message).map_err(std::io::Error::other)?;
-        bytes.push(b'\n');
+        bytes.clear();
+        push_line(&mut bytes, &message)?;
+        // Answers that are already waiting go out in the same write: each
+        // write to stdout is a hand-off to tokio's blocking pool.
+        while bytes.len() < WRITE_BATCH
+            && let Ok(message) = rx.try_recv()
+        {
+            push_line(&mut bytes, &message)?;
+        }
         output.write_all(&bytes).await?;
         output.flush().await?;
     }
+    Ok(())
+}
+
+/// Messages waiting to be written are joined into writes of about this size.
+const WRITE_BATCH: usize = 64 * 1024;
+
+fn push_line(bytes: &mut Vec<u8>, message: &Value) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *bytes, message).map_err(std::io::Error::other)?;
+    bytes.push(b'\n');
     Ok(())
 }
 
@@ -191,6 +208,30 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Messages waiting together are written together, each on its line.
+    #[tokio::test]
+    async fn waiting_messages_are_written_as_lines() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        for i in 0..3 {
+            tx.send(serde_json::json!({"id": i, "text": "a\nb"}))
+                .expect("send");
+        }
+        drop(tx);
+        let mut written = Vec::new();
+        write_all(&mut written, rx).await.expect("write");
+        let text = String::from_utf8(written).expect("utf-8");
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                r#"{"id":0,"text":"a\nb"}"#,
+                r#"{"id":1,"text":"a\nb"}"#,
+                r#"{"id":2,"text":"a\nb"}"#
+            ]
+        );
+        assert!(text.ends_with('\n'));
+    }
 
     #[tokio::test]
     async fn lines() {
