@@ -294,12 +294,12 @@ impl Session {
                 self.reply(reply);
                 None
             }
-            Message::Request(request) => {
+            Message::Request(mut request) => {
                 let Some(id) = request.id.clone() else {
                     self.notification(&request);
                     return None;
                 };
-                match self.request(&id, &request, out).await {
+                match self.request(&id, &mut request, out).await {
                     Answer::Result(result) => Some(jsonrpc::response(&id, result)),
                     Answer::Error(error) => Some(jsonrpc::error_response(&id, &error)),
                     Answer::Nothing => None,
@@ -340,11 +340,12 @@ impl Session {
         }
     }
 
-    async fn request(self: &Arc<Self>, id: &Id, request: &Request, out: &Outbox) -> Answer {
+    /// Answers a request; takes its params (no copy of large arguments).
+    async fn request(self: &Arc<Self>, id: &Id, request: &mut Request, out: &Outbox) -> Answer {
         if stateless::is_modern(request) {
             return self.modern(id, request, out).await;
         }
-        let params = request.params.clone().unwrap_or(Value::Null);
+        let mut params = request.params.take().unwrap_or(Value::Null);
         let initialized = lock(&self.state).version.is_some();
         match request.method.as_str() {
             "initialize" => self.initialize(&params).into(),
@@ -353,7 +354,7 @@ impl Session {
                 "the session is not initialized; send initialize first",
             )),
             "tools/list" => self.list_tools(&params).into(),
-            "tools/call" => self.call_tool(id, &params, out).await,
+            "tools/call" => self.call_tool(id, &mut params, out).await,
             "logging/setLevel" => self.set_level(&params).into(),
             "tasks/get" if self.tasks_on() => {
                 self.find_task(&params).map(|task| task.to_json()).into()
@@ -463,14 +464,15 @@ impl Session {
         Ok(result)
     }
 
-    async fn call_tool(self: &Arc<Self>, id: &Id, params: &Value, out: &Outbox) -> Answer {
+    async fn call_tool(self: &Arc<Self>, id: &Id, params: &mut Value, out: &Outbox) -> Answer {
+        let arguments = take_arguments(params);
+        let params = &*params;
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Answer::Error(
                 ErrorObject::invalid_params("name (the tool to call) is required")
                     .with_data(json!({ "parameter": "name" })),
             );
         };
-        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
         let progress = params.pointer("/_meta/progressToken").cloned();
         // A tool the token may not see does not exist for this client.
         if !self.allows(name) {
@@ -871,6 +873,14 @@ pub fn negotiate(asked: &str) -> &'static str {
         .into_iter()
         .find(|v| *v == asked)
         .unwrap_or(LATEST)
+}
+
+/// Moves `arguments` out of `tools/call` params (absent: no arguments).
+fn take_arguments(params: &mut Value) -> Value {
+    params
+        .as_object_mut()
+        .and_then(|params| params.remove("arguments"))
+        .unwrap_or_else(|| json!({}))
 }
 
 fn unknown_tool(name: &str) -> ErrorObject {

@@ -43,7 +43,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
 use super::{
-    Answer, CancelOnDrop, Observer, Outbox, Registered, Session, lock, tool_error, unknown_tool,
+    Answer, CancelOnDrop, Observer, Outbox, Registered, Session, lock, take_arguments, tool_error,
+    unknown_tool,
 };
 use crate::call::{CallError, Confirmation, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Request};
@@ -475,14 +476,14 @@ impl Session {
     pub(super) async fn modern(
         self: &Arc<Self>,
         id: &Id,
-        request: &Request,
+        request: &mut Request,
         out: &Outbox,
     ) -> Answer {
         let meta = match read_meta(request.params.as_ref()) {
             Ok(meta) => meta,
             Err(error) => return Answer::Error(error),
         };
-        let params = request.params.clone().unwrap_or_else(|| json!({}));
+        let mut params = request.params.take().unwrap_or_else(|| json!({}));
         let method = request.method.as_str();
         if method.starts_with("tasks/") && name_field(method).is_some() && !meta.tasks() {
             return Answer::Error(missing_capability(
@@ -504,7 +505,7 @@ impl Session {
                     result
                 })
                 .into(),
-            "tools/call" => self.modern_call(id, &params, &meta, out).await,
+            "tools/call" => self.modern_call(id, &mut params, &meta, out).await,
             "tasks/get" => self
                 .modern_task(&params)
                 .map(|task| task.to_json_extension())
@@ -548,10 +549,12 @@ impl Session {
     async fn modern_call(
         self: &Arc<Self>,
         id: &Id,
-        params: &Value,
+        params: &mut Value,
         meta: &Meta,
         out: &Outbox,
     ) -> Answer {
+        let arguments = take_arguments(params);
+        let params = &*params;
         let Some(name) = params.get("name").and_then(Value::as_str) else {
             return Answer::Error(
                 ErrorObject::invalid_params("name (the tool to call) is required")
@@ -580,7 +583,6 @@ impl Session {
                 json!({ "extensions": { TASKS_EXTENSION: {} } }),
             ));
         }
-        let arguments = params.get("arguments").cloned().unwrap_or(json!({}));
         let runtime = self.server.runtime.clone();
         let prepared = match runtime.prepare_as(self.token_name(), name, arguments) {
             Ok(prepared) => prepared,
