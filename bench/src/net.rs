@@ -31,11 +31,22 @@ impl Drop for Server {
 /// Starts `airlock serve --listen 127.0.0.1:0 ARGS…` and waits for its
 /// "listening on" line; `ready_after` is the time from spawn to that line.
 pub fn serve(airlock: &Path, cache: &Path, args: &[&str]) -> Result<Server> {
+    serve_with(airlock, cache, args, &[])
+}
+
+/// Like [`serve`], with extra environment variables for the server.
+pub fn serve_with(
+    airlock: &Path,
+    cache: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<Server> {
     let started = Instant::now();
     let mut child = Command::new(airlock)
         .arg("serve")
         .args(["--listen", "127.0.0.1:0", "--max-calls", "1024"])
         .args(args)
+        .envs(env.iter().copied())
         .env("AIRLOCK_CACHE_DIR", cache)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())

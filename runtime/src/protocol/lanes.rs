@@ -76,13 +76,32 @@ enum Watcher {
 /// to the async threads that read requests and write answers. (On two
 /// cores, two lanes measured slower and far noisier than one: see
 /// BENCHMARKS.md, "Lanes".)
-pub fn global() -> &'static Lanes {
-    static LANES: OnceLock<Lanes> = OnceLock::new();
-    LANES.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        Lanes::new(cores.saturating_sub(1).max(1), LONG)
-    })
+///
+/// `None` when the environment variable [`LANES_VAR`] is `0`: calls then
+/// go to tokio's blocking pool, as before lanes. Another number sets the
+/// width. Both exist so that the benchmarks can compare; the default is
+/// what they chose.
+pub fn global() -> Option<&'static Lanes> {
+    static LANES: OnceLock<Option<Lanes>> = OnceLock::new();
+    LANES
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+            let width = match std::env::var(LANES_VAR).ok().map(|v| v.trim().parse()) {
+                None => cores.saturating_sub(1).max(1),
+                Some(Ok(0)) => return None,
+                Some(Ok(width)) => width,
+                Some(Err(_)) => {
+                    tracing::warn!("{LANES_VAR} is not a number; using the default lanes");
+                    cores.saturating_sub(1).max(1)
+                }
+            };
+            Some(Lanes::new(width, LONG))
+        })
+        .as_ref()
 }
+
+/// Sets the lanes' width (`0`: tokio's blocking pool instead); read once.
+pub const LANES_VAR: &str = "AIRLOCK_LANES";
 
 impl Lanes {
     /// Lanes `width` threads wide; a job running longer than `long` frees

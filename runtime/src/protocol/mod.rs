@@ -32,7 +32,7 @@ pub(crate) async fn run_blocking(
     confirmation: Confirmation,
 ) -> Option<Result<Output, CallError>> {
     let (tx, rx) = tokio::sync::oneshot::channel();
-    lanes::global().spawn(move || {
+    let job = move || {
         prepared.run_delivering(
             runtime.sandbox(),
             observer,
@@ -42,6 +42,10 @@ pub(crate) async fn run_blocking(
                 let _ = tx.send(outcome);
             },
         );
-    });
+    };
+    match lanes::global() {
+        Some(lanes) => lanes.spawn(job),
+        None => drop(tokio::task::spawn_blocking(job)),
+    }
     rx.await.ok()
 }
