@@ -219,7 +219,7 @@ fn phases(
         };
         let grant = runtime.grant_for(&tool);
         t[2] = Instant::now();
-        let text = tool.args.prepare(args)?.to_string();
+        let text = airlock::json::to_string(&tool.args.prepare(args)?);
         t[3] = Instant::now();
         let mut store = sandbox.bench_store(&grant)?;
         t[4] = Instant::now();

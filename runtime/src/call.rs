@@ -179,7 +179,7 @@ impl PreparedCall {
         let (result, teardown) = self.run_guest(sandbox, observer, cancel, confirmation);
         if let Some(audit) = audit {
             let bytes_out = match &result {
-                Ok(output) => output.to_mcp().to_string().len(),
+                Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
                 Err(_) => 0,
             };
             audit.log.record(&crate::audit::Entry {
@@ -209,7 +209,7 @@ impl PreparedCall {
         if let Err(refused) = self.consent(confirmation) {
             return (Err(refused), Teardown::none());
         }
-        let text = self.arguments.to_string();
+        let text = crate::json::to_string(&self.arguments);
         let (raw, teardown) = sandbox.call(
             &self.tool.component.pre,
             &self.tool.info.name,
@@ -300,7 +300,7 @@ fn finish_output(
     if content.is_empty()
         && let Some(value) = &structured
     {
-        content.push(Content::Text(value.to_string()));
+        content.push(Content::Text(crate::json::to_string(value)));
     }
     Ok(Output {
         content,

@@ -18,6 +18,7 @@ pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;
+pub mod json;
 pub mod policy;
 pub mod protocol;
 pub mod reload;

@@ -802,7 +802,7 @@ fn plain(status: StatusCode, text: &str) -> Response<BoxBody> {
 }
 
 fn json(status: StatusCode, value: &Value) -> Response<BoxBody> {
-    typed(status, value.to_string(), "application/json")
+    typed(status, crate::json::to_string(value), "application/json")
 }
 
 /// A response with `status`, `body` and its content type.
@@ -850,7 +850,10 @@ fn not_allowed(allow: &'static str) -> Response<BoxBody> {
 }
 
 fn sse_event(message: &Value) -> Bytes {
-    Bytes::from(format!("event: message\ndata: {message}\n\n"))
+    let mut event = b"event: message\ndata: ".to_vec();
+    crate::json::write(&mut event, message);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
 }
 
 /// A request's future that answers `Err(Panicked)` when it panics, as a

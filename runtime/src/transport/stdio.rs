@@ -127,13 +127,13 @@ async fn write_all<W: AsyncWrite + Unpin>(
     let mut bytes = Vec::new();
     while let Some(message) = rx.recv().await {
         bytes.clear();
-        push_line(&mut bytes, &message)?;
+        push_line(&mut bytes, &message);
         // Answers that are already waiting go out in the same write: each
         // write to stdout is a hand-off to tokio's blocking pool.
         while bytes.len() < WRITE_BATCH
             && let Ok(message) = rx.try_recv()
         {
-            push_line(&mut bytes, &message)?;
+            push_line(&mut bytes, &message);
         }
         output.write_all(&bytes).await?;
         output.flush().await?;
@@ -144,10 +144,9 @@ async fn write_all<W: AsyncWrite + Unpin>(
 /// Messages waiting to be written are joined into writes of about this size.
 const WRITE_BATCH: usize = 64 * 1024;
 
-fn push_line(bytes: &mut Vec<u8>, message: &Value) -> std::io::Result<()> {
-    serde_json::to_writer(&mut *bytes, message).map_err(std::io::Error::other)?;
+fn push_line(bytes: &mut Vec<u8>, message: &Value) {
+    crate::json::write(bytes, message);
     bytes.push(b'\n');
-    Ok(())
 }
 
 /// How reading one line ended.
