@@ -241,6 +241,8 @@ pub struct LaneRow {
     call_p99: f64,
     ping_per_sec: f64,
     ratio: f64,
+    /// tools/call p50 with one connection (the hand-off's latency).
+    single_p50: f64,
     errors: u64,
 }
 
@@ -267,7 +269,7 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
     ];
     let policy = paths.policy.to_string_lossy().to_string();
     let wasm = paths.wasm.to_string_lossy().to_string();
-    let mut runs: Vec<Vec<(net::Load, net::Load)>> = vec![Vec::new(); settings.len()];
+    let mut runs: Vec<Vec<(net::Load, net::Load, net::Load)>> = vec![Vec::new(); settings.len()];
     for round in 1..=LANE_ROUNDS {
         for (i, (label, width)) in settings.iter().enumerate() {
             eprintln!("   round {round}: {label}");
@@ -299,7 +301,15 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
                 16,
                 budget,
             )?;
-            runs[i].push((ping, call));
+            let single = net::load(
+                &server.addr,
+                "/mcp",
+                Some(&session),
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}"#,
+                1,
+                budget / 2,
+            )?;
+            runs[i].push((ping, call, single));
         }
     }
     let median = |mut v: Vec<f64>| {
@@ -311,12 +321,16 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
         .zip(runs)
         .map(|((label, _), runs)| LaneRow {
             label,
-            call_per_sec: median(runs.iter().map(|(_, c)| c.per_sec).collect()),
-            call_p50: median(runs.iter().map(|(_, c)| c.lat.p50).collect()),
-            call_p99: median(runs.iter().map(|(_, c)| c.lat.p99).collect()),
-            ping_per_sec: median(runs.iter().map(|(p, _)| p.per_sec).collect()),
-            ratio: median(runs.iter().map(|(p, c)| p.per_sec / c.per_sec).collect()),
-            errors: runs.iter().map(|(p, c)| p.errors + c.errors).sum(),
+            call_per_sec: median(runs.iter().map(|(_, c, _)| c.per_sec).collect()),
+            call_p50: median(runs.iter().map(|(_, c, _)| c.lat.p50).collect()),
+            call_p99: median(runs.iter().map(|(_, c, _)| c.lat.p99).collect()),
+            ping_per_sec: median(runs.iter().map(|(p, _, _)| p.per_sec).collect()),
+            ratio: median(runs.iter().map(|(p, c, _)| p.per_sec / c.per_sec).collect()),
+            single_p50: median(runs.iter().map(|(_, _, s)| s.lat.p50).collect()),
+            errors: runs
+                .iter()
+                .map(|(p, c, s)| p.errors + c.errors + s.errors)
+                .sum(),
         })
         .collect())
 }
@@ -552,12 +566,13 @@ impl Report {
                 rows.push((
                     format!("c=16 {}", l.label),
                     format!(
-                        "call {:.0}/s p99 {}, ping {:.0}/s, ratio {:.2}, errors {}",
+                        "call {:.0}/s p99 {}, ping {:.0}/s, ratio {:.2}, errors {}, c=1 p50 {}",
                         l.call_per_sec,
                         us(l.call_p99),
                         l.ping_per_sec,
                         l.ratio,
-                        l.errors
+                        l.errors,
+                        us(l.single_p50)
                     ),
                 ));
             }
@@ -781,21 +796,24 @@ impl Report {
                      off the async threads (`runtime/src/protocol/lanes.rs`), chosen with the \
                      `AIRLOCK_LANES` environment variable; a fresh server per measurement, the \
                      settings interleaved, {LANE_ROUNDS} rounds. Medians of the rounds (the \
-                     ratio is the median of each round's ping ÷ call).\n\n\
-                     | setting | tools/call calls/s | p50 | p99 | ping calls/s | ping ÷ call | errors |\n\
-                     | --- | --- | --- | --- | --- | --- | --- |\n",
+                     ratio is the median of each round's ping ÷ call). The last column is one \
+                     connection alone: the latency of the hand-off itself, which on this \
+                     virtual machine is mostly the time to wake a sleeping thread.\n\n\
+                     | setting | tools/call calls/s, c=16 | p50 | p99 | ping calls/s, c=16 | ping ÷ call | errors | tools/call p50, c=1 |\n\
+                     | --- | --- | --- | --- | --- | --- | --- | --- |\n",
                 );
                 for l in lanes {
                     let _ = writeln!(
                         md,
-                        "| {} | {:.0} | {} | {} | {:.0} | {:.2}× | {} |",
+                        "| {} | {:.0} | {} | {} | {:.0} | {:.2}× | {} | {} |",
                         l.label,
                         l.call_per_sec,
                         us(l.call_p50),
                         us(l.call_p99),
                         l.ping_per_sec,
                         l.ratio,
-                        l.errors
+                        l.errors,
+                        us(l.single_p50)
                     );
                 }
             }

@@ -224,8 +224,11 @@ impl Shared {
     }
 
     /// Adds threads while calls wait and long calls hold the lanes; sleeps
-    /// while nothing runs.
+    /// once nothing has run for [`QUIET`] ticks. (Sleeping between every
+    /// two calls would mean waking it for nearly every call.)
     fn watch(self: Arc<Self>) {
+        const QUIET: u32 = 25;
+        let mut quiet = 0;
         let mut state = self.lock();
         loop {
             let now = Instant::now();
@@ -247,7 +250,13 @@ impl Shared {
             for _ in 0..wanted {
                 self.start_thread(&mut state);
             }
-            if running == 0 && state.queue.is_empty() {
+            quiet = if running == 0 && state.queue.is_empty() {
+                quiet + 1
+            } else {
+                0
+            };
+            if quiet >= QUIET {
+                quiet = 0;
                 state.watcher = Watcher::Asleep;
                 while state.watcher == Watcher::Asleep {
                     state = self.watch.wait(state).unwrap_or_else(|p| p.into_inner());
