@@ -250,22 +250,17 @@ pub struct LaneRow {
 /// (`AIRLOCK_LANES`), the settings interleaved round by round.
 fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let fewer = cores.saturating_sub(1).max(1);
     let settings: Vec<(String, Option<String>)> = vec![
         (
             "tokio's blocking pool (`AIRLOCK_LANES=0`)".into(),
             Some("0".into()),
         ),
         (
-            format!(
-                "lanes, default width (cores − 1 = {})",
-                cores.saturating_sub(1).max(1)
-            ),
-            None,
+            format!("lanes, one per core but one ({fewer})"),
+            Some(fewer.to_string()),
         ),
-        (
-            format!("lanes, one per core ({cores})"),
-            Some(cores.to_string()),
-        ),
+        (format!("lanes, default: one per core ({cores})"), None),
     ];
     let policy = paths.policy.to_string_lossy().to_string();
     let wasm = paths.wasm.to_string_lossy().to_string();
@@ -794,7 +789,8 @@ impl Report {
                     md,
                     "The same server and load (MCP, c=16) with each way of running the guest \
                      off the async threads (`runtime/src/protocol/lanes.rs`), chosen with the \
-                     `AIRLOCK_LANES` environment variable; a fresh server per measurement, the \
+                     `AIRLOCK_LANES` environment variable (default: one lane per core); a fresh \
+                     server per measurement, the \
                      settings interleaved, {LANE_ROUNDS} rounds. Medians of the rounds (the \
                      ratio is the median of each round's ping ÷ call). The last column is one \
                      connection alone: the latency of the hand-off itself, which on this \

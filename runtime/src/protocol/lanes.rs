@@ -4,9 +4,8 @@
 //! it to another thread. tokio's blocking pool parks that thread after every
 //! call and wakes one for the next: two context switches per call, which on
 //! a busy two-core machine cost more than the call itself (BENCHMARKS.md,
-//! "Lanes"). Lanes keep a few threads (one per core, but one) pulling calls
-//! from one queue; under load they rarely park, and handing a call over is
-//! a push.
+//! "Lanes"). Lanes keep one thread per core pulling calls from one queue;
+//! under load they rarely park, and handing a call over is a push.
 //!
 //! A call that blocks for long — a guest sleeping or waiting on the network —
 //! must not hold up the calls queued behind it. A watcher looks at the lanes
@@ -72,10 +71,9 @@ enum Watcher {
     Asleep,
 }
 
-/// The lanes every protocol shares: one per core but one, which is left
-/// to the async threads that read requests and write answers. (On two
-/// cores, two lanes measured slower and far noisier than one: see
-/// BENCHMARKS.md, "Lanes".)
+/// The lanes every protocol shares, one per core. (On two cores, one lane
+/// — leaving a core to the async threads — looked better in single runs;
+/// medians of interleaved rounds put two lanes ahead: BENCHMARKS.md, "Lanes".)
 ///
 /// `None` when the environment variable [`LANES_VAR`] is `0`: calls then
 /// go to tokio's blocking pool, as before lanes. Another number sets the
@@ -87,12 +85,12 @@ pub fn global() -> Option<&'static Lanes> {
         .get_or_init(|| {
             let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
             let width = match std::env::var(LANES_VAR).ok().map(|v| v.trim().parse()) {
-                None => cores.saturating_sub(1).max(1),
+                None => cores,
                 Some(Ok(0)) => return None,
                 Some(Ok(width)) => width,
                 Some(Err(_)) => {
                     tracing::warn!("{LANES_VAR} is not a number; using the default lanes");
-                    cores.saturating_sub(1).max(1)
+                    cores
                 }
             };
             Some(Lanes::new(width, LONG))
