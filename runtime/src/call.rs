@@ -5,7 +5,7 @@
 //! [`crate::Runtime::prepare`] validates everything that needs no guest
 //! (tool name, arguments, consent rule) and says whether the client must
 //! confirm; [`PreparedCall::run`] then blocks while the guest runs. Protocol
-//! code runs it on a blocking thread and handles confirmation (MCP
+//! code runs it on a lane (`protocol::lanes`) and handles confirmation (MCP
 //! elicitation) in between.
 
 use crate::tool::Level;

@@ -133,8 +133,8 @@ pub fn run(args: Args) -> Exit {
             transport::http::serve(server, listener, config, shutdown_signal(), grace).await
         };
         // Cancelled calls and background tasks end within a few ticks; let
-        // their blocking threads finish while the async runtime still runs
-        // (they use it for their waits), bounded by one more grace period.
+        // them finish (their answers go through the async runtime), bounded
+        // by one more grace period.
         let stopping = tokio::time::Instant::now();
         while runtime.calls_in_flight() > 0 && stopping.elapsed() < grace {
             tokio::time::sleep(Duration::from_millis(10)).await;

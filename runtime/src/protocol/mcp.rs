@@ -7,8 +7,9 @@
 //! returned value, if any, is the response. Over stdio the outbox is stdout;
 //! over HTTP it is the SSE stream of the POST that carried the request.
 //!
-//! Calls run the guest on a blocking thread; the session keeps each running
-//! call's [`CancelToken`] so `notifications/cancelled` can stop it.
+//! Calls run the guest on a lane (a thread for blocking work); the session
+//! keeps each running call's [`CancelToken`] so `notifications/cancelled`
+//! can stop it.
 //!
 //! Tasks (2025-11-25): a `tools/call` with a `task` parameter answers a
 //! `CreateTaskResult` at once and runs in the background; `tasks/get`,
@@ -965,7 +966,7 @@ fn confirm_form(tool: &str, arguments: &Value) -> Value {
 /// went away); disarmed by setting it to `None`.
 pub(crate) struct CancelOnDrop(pub(crate) Option<CancelToken>);
 
-/// Runs a prepared call on a blocking thread and turns its outcome into
+/// Runs a prepared call on a lane ([`super::lanes`]) and turns its outcome into
 /// the answer to `tools/call`. A call the client cancelled gets none: MCP
 /// sends no response then. `stop_on_drop` cancels the guest if this future
 /// is dropped first (the client went away).
