@@ -1,6 +1,6 @@
 //! Policy: what the operator grants each tool, and what a call actually gets.
 //!
-//! - [`file`]: the policy file (`airlock.toml`), checked when loaded, and the
+//! - [`file`](mod@file): the policy file (`airlock.toml`), checked when loaded, and the
 //!   merged [`Settings`] of one tool (defaults ← component ← tool);
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
