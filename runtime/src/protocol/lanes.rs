@@ -29,8 +29,8 @@ const MAX_THREADS: usize = 512;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-/// A pool of threads for blocking work, sized for short jobs.
-#[derive(Clone)]
+/// A pool of threads for blocking work, sized for short jobs. Dropping it
+/// lets the jobs already queued finish, then its threads end.
 pub struct Lanes {
     shared: Arc<Shared>,
 }
@@ -61,6 +61,8 @@ struct State {
     idle: usize,
     wakeups: usize,
     watcher: Watcher,
+    /// Set when the lanes are dropped: threads end once the queue is empty.
+    closed: bool,
 }
 
 #[derive(Default, PartialEq)]
@@ -161,6 +163,14 @@ impl Lanes {
     }
 }
 
+impl Drop for Lanes {
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.work.notify_all();
+        self.shared.watch.notify_all();
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Jobs run outside the lock and panics are caught, so a poisoned
@@ -205,6 +215,10 @@ impl Shared {
                 state.started[index] = None;
                 continue;
             }
+            if state.closed {
+                state.threads -= 1;
+                return;
+            }
             state.idle += 1;
             let (next, waited) = self
                 .work
@@ -228,7 +242,7 @@ impl Shared {
         const QUIET: u32 = 25;
         let mut quiet = 0;
         let mut state = self.lock();
-        loop {
+        while !state.closed {
             let now = Instant::now();
             let mut running = 0;
             let mut long = 0;
@@ -256,7 +270,7 @@ impl Shared {
             if quiet >= QUIET {
                 quiet = 0;
                 state.watcher = Watcher::Asleep;
-                while state.watcher == Watcher::Asleep {
+                while state.watcher == Watcher::Asleep && !state.closed {
                     state = self.watch.wait(state).unwrap_or_else(|p| p.into_inner());
                 }
             } else {
@@ -342,6 +356,34 @@ mod tests {
             assert!(saw_all, "a job gave up waiting for the others to start");
         }
         assert!(lanes.threads() >= 40);
+    }
+
+    #[test]
+    fn dropped_lanes_finish_their_queue_and_end() {
+        let lanes = Lanes::new(1, Duration::from_secs(3600));
+        let shared = lanes.shared.clone();
+        let (tx, rx) = mpsc::channel();
+        for i in 0..10 {
+            let tx = tx.clone();
+            lanes.spawn(move || tx.send(i).expect("send"));
+        }
+        drop(lanes);
+        let got: Vec<i32> = (0..10)
+            .map(|_| {
+                rx.recv_timeout(Duration::from_secs(10))
+                    .expect("a queued job ran")
+            })
+            .collect();
+        assert_eq!(
+            got,
+            (0..10).collect::<Vec<_>>(),
+            "one lane runs jobs in order"
+        );
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while shared.lock().threads > 0 && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(shared.lock().threads, 0, "the lane's thread ended");
     }
 
     #[test]
