@@ -371,7 +371,7 @@ impl Sandbox {
 
 /// A finished call's store. Dropping it tears the instance down: its pool
 /// slot is reset (the pages the call dirtied) and freed, its files and
-/// sockets closed. That is about a quarter of a trivial call, so callers
+/// sockets closed. That is about a third of a trivial call, so callers
 /// hand the outcome on first and drop this afterwards.
 #[must_use = "dropping the teardown at once is fine; keep it only to answer first"]
 pub struct Teardown {
