@@ -10,10 +10,13 @@
 //! A call that blocks for long — a guest sleeping or waiting on the network —
 //! must not hold up the calls queued behind it. A watcher looks at the lanes
 //! every [`LONG`] while there is work: whenever calls wait and fewer than
-//! `width` threads are free of long calls, it adds threads, and a call that
-//! has waited [`LONG`] gets a thread of its own (many blocking calls at once
-//! then start as fast as with a thread per call). Threads beyond `width`
-//! end after [`KEEP`] without work.
+//! `width` threads are free of long calls, it adds threads; and when no call
+//! has finished since its last look (every lane is blocked), each call that
+//! has waited [`LONG`] gets a thread of its own, so many blocking calls at
+//! once start as fast as with a thread per call. Calls that wait because the
+//! CPUs are busy get no extra threads: the queue moves, and more threads
+//! would only share the same cores. A thread beyond `width` ends as soon as
+//! `width` others are free of long calls, or after [`KEEP`] without work.
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -60,6 +63,9 @@ struct State {
     /// but not yet woken (so two jobs do not count on the same thread).
     idle: usize,
     wakeups: usize,
+    /// Jobs finished so far: the watcher tells blocked lanes (no progress)
+    /// from busy ones.
+    finished: u64,
     watcher: Watcher,
     /// Set when the lanes are dropped: threads end once the queue is empty.
     closed: bool,
@@ -213,6 +219,12 @@ impl Shared {
                 let _ = catch_unwind(AssertUnwindSafe(job));
                 state = self.lock();
                 state.started[index] = None;
+                state.finished += 1;
+                if self.surplus(&state) {
+                    state.threads -= 1;
+                    state.vacant.push(index);
+                    return;
+                }
                 continue;
             }
             if state.closed {
@@ -235,6 +247,24 @@ impl Shared {
         }
     }
 
+    /// Whether a thread that just finished its job is more than the lanes
+    /// need: `width` other threads are free of long calls. (Extra threads
+    /// were added for blocked lanes; once those unblock, extra threads
+    /// pulling from the queue would only share the same cores.)
+    fn surplus(&self, state: &State) -> bool {
+        if state.threads <= self.width {
+            return false;
+        }
+        let now = Instant::now();
+        let long = state
+            .started
+            .iter()
+            .flatten()
+            .filter(|started| now.duration_since(**started) >= self.long)
+            .count();
+        state.threads.saturating_sub(1 + long) >= self.width
+    }
+
     /// Adds threads while calls wait and long calls hold the lanes; sleeps
     /// once nothing has run for [`QUIET`] ticks. (Sleeping between every
     /// two calls would mean waking it for nearly every call.)
@@ -242,6 +272,7 @@ impl Shared {
         const QUIET: u32 = 25;
         let mut quiet = 0;
         let mut state = self.lock();
+        let mut finished = state.finished;
         while !state.closed {
             let now = Instant::now();
             let mut running = 0;
@@ -253,11 +284,19 @@ impl Shared {
                 }
             }
             let free = state.threads - long;
-            let stale = state
-                .queue
-                .iter()
-                .take_while(|(came, _)| now.duration_since(*came) >= self.long)
-                .count();
+            // Calls waiting while others finish wait for a CPU, not for a
+            // blocked lane: they get no thread of their own.
+            let stuck = state.finished == finished;
+            finished = state.finished;
+            let stale = if stuck {
+                state
+                    .queue
+                    .iter()
+                    .take_while(|(came, _)| now.duration_since(*came) >= self.long)
+                    .count()
+            } else {
+                0
+            };
             let wanted = stale.max(self.width.saturating_sub(free).min(state.queue.len()));
             for _ in 0..wanted {
                 self.start_thread(&mut state);
@@ -355,7 +394,58 @@ mod tests {
                 .expect("a job ended");
             assert!(saw_all, "a job gave up waiting for the others to start");
         }
-        assert!(lanes.threads() >= 40);
+    }
+
+    /// Calls that wait only because the lanes are busy get no threads of
+    /// their own: a queue that moves is not blocked. 100 jobs of 2 ms on one
+    /// lane wait up to 200 ms, four times `long`; adding a thread per stale
+    /// job (as the watcher once did) grew the lanes to dozens of threads.
+    #[test]
+    fn a_busy_queue_does_not_grow_the_lanes() {
+        let lanes = Lanes::new(1, Duration::from_millis(50));
+        let (tx, rx) = mpsc::channel();
+        for _ in 0..100 {
+            let shared = lanes.shared.clone();
+            let tx = tx.clone();
+            lanes.spawn(move || {
+                std::thread::sleep(Duration::from_millis(2));
+                tx.send(shared.lock().threads).expect("send");
+            });
+        }
+        let most = (0..100)
+            .map(|_| rx.recv_timeout(Duration::from_secs(20)).expect("a job ran"))
+            .max();
+        // One thread more is tolerated: a job descheduled for 50 ms on a
+        // loaded machine counts as long, and the watcher replaces it.
+        assert!(
+            most <= Some(2),
+            "the lanes grew to {most:?} threads for a moving queue"
+        );
+    }
+
+    /// Threads added for a blocked lane end once it unblocks, instead of
+    /// pulling from the queue beside the lanes.
+    #[test]
+    fn extra_threads_end_when_the_lanes_unblock() {
+        let lanes = Lanes::new(1, Duration::from_millis(5));
+        let (release, blocked) = mpsc::channel::<()>();
+        lanes.spawn(move || {
+            let _ = blocked.recv();
+        });
+        let (tx, rx) = mpsc::channel();
+        let short = tx.clone();
+        lanes.spawn(move || short.send(()).expect("send"));
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the short job ran beside the blocked one");
+        assert!(lanes.threads() >= 2);
+        drop(release);
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while lanes.threads() > 1 && Instant::now() < give_up {
+            let tx = tx.clone();
+            lanes.spawn(move || tx.send(()).expect("send"));
+            let _ = rx.recv_timeout(Duration::from_secs(10));
+        }
+        assert_eq!(lanes.threads(), 1, "the extra thread did not end");
     }
 
     #[test]
