@@ -13,6 +13,7 @@
 //!   ← cli      (the `airlock` command)
 //! ```
 
+pub mod allocator;
 pub mod args;
 pub mod audit;
 pub mod call;
