@@ -21,6 +21,13 @@ pub struct Server {
     pub ready_after: Duration,
 }
 
+impl Server {
+    /// The server's process id, to watch what requests cost it.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -167,6 +174,71 @@ pub fn mcp_session(addr: &str) -> Result<String> {
     })
 }
 
+/// What a burst of calls at once measured.
+pub struct Burst {
+    /// From the first request written to the last answer read.
+    pub wall: Duration,
+    pub errors: u64,
+}
+
+/// `n` connections opened first, then one request sent on each at once;
+/// waits for every answer. (An answer that is not HTTP 200 or holds an
+/// error counts as an error, as in [`load`].)
+pub fn burst(addr: &str, session: Option<&str>, body: &str, n: usize) -> Result<Burst> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let req = request(addr, "/mcp", session, body);
+    rt.block_on(async {
+        let mut streams = Vec::with_capacity(n);
+        for _ in 0..n {
+            let stream = TcpStream::connect(addr).await?;
+            stream.set_nodelay(true)?;
+            streams.push(stream);
+        }
+        let go = std::sync::Arc::new(tokio::sync::Barrier::new(n + 1));
+        let mut tasks = Vec::with_capacity(n);
+        for mut stream in streams {
+            let (req, go) = (req.clone(), go.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut buf = Vec::new();
+                go.wait().await;
+                match exchange(&mut stream, &mut buf, &req).await {
+                    Ok((status, _, body)) => {
+                        status != 200
+                            || contains(&body, br#""error":{"#)
+                            || contains(&body, br#""isError":true"#)
+                    }
+                    Err(_) => true,
+                }
+            }));
+        }
+        go.wait().await;
+        let started = Instant::now();
+        let mut errors = 0;
+        for task in tasks {
+            errors += u64::from(task.await?);
+        }
+        Ok(Burst {
+            wall: started.elapsed(),
+            errors,
+        })
+    })
+}
+
+/// A process's `VmHWM` (peak resident set) or `VmRSS` in KiB.
+pub fn status_kib(pid: u32, field: &str) -> Option<u64> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// What a load run measured.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Load {
@@ -174,12 +246,74 @@ pub struct Load {
     pub lat: Stats,
     pub errors: u64,
     pub calls: u64,
+    /// What each request cost the server, when its process was watched.
+    pub server: Option<Cost>,
+}
+
+/// The server's CPU time and context switches per request, over the
+/// measured window. Steadier than calls/s on a shared machine, and free of
+/// the load generator's own share of the two cores.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cost {
+    pub cpu_us: f64,
+    pub switches: f64,
+}
+
+/// A process's CPU time (user + system, all threads, ended ones included)
+/// and the context switches of each of its live threads so far.
+struct Usage {
+    cpu_ticks: u64,
+    switches: std::collections::HashMap<String, u64>,
+}
+
+impl Usage {
+    /// Context switches since `before`: of the threads alive now, those
+    /// alive then count from then, newer ones from their start. (Threads
+    /// that ended in between are missed: the lanes end surplus threads.)
+    fn switches_since(&self, before: &Usage) -> u64 {
+        self.switches
+            .iter()
+            .map(|(tid, n)| n - before.switches.get(tid).copied().unwrap_or(0).min(*n))
+            .sum()
+    }
+}
+
+/// `/proc` counts CPU time in USER_HZ ticks, 100 per second on Linux.
+const TICKS_PER_SEC: f64 = 100.0;
+
+fn usage(pid: u32) -> Option<Usage> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name, which may hold spaces: utime and
+    // stime are the 14th and 15th fields of the line.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let cpu_ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    let mut switches = std::collections::HashMap::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .ok()?
+        .flatten()
+    {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue; // the thread ended meanwhile
+        };
+        let n = status
+            .lines()
+            .filter(|l| l.contains("ctxt_switches"))
+            .filter_map(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .sum::<u64>();
+        switches.insert(task.file_name().to_string_lossy().into_owned(), n);
+    }
+    Some(Usage {
+        cpu_ticks,
+        switches,
+    })
 }
 
 /// `concurrency` keep-alive connections, each sending `body` to `path` and
 /// waiting for the answer, for `budget` after a short warm-up. A response
 /// that is not HTTP 200, or whose body holds a JSON-RPC error or an
-/// `isError: true` result, counts as an error.
+/// `isError: true` result, counts as an error. With `server` (its process
+/// id), the server's CPU time and context switches over the measured
+/// window are divided among the requests answered in it.
 pub fn load(
     addr: &str,
     path: &str,
@@ -187,6 +321,7 @@ pub fn load(
     body: &str,
     concurrency: usize,
     budget: Duration,
+    server: Option<u32>,
 ) -> Result<Load> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -229,6 +364,14 @@ pub fn load(
                 anyhow::Ok((lat, errors))
             }));
         }
+        let watched = server.map(|pid| {
+            tokio::spawn(async move {
+                tokio::time::sleep_until(warm_end.into()).await;
+                let before = usage(pid);
+                tokio::time::sleep_until(end.into()).await;
+                before.zip(usage(pid))
+            })
+        });
         let mut all = Vec::new();
         let mut errors = 0;
         for task in tasks {
@@ -237,11 +380,20 @@ pub fn load(
             errors += e;
         }
         let calls = all.len() as u64;
+        let server = match watched {
+            Some(task) => task.await?.map(|(before, after)| Cost {
+                cpu_us: (after.cpu_ticks - before.cpu_ticks) as f64 / TICKS_PER_SEC * 1e6
+                    / calls.max(1) as f64,
+                switches: after.switches_since(&before) as f64 / calls.max(1) as f64,
+            }),
+            None => None,
+        };
         Ok(Load {
             per_sec: calls as f64 / budget.as_secs_f64(),
             lat: stats(all),
             errors,
             calls,
+            server,
         })
     })
 }
