@@ -175,6 +175,9 @@ fn main() -> Result<()> {
     if let Err(err) = &startup {
         eprintln!("   startup: {err:#}");
     }
+    // Before the memory section: its 1,000 threads at once would count in
+    // the load average as if other work had run.
+    let load_after = loadavg();
     let memory = if run("memory") {
         eprintln!("== memory with 1,000 concurrent sleep(200) calls");
         memory(&paths)
@@ -184,7 +187,6 @@ fn main() -> Result<()> {
     if let Err(err) = &memory {
         eprintln!("   memory: {err:#}");
     }
-    let load_after = loadavg();
 
     let report = Report {
         per_call,
@@ -747,10 +749,12 @@ impl Report {
         );
         let _ = writeln!(
             md,
-            "## Machine\n\n{}\nLoad average (1, 5, 15 min) before the run: {}; after: {}. The machine \
-             is shared (other builds and tests ran at the same time), so the numbers are noisy: \
-             compare ratios within one run rather than absolute values across runs. The HTTP load \
-             generator runs on the same two cores as the server.\n",
+            "## Machine\n\n{}\nLoad average (1, 5, 15 min) before the run: {}; after it (before \
+             the memory section): {}. The machine is a shared virtual machine whose speed varies \
+             between runs (the reused-instance floor measured 1.04 µs in one run and 2.6 µs \
+             in a later one; see the notes below), so compare ratios within one run rather than \
+             absolute values across runs. The HTTP load generator runs on the same two cores as \
+             the server.\n",
             machine(),
             self.load.0,
             self.load.1
