@@ -40,6 +40,9 @@ macro_rules! global_allocator {
         #[global_allocator]
         static GLOBAL_ALLOCATOR: $crate::allocator::MiMalloc = $crate::allocator::MiMalloc;
 
+        // ELF's list of functions run before `main` (Linux: the only
+        // platform airlock is built and tested on).
+        #[cfg(target_os = "linux")]
         #[used]
         #[unsafe(link_section = ".init_array")]
         static COMMIT_ARENAS_ON_DEMAND: extern "C" fn() =
