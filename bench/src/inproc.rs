@@ -185,6 +185,23 @@ pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerC
     })
 }
 
+/// Calls `tool` (a case of [`cases`]) on the real path until `budget` is
+/// spent; returns the time to the answer of each call, in ns.
+pub fn repeat(runtime: &Runtime, tool: &str, budget: Duration) -> Result<Vec<f64>> {
+    let case = cases()
+        .into_iter()
+        .find(|c| c.tool == tool)
+        .with_context(|| format!("no case for tool {tool:?}"))?;
+    let end = Instant::now() + budget;
+    let mut answered = Vec::new();
+    while Instant::now() < end {
+        let start = Instant::now();
+        let at = run_real(runtime, case.tool, &case.args)?;
+        answered.push((at - start).as_nanos() as f64);
+    }
+    Ok(answered)
+}
+
 pub const PHASES: [&str; 8] = [
     "copy of the arguments (harness)",
     "lookup + grant",

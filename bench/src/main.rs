@@ -79,6 +79,32 @@ fn main() -> Result<()> {
         );
         return Ok(());
     }
+    if args.first().map(String::as_str) == Some("loop") {
+        // The real path alone, over and over (for `perf record`):
+        // `airlock-bench loop (add|echo) SECONDS`.
+        let [_, tool, secs] = args.as_slice() else {
+            bail!("usage: airlock-bench loop (add|echo) SECONDS");
+        };
+        let root = std::env::current_dir()?;
+        let tmp = root.join("target/bench-tmp");
+        let runtime = inproc::runtime(
+            &root.join("target/test-components/bench.wasm"),
+            &tmp.join("cache"),
+            1000,
+            None,
+        )?;
+        let secs: f64 = secs.parse()?;
+        let answered = inproc::repeat(&runtime, tool, Duration::from_secs_f64(secs))?;
+        let calls = answered.len();
+        let lat = stats::stats(answered);
+        println!(
+            "{tool}: {:.0} calls/s, to the answer p50 {} p99 {}",
+            calls as f64 / secs,
+            us(lat.p50),
+            us(lat.p99)
+        );
+        return Ok(());
+    }
     let quick = args.iter().any(|a| a == "--quick");
     // `--only SECTION` (inproc, levers, http, lanes, stdio, startup, memory) runs
     // one part and prints it, without writing BENCHMARKS.md.
