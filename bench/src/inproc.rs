@@ -136,17 +136,14 @@ pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerC
 
     // (b) one instance, reused: the guest call alone, arguments as text.
     let mut store = sandbox.bench_store(&grant)?;
-    let toolbox = tool.component.pre.instantiate(&mut store)?;
+    let (_, call) = tool.component.pre.instantiate_call(&mut store)?;
     let mut failed = None;
     let reused = sample(budget, 1 << 20, || {
-        match toolbox
-            .airlock_tool_tools()
-            .call_call(&mut store, case.tool, &text)
-        {
-            Ok(Ok(out)) => {
+        match call.call(&mut store, (case.tool, &text)) {
+            Ok((Ok(out),)) => {
                 black_box(out);
             }
-            Ok(Err(e)) => failed = Some(format!("{e:?}")),
+            Ok((Err(e),)) => failed = Some(format!("{e:?}")),
             Err(e) => failed = Some(format!("{e:#}")),
         }
         1
@@ -240,11 +237,9 @@ fn phases(
         t[3] = Instant::now();
         let mut store = sandbox.bench_store(&grant)?;
         t[4] = Instant::now();
-        let toolbox = tool.component.pre.instantiate(&mut store)?;
+        let (_, call) = tool.component.pre.instantiate_call(&mut store)?;
         t[5] = Instant::now();
-        let out = toolbox
-            .airlock_tool_tools()
-            .call_call(&mut store, &tool.info.name, &text)?;
+        let (out,) = call.call(&mut store, (&tool.info.name, &text))?;
         t[6] = Instant::now();
         match out {
             Ok(out) => {

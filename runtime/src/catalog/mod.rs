@@ -13,7 +13,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::args::{ArgumentSchema, OutputSchema};
-use crate::sandbox::{CallState, RunError, Sandbox, ToolboxPre};
+use crate::sandbox::{CallState, RunError, Sandbox, ToolPre};
 use crate::tool::ToolInfo;
 
 pub use validate::check_name;
@@ -70,7 +70,7 @@ pub struct Component {
     /// SHA-256 of the file, lowercase hex.
     pub digest: String,
     pub imports: Vec<String>,
-    pub pre: ToolboxPre<CallState>,
+    pub pre: ToolPre<CallState>,
 }
 
 /// One tool, checked, with its compiled schemas and its component.

@@ -1,4 +1,12 @@
-//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`).
+//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`), and
+//! [`ToolPre`]: a linked component with its `call` export resolved once, so
+//! that a call's fresh instance costs only the instantiation.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use wasmtime::AsContextMut;
+use wasmtime::component::{ComponentExportIndex, Instance, TypedFunc};
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -7,3 +15,68 @@ wasmtime::component::bindgen!({
 
 pub use self::airlock::tool::host;
 pub use self::airlock::tool::types;
+
+/// The contract's `call` export: `(name, arguments) -> result<output, error>`.
+pub type CallFunc<'a> = TypedFunc<(&'a str, &'a str), (Result<types::Output, types::Error>,)>;
+
+/// The exported interface that holds `describe` and `call`.
+const TOOLS: &str = "airlock:tool/tools@0.1.0";
+
+/// A component linked against the runtime, ready to instantiate.
+///
+/// The generated `ToolboxPre::instantiate` looks up and type-checks every
+/// export of the contract on every instance: a fifth of a trivial call.
+/// A call needs only `call`, whose index is resolved here once; its type
+/// is checked on the first instance (types belong to the component, so
+/// every later instance of it has the same).
+#[derive(Clone)]
+pub struct ToolPre<T: 'static> {
+    toolbox: ToolboxPre<T>,
+    call: ComponentExportIndex,
+    call_checked: Arc<AtomicBool>,
+}
+
+impl<T: 'static> ToolPre<T> {
+    /// Fails when the component does not export the contract's `call`.
+    pub fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
+        let component = pre.component();
+        let tools = component
+            .get_export_index(None, TOOLS)
+            .ok_or_else(|| wasmtime::format_err!("no exported instance named `{TOOLS}`"))?;
+        let call = component
+            .get_export_index(Some(&tools), "call")
+            .ok_or_else(|| wasmtime::format_err!("`{TOOLS}` exports no function `call`"))?;
+        Ok(ToolPre {
+            toolbox: ToolboxPre::new(pre)?,
+            call,
+            call_checked: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    /// The generated bindings, for `describe` (loading is not a hot path).
+    pub fn toolbox(&self) -> &ToolboxPre<T> {
+        &self.toolbox
+    }
+
+    /// A fresh instance in `store`, and its `call` export.
+    pub fn instantiate_call<'a>(
+        &self,
+        mut store: impl AsContextMut<Data = T>,
+    ) -> wasmtime::Result<(Instance, CallFunc<'a>)> {
+        let instance = self
+            .toolbox
+            .instance_pre()
+            .instantiate(store.as_context_mut())?;
+        let func = instance
+            .get_func(store.as_context_mut(), self.call)
+            .ok_or_else(|| wasmtime::format_err!("the instance lacks `{TOOLS}#call`"))?;
+        if self.call_checked.load(Ordering::Acquire) {
+            // SAFETY: `func` is the same export of the same component whose
+            // type `typed` accepted on an earlier instance (below).
+            return Ok((instance, unsafe { CallFunc::new_unchecked(func) }));
+        }
+        let typed = func.typed(store.as_context())?;
+        self.call_checked.store(true, Ordering::Release);
+        Ok((instance, typed))
+    }
+}

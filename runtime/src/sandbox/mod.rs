@@ -22,7 +22,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-pub use bindings::ToolboxPre;
+pub use bindings::ToolPre;
 pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
@@ -276,13 +276,13 @@ impl Sandbox {
 
     /// Links a component against what the runtime provides. Fails when it
     /// imports anything else, or does not export the tool contract.
-    pub fn link(&self, component: &Component) -> wasmtime::Result<ToolboxPre<CallState>> {
+    pub fn link(&self, component: &Component) -> wasmtime::Result<ToolPre<CallState>> {
         let pre = self.linker.instantiate_pre(component)?;
-        ToolboxPre::new(pre)
+        ToolPre::new(pre)
     }
 
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
-    pub fn describe(&self, pre: &ToolboxPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
+    pub fn describe(&self, pre: &ToolPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
         let grant = Grant {
             limits: DESCRIBE_LIMITS,
             ..Grant::default()
@@ -293,6 +293,7 @@ impl Sandbox {
             CancelToken::new(),
         )?;
         let result = pre
+            .toolbox()
             .instantiate(&mut run.store)
             .and_then(|toolbox| toolbox.airlock_tool_tools().call_describe(&mut run.store));
         let tools = run.finish(result)?;
@@ -304,7 +305,7 @@ impl Sandbox {
     /// [`Teardown`]: drop it once the outcome is on its way.
     pub fn call(
         &self,
-        pre: &ToolboxPre<CallState>,
+        pre: &ToolPre<CallState>,
         name: &str,
         arguments: &str,
         grant: &Grant,
@@ -398,15 +399,14 @@ impl Run {
     /// output's size against the grant.
     fn call(
         &mut self,
-        pre: &ToolboxPre<CallState>,
+        pre: &ToolPre<CallState>,
         name: &str,
         arguments: &str,
     ) -> Result<RawOutput, RunError> {
-        let result = pre.instantiate(&mut self.store).and_then(|toolbox| {
-            toolbox
-                .airlock_tool_tools()
-                .call_call(&mut self.store, name, arguments)
-        });
+        let result = pre
+            .instantiate_call(&mut self.store)
+            .and_then(|(_, call)| call.call(&mut self.store, (name, arguments)))
+            .map(|(returned,)| returned);
         let returned = self.finish(result)?;
         let guest_log = self.output.take();
         match returned {
