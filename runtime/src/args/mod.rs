@@ -171,60 +171,69 @@ impl ArgumentSchema {
             return Err(ArgumentError::TooDeep { limit: MAX_DEPTH });
         }
         let mut args = self.bind(raw)?;
-        let received: Vec<String> = args.keys().cloned().collect();
 
-        if !self.allow_extra {
-            let unknown: Vec<String> = received
-                .iter()
-                .filter(|name| !self.parameters.iter().any(|p| &p.name == *name))
+        // The lists of what arrived are built only for the error messages.
+        if !self.allow_extra && args.keys().any(|name| self.position(name).is_none()) {
+            let unknown = args
+                .keys()
+                .filter(|name| self.position(name).is_none())
                 .cloned()
                 .collect();
-            if !unknown.is_empty() {
-                return Err(ArgumentError::Unknown {
-                    names: unknown,
-                    received,
-                    expected: self.expected.clone(),
-                });
-            }
+            return Err(ArgumentError::Unknown {
+                names: unknown,
+                received: args.keys().cloned().collect(),
+                expected: self.expected.clone(),
+            });
         }
-
-        let missing: Vec<String> = self
-            .required
-            .iter()
-            .filter(|name| !args.contains_key(*name))
-            .cloned()
-            .collect();
-        if !missing.is_empty() {
+        if self.required.iter().any(|name| !args.contains_key(name)) {
+            let missing = self
+                .required
+                .iter()
+                .filter(|name| !args.contains_key(*name))
+                .cloned()
+                .collect();
             return Err(ArgumentError::Missing {
                 names: missing,
-                received,
+                received: args.keys().cloned().collect(),
                 expected: self.expected.clone(),
             });
         }
 
-        // Declared parameters first, in schema order, then any allowed
-        // extras in arrival order: the tool sees a stable layout.
-        let mut prepared = Map::with_capacity(args.len() + self.parameters.len());
+        // Coerce in place; omitted optional parameters get their default.
         for (parameter, coercion) in self.parameters.iter().zip(&self.coercions) {
-            match args.shift_remove(&parameter.name) {
+            match args.get_mut(&parameter.name) {
                 Some(value) => {
-                    let value = coerce_parameter(&parameter.name, coercion, value)?;
-                    prepared.insert(parameter.name.clone(), value);
+                    let arrived = std::mem::take(value);
+                    *value = coerce_parameter(&parameter.name, coercion, arrived)?;
                 }
                 None => {
                     if let (Some(default), false) = (&parameter.default, parameter.required) {
-                        prepared.insert(parameter.name.clone(), default.clone());
+                        args.insert(parameter.name.clone(), default.clone());
                     }
                 }
             }
         }
-        prepared.extend(args);
-        let prepared = Value::Object(prepared);
+        // Declared parameters first, in schema order, then any allowed
+        // extras in arrival order: the tool sees a stable layout. Clients
+        // mostly send the schema's order already; then nothing moves.
+        let rank = |name: &String| self.position(name).unwrap_or(usize::MAX);
+        if !args.keys().map(rank).is_sorted() {
+            let mut entries: Vec<(String, Value)> = args.into_iter().collect();
+            // Stable: extras keep their arrival order.
+            entries.sort_by_key(|(name, _)| rank(name));
+            args = entries.into_iter().collect();
+        }
+        let prepared = Value::Object(args);
 
         match self.validator.validate(&prepared) {
             Ok(()) => Ok(prepared),
             Err(error) => Err(argument_error(&error)),
         }
+    }
+
+    /// The index of the declared parameter `name`.
+    fn position(&self, name: &str) -> Option<usize> {
+        self.parameters.iter().position(|p| p.name == name)
     }
 
     /// Parses the three accepted shapes into named arguments.

@@ -370,6 +370,43 @@ fn several_unknown_arguments_are_listed_before_missing_ones() {
     );
 }
 
+/// The keys of a prepared object, in order.
+fn keys(value: &Value) -> Vec<&str> {
+    value
+        .as_object()
+        .expect("prepared arguments are an object")
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+#[test]
+fn declared_parameters_come_first_in_schema_order_then_extras_as_they_arrived() {
+    let open = schema(json!({
+        "type": "object",
+        "properties": {
+            "a": {"type": "integer"},
+            "b": {"type": "integer", "default": 2},
+            "c": {"type": "integer"}
+        },
+        "additionalProperties": true
+    }));
+    // Already in schema order, with a default to fill in between.
+    let out = open.prepare(json!({"a": 1, "c": "3"})).unwrap();
+    assert_eq!(keys(&out), ["a", "b", "c"]);
+    assert_eq!(out, json!({"a": 1, "b": 2, "c": 3}));
+    // Out of order, extras mixed in: extras keep their arrival order.
+    let out = open
+        .prepare(json!({"z": 0, "c": 3, "y": 0, "a": 1, "x": 0}))
+        .unwrap();
+    assert_eq!(keys(&out), ["a", "b", "c", "z", "y", "x"]);
+    // Nothing to move.
+    let out = open
+        .prepare(json!({"a": 1, "b": 5, "c": 3, "q": 0}))
+        .unwrap();
+    assert_eq!(keys(&out), ["a", "b", "c", "q"]);
+}
+
 #[test]
 fn unknown_arguments_allowed_when_schema_says_so() {
     let open = schema(json!({
