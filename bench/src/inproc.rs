@@ -85,11 +85,15 @@ fn native_echo(text: &str) -> String {
 }
 
 /// One call on the real path, as the server runs it: the outcome is
-/// delivered before the instance is torn down. Returns when the outcome was
-/// delivered (the latency a caller sees); the teardown follows on this
-/// thread before this returns.
-fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<Instant> {
-    let prepared = runtime.prepare(tool, args.clone())?;
+/// delivered before the instance is torn down. Returns the time from the
+/// start of the call to the delivery of its outcome (the latency a caller
+/// sees); the teardown follows on this thread before this returns. The
+/// clock starts after the benchmark's own copy of the arguments, which a
+/// server gets by parsing the request.
+fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<Duration> {
+    let args = args.clone();
+    let start = Instant::now();
+    let prepared = runtime.prepare(tool, args)?;
     let mut delivered = None;
     prepared.run_delivering(
         runtime.sandbox(),
@@ -101,7 +105,7 @@ fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<Instant> {
         },
     );
     match delivered {
-        Some((at, Ok(_))) => Ok(at),
+        Some((at, Ok(_))) => Ok(at - start),
         Some((_, Err(e))) => Err(e.into()),
         None => bail!("the call delivered no outcome"),
     }
@@ -158,9 +162,8 @@ pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerC
     let mut failed = None;
     let mut answered = Vec::new();
     let real_total = sample(budget, 1 << 20, || {
-        let start = Instant::now();
         match run_real(runtime, case.tool, &case.args) {
-            Ok(at) => answered.push((at - start).as_nanos() as f64),
+            Ok(latency) => answered.push(latency.as_nanos() as f64),
             Err(e) => failed = Some(format!("{e:#}")),
         }
         1
@@ -192,9 +195,8 @@ pub fn repeat(runtime: &Runtime, tool: &str, budget: Duration) -> Result<Vec<f64
     let end = Instant::now() + budget;
     let mut answered = Vec::new();
     while Instant::now() < end {
-        let start = Instant::now();
-        let at = run_real(runtime, case.tool, &case.args)?;
-        answered.push((at - start).as_nanos() as f64);
+        let latency = run_real(runtime, case.tool, &case.args)?;
+        answered.push(latency.as_nanos() as f64);
     }
     Ok(answered)
 }
