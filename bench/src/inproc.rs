@@ -329,6 +329,9 @@ pub fn levers() -> Vec<Lever> {
     fn no_cow(c: &mut Config, _: &mut P) {
         c.memory_init_cow(false);
     }
+    fn eager_tables(c: &mut Config, _: &mut P) {
+        c.table_lazy_init(false);
+    }
     vec![
         Lever {
             name: "airlock engine_config (as built)",
@@ -369,6 +372,10 @@ pub fn levers() -> Vec<Lever> {
         Lever {
             name: "no copy-on-write image",
             tune: Some(no_cow),
+        },
+        Lever {
+            name: "tables filled at instantiation (no lazy init)",
+            tune: Some(eager_tables),
         },
     ]
 }

@@ -80,10 +80,24 @@ fn main() -> Result<()> {
         return Ok(());
     }
     if args.first().map(String::as_str) == Some("loop") {
-        // The real path alone, over and over (for `perf record`):
-        // `airlock-bench loop (add|echo) SECONDS`.
-        let [_, tool, secs] = args.as_slice() else {
-            bail!("usage: airlock-bench loop (add|echo) SECONDS");
+        // The real path alone, over and over (for `perf record`, or to
+        // compare pool settings in interleaved runs):
+        // `airlock-bench loop (add|echo) SECONDS [LEVER]`, LEVER a part of
+        // a lever's name in the pool-settings table.
+        let (tool, secs, lever) = match args.as_slice() {
+            [_, tool, secs] => (tool, secs, None),
+            [_, tool, secs, lever] => (tool, secs, Some(lever)),
+            _ => bail!("usage: airlock-bench loop (add|echo) SECONDS [LEVER]"),
+        };
+        let tune = match lever {
+            None => None,
+            Some(part) => {
+                inproc::levers()
+                    .into_iter()
+                    .find(|l| l.name.contains(part.as_str()))
+                    .with_context(|| format!("no lever named like {part:?}"))?
+                    .tune
+            }
         };
         let root = std::env::current_dir()?;
         let tmp = root.join("target/bench-tmp");
@@ -91,7 +105,7 @@ fn main() -> Result<()> {
             &root.join("target/test-components/bench.wasm"),
             &tmp.join("cache"),
             1000,
-            None,
+            tune,
         )?;
         let secs: f64 = secs.parse()?;
         let answered = inproc::repeat(&runtime, tool, Duration::from_secs_f64(secs))?;
