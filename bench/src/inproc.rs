@@ -201,6 +201,43 @@ pub fn repeat(runtime: &Runtime, tool: &str, budget: Duration) -> Result<Vec<f64
     Ok(answered)
 }
 
+/// A quick look at the machine's speed at one moment of the run: the
+/// fresh-instance `add` to the answer (p50) and the reused-instance floor
+/// (p50), both in µs.
+pub struct Probe {
+    pub at: &'static str,
+    pub fresh: f64,
+    pub reused: f64,
+}
+
+/// Measures a [`Probe`] for `budget` (two thirds fresh, one third reused).
+pub fn probe(runtime: &Runtime, at: &'static str, budget: Duration) -> Result<Probe> {
+    let fresh = stats(repeat(runtime, "add", budget * 2 / 3)?).p50;
+    let catalog = runtime.catalog();
+    let tool = catalog.tool("add").context("bench tool missing")?;
+    let mut store = runtime.sandbox().bench_store(&runtime.grant_for(tool))?;
+    let (_, call) = tool.component.pre.instantiate_call(&mut store)?;
+    let mut failed = None;
+    let reused = sample(budget / 3, 1 << 20, || {
+        match call.call(&mut store, ("add", r#"{"a":40,"b":2}"#)) {
+            Ok((Ok(out),)) => {
+                black_box(out);
+            }
+            Ok((Err(e),)) => failed = Some(format!("{e:?}")),
+            Err(e) => failed = Some(format!("{e:#}")),
+        }
+        1
+    });
+    if let Some(why) = failed {
+        bail!("reused-instance call of add failed: {why}");
+    }
+    Ok(Probe {
+        at,
+        fresh,
+        reused: stats(reused).p50,
+    })
+}
+
 pub const PHASES: [&str; 8] = [
     "copy of the arguments (harness)",
     "lookup + grant",

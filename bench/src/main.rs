@@ -149,6 +149,21 @@ fn main() -> Result<()> {
     let budget = |secs: f64| Duration::from_secs_f64(secs * scale);
     let load_before = loadavg();
 
+    // The machine's speed drifts during a run (a shared VM): the same quick
+    // measurement, taken between the sections, shows by how much.
+    let probe_runtime = match only {
+        None => Some(inproc::runtime(&paths.wasm, &paths.cache, 64, None)?),
+        Some(_) => None,
+    };
+    let mut probes = Vec::new();
+    let mut probe = |at: &'static str| -> Result<()> {
+        if let Some(runtime) = &probe_runtime {
+            probes.push(inproc::probe(runtime, at, budget(1.5))?);
+        }
+        Ok(())
+    };
+    probe("start")?;
+
     let mut per_call = Vec::new();
     if run("inproc") {
         eprintln!("== per call, in process");
@@ -158,6 +173,7 @@ fn main() -> Result<()> {
             per_call.push(inproc::per_call(&runtime, &case, budget(1.2))?);
         }
     }
+    probe("after the in-process section")?;
     let mut levers = Vec::new();
     if run("levers") {
         eprintln!("== levers (pool settings)");
@@ -171,6 +187,7 @@ fn main() -> Result<()> {
             )?);
         }
     }
+    probe("after the levers")?;
     let http = if run("http") {
         eprintln!("== HTTP");
         http(&paths, budget(2.0))
@@ -180,6 +197,7 @@ fn main() -> Result<()> {
     if let Err(err) = &http {
         eprintln!("   HTTP: {err:#}");
     }
+    probe("after HTTP")?;
     let lanes = if run("lanes") {
         eprintln!("== lanes (where the server runs calls)");
         lanes(&paths, budget(2.0))
@@ -189,6 +207,7 @@ fn main() -> Result<()> {
     if let Err(err) = &lanes {
         eprintln!("   lanes: {err:#}");
     }
+    probe("after the lanes")?;
     let calls = if quick { 3000 } else { 10000 };
     let stdio = if run("stdio") {
         eprintln!("== stdio");
@@ -215,6 +234,7 @@ fn main() -> Result<()> {
     if let Err(err) = &startup {
         eprintln!("   startup: {err:#}");
     }
+    probe("after stdio and startup")?;
     // Before the memory section: its 1,000 threads at once would count in
     // the load average as if other work had run.
     let load_after = loadavg();
@@ -229,6 +249,7 @@ fn main() -> Result<()> {
     }
 
     let report = Report {
+        probes,
         per_call,
         levers,
         http: http.ok(),
@@ -563,6 +584,7 @@ fn machine() -> String {
 }
 
 struct Report {
+    probes: Vec<inproc::Probe>,
     per_call: Vec<inproc::PerCall>,
     levers: Vec<inproc::LeverResult>,
     http: Option<HttpRows>,
@@ -572,6 +594,18 @@ struct Report {
     memory: Option<Memory>,
     load: (String, String),
     quick: bool,
+}
+
+/// The median of `values` (the mean of the middle two for an even count).
+fn median(values: &[f64]) -> Option<f64> {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(sorted[n / 2]),
+        _ => Some((sorted[n / 2 - 1] + sorted[n / 2]) / 2.0),
+    }
 }
 
 fn us(v: f64) -> String {
@@ -591,13 +625,34 @@ impl Report {
     /// (target, measured, met)
     fn targets(&self) -> Vec<(String, String, Option<bool>)> {
         let mut t = Vec::new();
+        // The per-call section and the probes together: one figure alone
+        // depends on the moment it was taken.
         let add = self.per_call.first();
+        let fresh: Vec<f64> = add
+            .map(|a| a.real.p50)
+            .into_iter()
+            .chain(self.probes.iter().map(|p| p.fresh))
+            .collect();
+        let fresh_median = median(&fresh);
         t.push((
             "fresh-instance trivial call p50 ≤ 10 µs".to_string(),
-            add.map_or("not measured".into(), |a| {
-                format!("{} (p99 {})", us(a.real.p50), us(a.real.p99))
-            }),
-            add.map(|a| a.real.p50 <= 10.0),
+            match add {
+                None => "not measured".into(),
+                Some(a) if self.probes.is_empty() => {
+                    format!("{} (p99 {})", us(a.real.p50), us(a.real.p99))
+                }
+                Some(a) => format!(
+                    "{} (p99 {}) in the per-call section; median with the {} probes {} \
+                     (range {} – {})",
+                    us(a.real.p50),
+                    us(a.real.p99),
+                    self.probes.len(),
+                    us(fresh_median.unwrap_or(f64::NAN)),
+                    us(fresh.iter().copied().fold(f64::INFINITY, f64::min)),
+                    us(fresh.iter().copied().fold(0.0, f64::max)),
+                ),
+            },
+            fresh_median.map(|m| m <= 10.0),
         ));
         let call = self.http_at("MCP tools/call add", 16);
         let ping = self.http_at("MCP ping (floor)", 16);
@@ -683,6 +738,12 @@ impl Report {
 
     fn summary(&self) -> String {
         let mut rows: Vec<(String, String)> = Vec::new();
+        for p in &self.probes {
+            rows.push((
+                format!("probe {}", p.at),
+                format!("fresh add p50 {}, reused p50 {}", us(p.fresh), us(p.reused)),
+            ));
+        }
         for p in &self.per_call {
             rows.push((format!("{} native p50", p.label), us(p.native.p50)));
             rows.push((format!("{} reused instance p50", p.label), us(p.reused.p50)));
@@ -791,14 +852,34 @@ impl Report {
             md,
             "## Machine\n\n{}\nLoad average (1, 5, 15 min) before the run: {}; after it (before \
              the memory section): {}. The machine is a shared virtual machine whose speed varies \
-             between runs (the reused-instance floor measured 1.04 µs in one run and 2.6 µs \
-             in a later one; see the notes below), so compare ratios within one run rather than \
-             absolute values across runs. The HTTP load generator runs on the same two cores as \
-             the server.\n",
+             between runs and within one (see the probes below and the notes), so compare \
+             ratios within one run rather than absolute values across runs. The HTTP load \
+             generator runs on the same two cores as the server.\n",
             machine(),
             self.load.0,
             self.load.1
         );
+        if !self.probes.is_empty() {
+            md.push_str(
+                "\nProbes: the same quick measurement taken between the sections of this run \
+                 (fresh-instance `add` to the answer, and the reused-instance floor; p50 of \
+                 1 s and 0.5 s of calls). How far they drift is how far this run's other \
+                 absolute numbers can be off.\n\n\
+                 | when | fresh `add` p50 | reused p50 | fresh ÷ reused |\n\
+                 | --- | --- | --- | --- |\n",
+            );
+            for p in &self.probes {
+                let _ = writeln!(
+                    md,
+                    "| {} | {} | {} | {:.1}× |",
+                    p.at,
+                    us(p.fresh),
+                    us(p.reused),
+                    p.fresh / p.reused.max(1e-3)
+                );
+            }
+            md.push('\n');
+        }
         md.push_str("## Targets\n\n| target | measured | met |\n| --- | --- | --- |\n");
         for (target, measured, met) in self.targets() {
             let met = match met {
