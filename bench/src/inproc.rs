@@ -14,7 +14,7 @@ use airlock::tool::Content;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 
-use crate::stats::{Stats, sample, stats};
+use crate::stats::{Stats, cpu_ticks, sample, stats, steal_percent};
 
 /// The policy of every benchmark: room for 1,000+ calls at once and a
 /// 1 MiB result.
@@ -208,10 +208,13 @@ pub struct Probe {
     pub at: &'static str,
     pub fresh: f64,
     pub reused: f64,
+    /// CPU time the hypervisor stole while the probe ran, in %.
+    pub steal: Option<f64>,
 }
 
 /// Measures a [`Probe`] for `budget` (two thirds fresh, one third reused).
 pub fn probe(runtime: &Runtime, at: &'static str, budget: Duration) -> Result<Probe> {
+    let ticks = cpu_ticks();
     let fresh = stats(repeat(runtime, "add", budget * 2 / 3)?).p50;
     let catalog = runtime.catalog();
     let tool = catalog.tool("add").context("bench tool missing")?;
@@ -235,6 +238,7 @@ pub fn probe(runtime: &Runtime, at: &'static str, budget: Duration) -> Result<Pr
         at,
         fresh,
         reused: stats(reused).p50,
+        steal: steal_percent(ticks, cpu_ticks()),
     })
 }
 

@@ -148,6 +148,7 @@ fn main() -> Result<()> {
     let scale = if quick { 0.3 } else { 1.0 };
     let budget = |secs: f64| Duration::from_secs_f64(secs * scale);
     let load_before = loadavg();
+    let ticks_before = stats::cpu_ticks();
 
     // The machine's speed drifts during a run (a shared VM): the same quick
     // measurement, taken between the sections, shows by how much.
@@ -238,6 +239,7 @@ fn main() -> Result<()> {
     // Before the memory section: its 1,000 threads at once would count in
     // the load average as if other work had run.
     let load_after = loadavg();
+    let steal = stats::steal_percent(ticks_before, stats::cpu_ticks());
     let memory = if run("memory") {
         eprintln!("== memory with 1,000 concurrent sleep(200) calls");
         memory(&paths)
@@ -258,6 +260,7 @@ fn main() -> Result<()> {
         startup: startup.ok(),
         memory: memory.ok(),
         load: (load_before, load_after),
+        steal,
         quick,
     };
     println!("{}", report.summary());
@@ -593,6 +596,8 @@ struct Report {
     startup: Option<Startup>,
     memory: Option<Memory>,
     load: (String, String),
+    /// CPU time stolen by the hypervisor until the memory section, in %.
+    steal: Option<f64>,
     quick: bool,
 }
 
@@ -762,10 +767,21 @@ impl Report {
 
     fn summary(&self) -> String {
         let mut rows: Vec<(String, String)> = Vec::new();
+        if let Some(steal) = self.steal {
+            rows.push((
+                "CPU time stolen by the hypervisor".into(),
+                format!("{steal:.1}%"),
+            ));
+        }
         for p in &self.probes {
             rows.push((
                 format!("probe {}", p.at),
-                format!("fresh add p50 {}, reused p50 {}", us(p.fresh), us(p.reused)),
+                format!(
+                    "fresh add p50 {}, reused p50 {}, stolen {}",
+                    us(p.fresh),
+                    us(p.reused),
+                    p.steal.map_or("?".into(), |s| format!("{s:.1}%"))
+                ),
             ));
         }
         for p in &self.per_call {
@@ -883,23 +899,32 @@ impl Report {
             self.load.0,
             self.load.1
         );
+        if let Some(steal) = self.steal {
+            let _ = writeln!(
+                md,
+                "\nCPU time stolen by the hypervisor (other guests running on this machine's \
+                 cores; `steal` in `/proc/stat`) until the memory section: {steal:.1}% of all \
+                 CPU time."
+            );
+        }
         if !self.probes.is_empty() {
             md.push_str(
                 "\nProbes: the same quick measurement taken between the sections of this run \
                  (fresh-instance `add` to the answer, and the reused-instance floor; p50 of \
                  1 s and 0.5 s of calls). How far they drift is how far this run's other \
                  absolute numbers can be off.\n\n\
-                 | when | fresh `add` p50 | reused p50 | fresh ÷ reused |\n\
-                 | --- | --- | --- | --- |\n",
+                 | when | fresh `add` p50 | reused p50 | fresh ÷ reused | CPU time stolen |\n\
+                 | --- | --- | --- | --- | --- |\n",
             );
             for p in &self.probes {
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {:.1}× |",
+                    "| {} | {} | {} | {:.1}× | {} |",
                     p.at,
                     us(p.fresh),
                     us(p.reused),
-                    p.fresh / p.reused.max(1e-3)
+                    p.fresh / p.reused.max(1e-3),
+                    p.steal.map_or("?".into(), |s| format!("{s:.1}%"))
                 );
             }
             md.push('\n');

@@ -41,3 +41,27 @@ pub fn sample(budget: Duration, max: usize, mut f: impl FnMut() -> u32) -> Vec<f
     }
     out
 }
+
+/// The machine's CPU time so far, all CPUs, in clock ticks: (all, stolen).
+/// Stolen time is what the hypervisor gave to other guests while this one
+/// wanted to run (`steal` in `/proc/stat`); `None` off Linux.
+pub fn cpu_ticks() -> Option<(u64, u64)> {
+    let stat = std::fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let fields: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap_or(0))
+        .collect();
+    // user nice system idle iowait irq softirq steal (guest time is
+    // already counted in user).
+    let all = fields.iter().take(8).sum();
+    Some((all, *fields.get(7)?))
+}
+
+/// The share of CPU time stolen between two [`cpu_ticks`] readings, in %.
+pub fn steal_percent(before: Option<(u64, u64)>, after: Option<(u64, u64)>) -> Option<f64> {
+    let ((all0, steal0), (all1, steal1)) = (before?, after?);
+    let all = all1.checked_sub(all0)?;
+    (all > 0).then(|| 100.0 * steal1.saturating_sub(steal0) as f64 / all as f64)
+}
