@@ -902,7 +902,7 @@ impl Report {
         if let Some(steal) = self.steal {
             let _ = writeln!(
                 md,
-                "\nCPU time stolen by the hypervisor (other guests running on this machine's \
+                "CPU time stolen by the hypervisor (other guests running on this machine's \
                  cores; `steal` in `/proc/stat`) until the memory section: {steal:.1}% of all \
                  CPU time."
             );
