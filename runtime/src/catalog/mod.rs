@@ -18,8 +18,7 @@ use crate::tool::ToolInfo;
 
 pub use validate::check_name;
 
-/// The interface every tool component must export.
-pub const CONTRACT: &str = "airlock:tool/tools@0.1.0";
+pub use crate::sandbox::CONTRACT;
 
 /// Why a component was refused.
 #[derive(Debug, thiserror::Error)]

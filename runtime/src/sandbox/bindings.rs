@@ -19,16 +19,16 @@ pub use self::airlock::tool::types;
 /// The contract's `call` export: `(name, arguments) -> result<output, error>`.
 pub type CallFunc<'a> = TypedFunc<(&'a str, &'a str), (Result<types::Output, types::Error>,)>;
 
-/// The exported interface that holds `describe` and `call`.
-const TOOLS: &str = "airlock:tool/tools@0.1.0";
+/// The interface every tool component must export: `describe` and `call`.
+pub const CONTRACT: &str = "airlock:tool/tools@0.1.0";
 
 /// A component linked against the runtime, ready to instantiate.
 ///
 /// The generated `ToolboxPre::instantiate` looks up and type-checks every
-/// export of the contract on every instance: a fifth of a trivial call.
-/// A call needs only `call`, whose index is resolved here once; its type
-/// is checked on the first instance (types belong to the component, so
-/// every later instance of it has the same).
+/// export of the contract on every instance (about 4% of a trivial call's
+/// time, BENCHMARKS.md). A call needs only `call`, whose index is resolved
+/// here once; its type is checked on the first instance (types belong to
+/// the component, so every later instance of it has the same).
 #[derive(Clone)]
 pub struct ToolPre<T: 'static> {
     toolbox: ToolboxPre<T>,
@@ -41,11 +41,11 @@ impl<T: 'static> ToolPre<T> {
     pub fn new(pre: wasmtime::component::InstancePre<T>) -> wasmtime::Result<Self> {
         let component = pre.component();
         let tools = component
-            .get_export_index(None, TOOLS)
-            .ok_or_else(|| wasmtime::format_err!("no exported instance named `{TOOLS}`"))?;
+            .get_export_index(None, CONTRACT)
+            .ok_or_else(|| wasmtime::format_err!("no exported instance named `{CONTRACT}`"))?;
         let call = component
             .get_export_index(Some(&tools), "call")
-            .ok_or_else(|| wasmtime::format_err!("`{TOOLS}` exports no function `call`"))?;
+            .ok_or_else(|| wasmtime::format_err!("`{CONTRACT}` exports no function `call`"))?;
         Ok(ToolPre {
             toolbox: ToolboxPre::new(pre)?,
             call,
@@ -69,7 +69,7 @@ impl<T: 'static> ToolPre<T> {
             .instantiate(store.as_context_mut())?;
         let func = instance
             .get_func(store.as_context_mut(), self.call)
-            .ok_or_else(|| wasmtime::format_err!("the instance lacks `{TOOLS}#call`"))?;
+            .ok_or_else(|| wasmtime::format_err!("the instance lacks `{CONTRACT}#call`"))?;
         if self.call_checked.load(Ordering::Acquire) {
             // SAFETY: `func` is the same export of the same component whose
             // type `typed` accepted on an earlier instance (below).

@@ -22,7 +22,7 @@ use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
-pub use bindings::ToolPre;
+pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
