@@ -111,14 +111,31 @@ fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<Duration> {
     }
 }
 
-pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerCall> {
+/// Calls `tool` with `text` again and again on one instance (the floor
+/// for isolation); nanoseconds per call, as [`sample`] returns them.
+fn reused(runtime: &Runtime, tool: &str, text: &str, budget: Duration) -> Result<Vec<f64>> {
     let catalog = runtime.catalog();
-    let tool = catalog
-        .tool(case.tool)
-        .context("bench tool missing")?
-        .clone();
-    let grant = runtime.grant_for(&tool);
-    let sandbox = runtime.sandbox();
+    let found = catalog.tool(tool).context("bench tool missing")?;
+    let mut store = runtime.sandbox().bench_store(&runtime.grant_for(found))?;
+    let (_, call) = found.component.pre.instantiate_call(&mut store)?;
+    let mut failed = None;
+    let times = sample(budget, 1 << 20, || {
+        match call.call(&mut store, (tool, text)) {
+            Ok((Ok(out),)) => {
+                black_box(out);
+            }
+            Ok((Err(e),)) => failed = Some(format!("{e:?}")),
+            Err(e) => failed = Some(format!("{e:#}")),
+        }
+        1
+    });
+    match failed {
+        Some(why) => bail!("reused-instance call of {tool} failed: {why}"),
+        None => Ok(times),
+    }
+}
+
+pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerCall> {
     let text = case.args.to_string();
 
     // (a) native Rust, in batches (one add is below the clock's resolution).
@@ -139,23 +156,7 @@ pub fn per_call(runtime: &Runtime, case: &Case, budget: Duration) -> Result<PerC
     };
 
     // (b) one instance, reused: the guest call alone, arguments as text.
-    let mut store = sandbox.bench_store(&grant)?;
-    let (_, call) = tool.component.pre.instantiate_call(&mut store)?;
-    let mut failed = None;
-    let reused = sample(budget, 1 << 20, || {
-        match call.call(&mut store, (case.tool, &text)) {
-            Ok((Ok(out),)) => {
-                black_box(out);
-            }
-            Ok((Err(e),)) => failed = Some(format!("{e:?}")),
-            Err(e) => failed = Some(format!("{e:#}")),
-        }
-        1
-    });
-    drop(store);
-    if let Some(why) = failed {
-        bail!("reused-instance call of {} failed: {why}", case.tool);
-    }
+    let reused = reused(runtime, case.tool, &text, budget)?;
 
     // (c) the real path: prepare (lookup, grant, arguments, slot) and run
     // (fresh store and instance, call, output checks).
@@ -216,24 +217,7 @@ pub struct Probe {
 pub fn probe(runtime: &Runtime, at: &'static str, budget: Duration) -> Result<Probe> {
     let ticks = cpu_ticks();
     let fresh = stats(repeat(runtime, "add", budget * 2 / 3)?).p50;
-    let catalog = runtime.catalog();
-    let tool = catalog.tool("add").context("bench tool missing")?;
-    let mut store = runtime.sandbox().bench_store(&runtime.grant_for(tool))?;
-    let (_, call) = tool.component.pre.instantiate_call(&mut store)?;
-    let mut failed = None;
-    let reused = sample(budget / 3, 1 << 20, || {
-        match call.call(&mut store, ("add", r#"{"a":40,"b":2}"#)) {
-            Ok((Ok(out),)) => {
-                black_box(out);
-            }
-            Ok((Err(e),)) => failed = Some(format!("{e:?}")),
-            Err(e) => failed = Some(format!("{e:#}")),
-        }
-        1
-    });
-    if let Some(why) = failed {
-        bail!("reused-instance call of add failed: {why}");
-    }
+    let reused = reused(runtime, "add", r#"{"a":40,"b":2}"#, budget / 3)?;
     Ok(Probe {
         at,
         fresh,
