@@ -3,8 +3,13 @@
 //! notification API) and rebuilds the catalog when a component is added,
 //! replaced or removed.
 //!
-//! Reload is per component: a replacement that fails validation is refused
-//! and logged, and the component's previous tools keep serving. Calls
+//! Reload is per component and all-or-nothing: a replacement that fails
+//! validation is refused and logged, and the component's previous tools
+//! keep serving. A reload never removes or replaces a serving component
+//! because of another file: a new version whose tool names clash with what
+//! another file serves (or newly brings in the same poll) is refused, naming
+//! both, whatever the order of the file names; a pinned component (`sha256`
+//! in the policy) is replaced only by a file matching its pin. Calls
 //! already running hold their `Arc<Tool>` and finish on the version they
 //! started with. A file is loaded once its stamp has stayed the same for
 //! two polls, so a copy still being written is not mistaken for a broken
@@ -16,7 +21,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use crate::Runtime;
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, LoadError, Tool};
 
 /// What identifies a version of a file without reading it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,6 +119,10 @@ impl Watcher {
                 changes.removed.push(file);
             }
         }
+        // First load every file that changed; then decide, all at once, which
+        // of the new versions may serve: none may take a tool name that
+        // another file serves or newly brings, whatever the order of names.
+        let mut candidates: Vec<(PathBuf, Result<Vec<Tool>, LoadError>)> = Vec::new();
         for file in present {
             let Some(now) = stamp(&file) else { continue };
             let entry = self.files.entry(file.clone()).or_insert(Entry {
@@ -136,19 +145,48 @@ impl Watcher {
             }
             entry.settling = None;
             entry.seen = now;
-            match runtime.load_file(&file) {
+            let loaded = runtime.load_file(&file);
+            candidates.push((file, loaded));
+        }
+        let clashes: Vec<Option<LoadError>> = candidates
+            .iter()
+            .map(|(file, loaded)| match loaded {
+                Ok(tools) => self.clash(file, tools, &candidates),
+                Err(_) => None,
+            })
+            .collect();
+        for ((file, loaded), clash) in candidates.into_iter().zip(clashes) {
+            let Some(entry) = self.files.get_mut(&file) else {
+                continue;
+            };
+            let loaded = match (loaded, clash) {
+                (Ok(_), Some(clash)) => Err(clash),
+                (loaded, _) => loaded,
+            };
+            match loaded {
                 Ok(tools) => {
                     let names: Vec<_> = tools.iter().map(|t| t.info.name.clone()).collect();
                     tracing::debug!("reload: loaded {}", file.display());
-                    eprintln!("loaded {}: {}", file.display(), names.join(", "));
+                    eprintln!(
+                        "loaded {}: {}{}",
+                        file.display(),
+                        names.join(", "),
+                        what_changed(entry.tools.as_deref(), &names)
+                    );
                     entry.tools = Some(tools.into_iter().map(Arc::new).collect());
                     changes.loaded.push(file);
                 }
                 Err(err) => {
-                    let keeping = if entry.tools.is_some() {
-                        "; the previous version keeps serving"
-                    } else {
-                        ""
+                    let keeping = match (&err, &entry.tools) {
+                        (LoadError::Clash { first, .. }, _) => {
+                            format!(
+                                "; refusing {}, {} keeps it",
+                                file.display(),
+                                first.display()
+                            )
+                        }
+                        (_, Some(_)) => "; the previous version keeps serving".to_string(),
+                        (_, None) => String::new(),
                     };
                     tracing::debug!("reload: refused {}", file.display());
                     eprintln!("refused {err}{keeping}");
@@ -160,6 +198,38 @@ impl Watcher {
             runtime.replace_catalog(self.catalog());
         }
         changes
+    }
+
+    /// The clash, if any, of `tools` (the new version of `file`) with what
+    /// another file serves now or brings new in this poll. The serving file
+    /// is named first: a newcomer never displaces it.
+    fn clash(
+        &self,
+        file: &PathBuf,
+        tools: &[Tool],
+        candidates: &[(PathBuf, Result<Vec<Tool>, LoadError>)],
+    ) -> Option<LoadError> {
+        let serving = self
+            .files
+            .iter()
+            .filter(|(other, _)| *other != file)
+            .filter_map(|(other, entry)| Some((other, entry.tools.as_ref()?)))
+            .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
+        let arriving = candidates
+            .iter()
+            .filter(|(other, _)| other != file)
+            .filter_map(|(other, loaded)| Some((other, loaded.as_ref().ok()?)))
+            .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
+        for (other, name) in serving.chain(arriving) {
+            if tools.iter().any(|t| &t.info.name == name) {
+                return Some(LoadError::Clash {
+                    tool: name.clone(),
+                    first: other.clone(),
+                    second: file.clone(),
+                });
+            }
+        }
+        None
     }
 
     /// A catalog of the last good version of every file, in path order; a
@@ -174,6 +244,36 @@ impl Watcher {
             }
         }
         catalog
+    }
+}
+
+/// How a new version's tool names differ from the version it replaces,
+/// for the reload message (empty for a component seen for the first time).
+fn what_changed(before: Option<&[Arc<Tool>]>, after: &[String]) -> String {
+    let Some(before) = before else {
+        return String::new();
+    };
+    let added: Vec<&str> = after
+        .iter()
+        .filter(|n| !before.iter().any(|t| &t.info.name == *n))
+        .map(String::as_str)
+        .collect();
+    let removed: Vec<&str> = before
+        .iter()
+        .map(|t| t.info.name.as_str())
+        .filter(|n| !after.iter().any(|a| a == n))
+        .collect();
+    let mut parts = Vec::new();
+    if !added.is_empty() {
+        parts.push(format!("added {}", added.join(", ")));
+    }
+    if !removed.is_empty() {
+        parts.push(format!("removed {}", removed.join(", ")));
+    }
+    if parts.is_empty() {
+        " (replaced; same tools)".to_string()
+    } else {
+        format!(" (replaced; {})", parts.join("; "))
     }
 }
 
