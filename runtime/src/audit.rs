@@ -23,6 +23,9 @@ pub struct AuditLog {
 
 /// One call as the audit log records it.
 pub struct Entry<'a> {
+    /// The call's id in the runtime's log lines (absent for a call refused
+    /// before it got one).
+    pub call: Option<u64>,
     pub tool: &'a str,
     /// SHA-256 of the component, when the tool was found.
     pub digest: Option<&'a str>,
@@ -61,6 +64,7 @@ impl Entry<'_> {
     pub fn to_json(&self) -> Value {
         json!({
             "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            "call_id": self.call,
             "tool": self.tool,
             "component_sha256": self.digest,
             "caller": self.caller,

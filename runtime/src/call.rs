@@ -33,6 +33,7 @@ use serde_json::Value;
 
 use crate::args::ArgumentError;
 use crate::catalog::Tool;
+use crate::logtext::GuestText;
 use crate::policy::{Consent, Grant};
 use crate::sandbox::{CancelToken, RawOutput, RunError, Sandbox, Teardown, format_size};
 use crate::tool::{Content, Output};
@@ -104,12 +105,20 @@ pub enum Confirmation {
 /// A call whose tool, arguments and grant are settled; only consent (when
 /// the policy asks for confirmation) and the guest's run remain.
 pub struct PreparedCall {
+    /// This process's number for the call, in its log lines and audit entry.
+    pub(crate) id: u64,
     pub(crate) tool: Arc<Tool>,
     pub(crate) arguments: Value,
     pub(crate) grant: Grant,
     /// Held for the call's lifetime: the place in the tool's concurrency limit.
     pub(crate) _slot: Option<crate::runtime::Slot>,
     pub(crate) audit: Option<Audit>,
+}
+
+/// A new call id: unique within this process, in the order calls arrived.
+pub(crate) fn next_call_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// What the audit log needs to record a call when it ends.
@@ -123,6 +132,11 @@ pub(crate) struct Audit {
 impl PreparedCall {
     pub fn tool(&self) -> &Arc<Tool> {
         &self.tool
+    }
+
+    /// The call's id in this process's log lines and audit entries.
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The validated arguments the guest will receive.
@@ -183,6 +197,7 @@ impl PreparedCall {
                 Err(_) => 0,
             };
             audit.log.record(&crate::audit::Entry {
+                call: Some(self.id),
                 tool: &self.tool.info.name,
                 digest: Some(&self.tool.component.digest),
                 caller: audit.caller.as_deref(),
@@ -257,12 +272,15 @@ impl PreparedCall {
     /// Logs what the guest printed and checks its result.
     fn check_output(&self, raw: RawOutput) -> Result<Output, CallError> {
         let (log, dropped) = &raw.guest_log;
-        if !log.is_empty() {
-            tracing::info!(tool = %self.tool.info.name, "guest output:\n{}", log.trim_end());
+        // One log line per line the guest printed, escaped and marked as the
+        // tool's, so that no guest text reads as the runtime's own line.
+        for line in log.trim_end().lines() {
+            tracing::info!(tool = %self.tool.info.name, call = self.id, "guest: {}", GuestText(line));
         }
         if *dropped > 0 {
             tracing::info!(
                 tool = %self.tool.info.name,
+                call = self.id,
                 "guest output: {} more dropped (log limit {})",
                 format_size(*dropped),
                 format_size(self.grant.limits.log)

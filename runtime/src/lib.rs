@@ -20,6 +20,7 @@ pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod json;
+pub mod logtext;
 pub mod policy;
 pub mod protocol;
 pub mod reload;

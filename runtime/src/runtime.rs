@@ -233,6 +233,7 @@ impl Runtime {
             Err(err) => {
                 if let Some(log) = &self.audit {
                     log.record(&Entry {
+                        call: None,
                         tool,
                         digest: found.as_ref().map(|t| t.component.digest.as_str()),
                         caller,
@@ -278,6 +279,7 @@ impl Runtime {
         }
         self.in_flight.fetch_add(1, Ordering::AcqRel);
         Ok(PreparedCall {
+            id: crate::call::next_call_id(),
             _slot: Some(Slot {
                 tool: tool.clone(),
                 in_flight: self.in_flight.clone(),

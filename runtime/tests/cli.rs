@@ -243,3 +243,41 @@ fn check_reports_the_line_of_an_error() {
     assert!(err.contains("bad.toml:3:"), "{err}");
     assert!(err.contains("colour"), "{err}");
 }
+
+#[test]
+fn guest_text_cannot_forge_lines_of_the_runtimes_log() {
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["call", &path(test_component("hostile")), "forge"])
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+        .env("AIRLOCK_LOG", "info")
+        .output()
+        .expect("run airlock");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let log = stderr(&out);
+    // The guest's stdout and stderr arrived a line per guest line, each
+    // marked as the guest's, control characters escaped ...
+    assert!(log.contains("guest: refused /srv/tools/x.wasm"), "{log}");
+    assert!(log.contains("guest: \\u{1b}[2Kairlock: listening"), "{log}");
+    assert!(log.contains("guest: warn\\rrefused"), "{log}");
+    assert!(
+        log.contains("[info] a\\nrefused /srv/tools/x.wasm"),
+        "{log}"
+    );
+    // ... and none of it made a line of its own or moved the cursor.
+    for line in log.lines() {
+        assert!(
+            !line.starts_with("refused") && !line.starts_with("airlock:"),
+            "forged line: {line:?}\n{log}"
+        );
+    }
+    assert!(!log.contains(['\r', '\x1b']), "{log:?}");
+    // The lines are marked as the tool's and the call's.
+    let marked = log
+        .lines()
+        .find(|l| l.contains("guest: ok"))
+        .expect("the guest's line");
+    assert!(
+        marked.contains("tool=forge") && marked.contains("call="),
+        "{marked}"
+    );
+}

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::{Exit, LoadOptions};
 use crate::call::{CallError, CallObserver, Confirmation};
+use crate::logtext::GuestText;
 use crate::sandbox::{CancelToken, RunError};
 use crate::tool::Level;
 
@@ -46,12 +47,15 @@ struct StderrObserver;
 
 impl CallObserver for StderrObserver {
     fn log(&self, level: Level, message: &str) {
-        eprintln!("[{}] {message}", level.as_str());
+        eprintln!("[{}] {}", level.as_str(), GuestText(message));
     }
 
     fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
         let total = total.map(|t| format!("/{t}")).unwrap_or_default();
-        eprintln!("[progress] {done}{total} {}", message.unwrap_or(""));
+        eprintln!(
+            "[progress] {done}{total} {}",
+            GuestText(message.unwrap_or(""))
+        );
     }
 }
 

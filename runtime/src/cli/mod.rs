@@ -46,7 +46,7 @@ impl From<Exit> for ExitCode {
     about = "Runs third-party WebAssembly tools safely and serves them over MCP and JSON-RPC",
     after_help = "Exit codes: 0 ok · 1 the tool failed · 2 usage · 3 arguments refused · \
                   4 not permitted by the policy · 5 a component or the policy could not be loaded\n\
-                  Logs go to stderr; set AIRLOCK_LOG (e.g. AIRLOCK_LOG=debug) to see more."
+                  Logs go to stderr; set AIRLOCK_LOG (or RUST_LOG; e.g. AIRLOCK_LOG=debug) to see more."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -105,12 +105,19 @@ fn print_result(text: &str) {
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
+/// Logs to stderr at `AIRLOCK_LOG` (or, when that is not set, `RUST_LOG`;
+/// default `warn`), in colour only on a terminal and never with `NO_COLOR`
+/// set, so a log written to a file holds no escape codes.
 fn init_logging() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("RUST_LOG"))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(colour)
         .with_target(false)
         .try_init();
 }

@@ -66,6 +66,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::state::CancelToken;
+use crate::logtext::GuestText;
 use crate::policy::{Grant, HostPattern, HttpMethods, NetworkGrant};
 
 /// Why an outgoing request was refused (for the operator's log).
@@ -390,7 +391,7 @@ impl WasiHttpHooks for HttpFilter {
         let what = format!("{} {}", request.method(), request.uri());
         Box::new(async move {
             let refused = |r: Refusal| {
-                tracing::warn!("HTTP request {what} refused: {r}");
+                tracing::warn!("HTTP request {} refused: {r}", GuestText(&what));
                 r.to_error()
             };
             let addrs = match checked.map_err(refused)? {
