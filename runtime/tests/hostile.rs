@@ -215,3 +215,68 @@ limits = { fuel = 1000000, time = "5s" }
         "ok"
     );
 }
+
+#[test]
+fn a_crash_tells_the_client_its_cause_without_the_guests_backtrace() {
+    let err = attack("bad_handle");
+    let message = err.to_string();
+    assert!(
+        matches!(err, CallError::Run(RunError::Crashed(_))),
+        "{err:?}"
+    );
+    assert!(message.contains("handle"), "{message}");
+    assert!(
+        !message.contains("backtrace") && !message.contains("hostile.wasm!"),
+        "the backtrace reached the client: {message}"
+    );
+}
+
+/// Counts what reaches the client.
+#[derive(Default)]
+struct Counting {
+    logs: std::sync::Mutex<Vec<String>>,
+    progress: std::sync::atomic::AtomicU64,
+}
+
+impl airlock::call::CallObserver for Counting {
+    fn log(&self, _: airlock::tool::Level, message: &str) {
+        self.logs.lock().expect("logs").push(message.to_string());
+    }
+    fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {
+        self.progress
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_flood_of_log_and_progress_messages_is_bounded_and_counted_once() {
+    let observer = Arc::new(Counting::default());
+    let out = hostile()
+        .call(
+            "flood",
+            json!({}),
+            observer.clone(),
+            CancelToken::new(),
+            Confirmation::Unavailable,
+        )
+        .expect("the flood ends");
+    assert_eq!(text(&out), "flooded");
+    let logs = observer.logs.lock().expect("logs");
+    let progress = observer.progress.load(std::sync::atomic::Ordering::Relaxed);
+    // 64 KiB of log bytes in the policy: about 64 messages of 1 KiB, of
+    // log and progress together, and one note about the rest.
+    let sent = logs.len() as u64 - 1 + progress;
+    assert!(sent <= 64, "{sent} messages went through");
+    let note = logs.last().expect("the note");
+    assert!(
+        note.contains("dropped") && note.contains("limits.messages"),
+        "{note}"
+    );
+    let dropped: u64 = note
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a count");
+    assert!(dropped > 10_000, "{note}");
+    assert_eq!(logs.iter().filter(|l| l.contains("dropped")).count(), 1);
+}

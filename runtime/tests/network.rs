@@ -86,6 +86,34 @@ impl Recorder {
     }
 }
 
+/// A server that sends the response head at once and the body in two
+/// parts 100 ms apart, so a guest asking early finds it not ready.
+fn slow_body_server() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a slow server");
+    let port = listener.local_addr().expect("address").port();
+    thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                    line.clear();
+                }
+                let _ = stream.write_all(
+                    b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\n",
+                );
+                for part in [&b"hello"[..], b" world"] {
+                    thread::sleep(Duration::from_millis(100));
+                    let _ = stream.write_all(part);
+                    let _ = stream.flush();
+                }
+            });
+        }
+    });
+    port
+}
+
 fn runtime(network: &[String]) -> Runtime {
     let list: Vec<String> = network.iter().map(|n| format!("{n:?}")).collect();
     let policy = format!(
@@ -326,4 +354,23 @@ fn cancelling_a_call_ends_its_pending_request() {
         "the call ran on for {:?}",
         started.elapsed()
     );
+}
+
+#[test]
+fn non_blocking_reads_of_a_response_not_ready_yet_do_not_panic_the_host() {
+    // `future-incoming-response.get` and `input-stream.read` before their
+    // pollables are ready, in a loop: legal WASI, and once a host panic.
+    let port = slow_body_server();
+    let runtime = runtime(&[format!("127.0.0.1:{port}")]);
+    let url = format!("http://127.0.0.1:{port}/");
+    for eager in [true, false] {
+        let mut args = json!({"url": url, "method": "GET"});
+        if eager {
+            args["eager"] = json!(true);
+        }
+        let out = support::beside_good_calls(&runtime, || call(&runtime, "http_open", args))
+            .map(|out| text(&out))
+            .expect("the response, read early or by waiting");
+        assert_eq!(out, "200 hello world", "eager: {eager}");
+    }
 }

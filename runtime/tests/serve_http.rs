@@ -268,6 +268,23 @@ fn dns_rebinding_is_refused() {
 }
 
 #[test]
+fn a_request_with_two_host_headers_is_a_bad_request() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let host = served.addr.to_string();
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[("Host", &host), ("Host", &host), JSON],
+        b"{}",
+    );
+    assert_eq!(r.status, 400);
+    // One Host header (the helper's own) is fine.
+    let r = http(served.addr, "GET", "/rpc/describe", &[], b"");
+    assert_eq!(r.status, 200);
+}
+
+#[test]
 fn huge_bodies_are_refused_early() {
     let served = serve("", &catalog_and_export(), &[]);
     // Declared 100 MB, nothing sent: refused from the header alone.
@@ -636,6 +653,40 @@ fn sigterm_stops_cleanly() {
         std::thread::sleep(Duration::from_millis(50));
     };
     assert_eq!(status.code(), Some(0));
+}
+
+#[test]
+fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
+    let policy = "[components.hostile]\nlimits = { time = \"60s\" }\n";
+    let mut served = serve(policy, &[test_component("hostile")], &["--grace", "1"]);
+    let mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let sleeping = std::thread::spawn(move || {
+        mcp.post(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
+            "params":{"name":"sleep","arguments":{"ms":60000}}}))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = served.child.id().to_string();
+    let ok = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    let reply = sleeping.join().expect("thread");
+    // One answer, a JSON-RPC error naming the shutdown (not a bare 202).
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let answer = reply
+        .events()
+        .into_iter()
+        .chain(serde_json::from_str::<Value>(&reply.body).ok())
+        .find(|m| m["id"] == "long")
+        .unwrap_or_else(|| panic!("no answer to the call: {}", reply.body));
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("shutting down"), "{answer}");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while served.child.try_wait().expect("wait").is_none() {
+        assert!(Instant::now() < deadline, "airlock did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// Opens the session's standing SSE stream (GET /mcp); its messages

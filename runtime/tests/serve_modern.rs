@@ -386,7 +386,35 @@ fn http_modern_and_legacy_clients_share_one_server() {
         .unwrap_or("")
         .to_string();
     assert!(ran.contains("/data"), "{done}");
-    // Declined: refused, not run.
+    // The accepted state is good for one call: a replay is refused.
+    let replay = json!({"requestState": state, "inputResponses": {"airlock-confirm":
+        {"action": "accept", "content": {"confirm": true}}}});
+    let r = modern(
+        addr,
+        &restock(26, caps.clone(), replay),
+        Some("restock"),
+        &[],
+    );
+    let e = r.json()["error"].clone();
+    assert_eq!(e["code"], -32602, "{}", r.body);
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("answered already"),
+        "{e}"
+    );
+    // Declined (with a state of its own): refused, not run.
+    let r = modern(
+        addr,
+        &restock(27, caps.clone(), json!({})),
+        Some("restock"),
+        &[],
+    );
+    let state = r.json()["result"]["requestState"]
+        .as_str()
+        .expect("a new requestState")
+        .to_string();
     let decline = json!({"requestState": state, "inputResponses": {"airlock-confirm": {"action": "decline"}}});
     let r = modern(
         addr,

@@ -187,6 +187,21 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
 /// (plus `…`). Stops writing as soon as the budget is spent, so a huge or
 /// deeply nested value costs no more than a small one: every nesting level
 /// writes a bracket first, so recursion is bounded by the budget too.
+/// A validator's message with the offending value shown as `shown` (the
+/// value clipped, or a word in its place) and the reason kept whole: a long
+/// value never pushes "does not match pattern …" out of the message.
+pub(crate) fn schema_message(error: &jsonschema::ValidationError<'_>, shown: &str) -> String {
+    let full = error.to_string();
+    let value = error.instance().to_string();
+    let reason = match full.find(&value) {
+        Some(at) if !value.is_empty() => {
+            format!("{}{shown}{}", &full[..at], &full[at + value.len()..])
+        }
+        _ => full,
+    };
+    cut(&reason, MESSAGE_CHARS)
+}
+
 pub(crate) fn render_value(value: &Value) -> String {
     let mut out = String::new();
     write_bounded(value, &mut out, VALUE_CHARS);

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use coerce::TypeSet;
 pub use error::{ArgumentError, SchemaError};
-use error::{MESSAGE_CHARS, cut, kind_of, render_value};
+use error::{cut, kind_of, render_value, schema_message};
 use schema::{MAX_DEPTH, describe_location, dismantle, exceeds_depth, resolve};
 
 /// One parameter of a tool, as shown to people and clients.
@@ -315,7 +315,7 @@ fn mismatch(parameter: &str, path: String, types: &TypeSet, got: &Value) -> Argu
 
 /// Maps a validator error to the client-facing error for its location.
 fn argument_error(error: &jsonschema::ValidationError<'_>) -> ArgumentError {
-    let message = cut(&error.to_string(), MESSAGE_CHARS);
+    let message = schema_message(error, &render_value(error.instance()));
     match describe_location(error.instance_path()) {
         (Some(parameter), path) => ArgumentError::Invalid {
             parameter,
@@ -356,7 +356,8 @@ impl OutputSchema {
         match self.validator.validate(value) {
             Ok(()) => Ok(()),
             Err(error) => {
-                let message = cut(&error.to_string(), MESSAGE_CHARS);
+                // The client never sees the value a tool got wrong.
+                let message = schema_message(&error, "the value");
                 let (_, path) = describe_location(error.instance_path());
                 if path.is_empty() {
                     Err(format!("Result: {message}"))

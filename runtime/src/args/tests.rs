@@ -833,7 +833,8 @@ fn output_schema_check() {
         out.check(
             &json!({"path": "/tmp/x", "items": [{"price": 1}, {"price": 2}, {"price": "3"}]})
         ),
-        Err("Result field \"items[2].price\": \"3\" is not of type \"number\"".to_owned())
+        // The client never sees the value the tool got wrong.
+        Err("Result field \"items[2].price\": the value is not of type \"number\"".to_owned())
     );
     assert_eq!(
         out.check(&json!({})),
@@ -841,10 +842,35 @@ fn output_schema_check() {
     );
     assert_eq!(
         out.check(&json!([1])),
-        Err("Result: [1] is not of type \"object\"".to_owned())
+        Err("Result: the value is not of type \"object\"".to_owned())
     );
     // Structured results are not coerced: "1.5" is not a number.
     assert!(out.check(&json!({"path": 1})).is_err());
+    let secret = json!({"path": 1, "items": [{"price": "card 4111 1111 1111 1111"}]});
+    let why = out.check(&secret).expect_err("a string price");
+    assert!(!why.contains("4111"), "{why}");
+}
+
+#[test]
+fn a_long_argument_that_fails_keeps_its_reason() {
+    let schema = ArgumentSchema::compile(&json!({
+        "type": "object",
+        "properties": {"sku": {"type": "string", "pattern": "^SKU-[0-9]+$"}},
+        "required": ["sku"]
+    }))
+    .unwrap();
+    let long = "x".repeat(10_000);
+    let err = schema
+        .prepare(json!({ "sku": long }))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("does not match"), "{err}");
+    assert!(err.contains("^SKU-[0-9]+$"), "{err}");
+    assert!(
+        err.len() < 1_000,
+        "the value is clipped: {} bytes",
+        err.len()
+    );
 }
 
 #[test]

@@ -21,6 +21,10 @@
 //! [defaults]
 //! destructive = "deny"        # deny (default) | allow | confirm
 //! limits = { memory = "64MiB", time = "5s", output = "1MiB", log = "64KiB", concurrency = 16 }
+//! # also in limits, per call: write = "256MiB" (bytes written into granted
+//! # folders), files = 4096 (entries created there), open = 256 (descriptors
+//! # held at once), messages = 1000 (host log and progress messages sent to
+//! # the client; their bytes count against `log`)
 //!
 //! # One section per component; the name is the component's file stem.
 //! [components.catalog]
@@ -155,6 +159,10 @@ struct LimitsPatch {
     output: Option<u64>,
     log: Option<u64>,
     concurrency: Option<u32>,
+    write: Option<u64>,
+    files: Option<u64>,
+    open: Option<u64>,
+    messages: Option<u64>,
 }
 
 /// One checked section (defaults, component or tool); `None` = inherit.
@@ -189,6 +197,10 @@ impl Section {
         l.output = p.output.unwrap_or(l.output);
         l.log = p.log.unwrap_or(l.log);
         l.concurrency = p.concurrency.unwrap_or(l.concurrency);
+        l.write = p.write.unwrap_or(l.write);
+        l.files = p.files.unwrap_or(l.files);
+        l.open = p.open.unwrap_or(l.open);
+        l.messages = p.messages.unwrap_or(l.messages);
     }
 }
 
@@ -418,6 +430,10 @@ struct RawLimits {
     output: Option<Spanned<Size>>,
     log: Option<Size>,
     concurrency: Option<Spanned<u32>>,
+    write: Option<Spanned<Size>>,
+    files: Option<Spanned<u64>>,
+    open: Option<Spanned<u64>>,
+    messages: Option<Spanned<u64>>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -703,6 +719,7 @@ impl Parser<'_> {
             t => t.map(|t| t.into_inner().0),
         };
         let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
+        let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
         Ok(LimitsPatch {
             memory: nonzero("memory", sized(&raw.memory))?,
             time,
@@ -719,6 +736,10 @@ impl Parser<'_> {
                     .map(|c| (u64::from(*c.get_ref()), c.span().start)),
             )?
             .and_then(|c| u32::try_from(c).ok()),
+            write: nonzero("write", sized(&raw.write))?,
+            files: nonzero("files", counted(&raw.files))?,
+            open: nonzero("open", counted(&raw.open))?,
+            messages: counted(&raw.messages).map(|(n, _)| n),
         })
     }
 }

@@ -163,7 +163,7 @@ destructive = "confirm"
 network = ["default.example.com"]
 env = { A = "1", B = "2" }
 folders = [ { host = "shared", guest = "/shared" } ]
-limits = { memory = "32MiB", time = "2s", output = 1000, log = "1KiB", concurrency = 4 }
+limits = { memory = "32MiB", time = "2s", output = 1000, log = "1KiB", concurrency = 4, write = "2MiB", files = 5, open = 7, messages = 9 }
 
 [components.catalog]
 folders = [ { host = "data", guest = "/data", mode = "read-write" } ]
@@ -191,6 +191,10 @@ limits = { memory = "128MiB", fuel = 5000 }
             output: 1000,
             log: 1024,
             concurrency: 4,
+            write: 2 << 20,
+            files: 5,
+            open: 7,
+            messages: 9,
         }
     );
 
@@ -338,6 +342,13 @@ fn refuses_bad_sizes_and_times() {
         2,
         "fuel must be greater than 0",
     );
+    for key in ["write", "files", "open"] {
+        refused(
+            &format!("[defaults.limits]\n{key} = 0\n"),
+            2,
+            &format!("{key} must be greater than 0"),
+        );
+    }
 }
 
 #[test]

@@ -97,6 +97,16 @@ pub struct Limits {
     pub log: u64,
     /// Calls of one tool running at the same time.
     pub concurrency: u32,
+    /// Bytes one call may write into its granted folders (`write`,
+    /// `set-size` growth, file streams together).
+    pub write: u64,
+    /// Files, folders and links one call may create in its granted folders.
+    pub files: u64,
+    /// Descriptors (open files and folders) one call may hold at once.
+    pub open: u64,
+    /// `host::log` and `host::progress` messages one call may send its
+    /// client (their bytes count against `log`).
+    pub messages: u64,
 }
 
 impl Default for Limits {
@@ -108,6 +118,10 @@ impl Default for Limits {
             output: 1 << 20,
             log: 64 << 10,
             concurrency: 16,
+            write: 256 << 20,
+            files: 4096,
+            open: 256,
+            messages: 1000,
         }
     }
 }

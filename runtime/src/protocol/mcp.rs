@@ -71,6 +71,8 @@ pub struct Server {
     next_session: AtomicU64,
     /// Open `subscriptions/listen` streams (2026-07-28).
     pub listeners: stateless::Listeners,
+    /// Confirmation `requestState`s already answered, until they expire.
+    pub used_states: stateless::UsedStates,
 }
 
 impl Server {
@@ -83,6 +85,7 @@ impl Server {
             sessions: Mutex::new(Vec::new()),
             next_session: AtomicU64::new(1),
             listeners: stateless::Listeners::default(),
+            used_states: stateless::UsedStates::default(),
         })
     }
 
@@ -119,10 +122,11 @@ impl Server {
         lock(&self.calls).len()
     }
 
-    /// Stops every running guest (at shutdown, after the grace period).
+    /// Stops every running guest (at shutdown, after the grace period);
+    /// each request still gets an answer saying the server is shutting down.
     pub fn cancel_all(&self) {
         for token in lock(&self.calls).values() {
-            token.cancel();
+            token.shut_down();
         }
     }
 }
@@ -257,6 +261,19 @@ impl Session {
         for token in lock(&self.running).values() {
             token.cancel();
         }
+        self.end_tasks();
+    }
+
+    /// Stops every call of this session because the server is shutting
+    /// down: each still answers, with an error saying so.
+    pub fn shut_down_all(&self) {
+        for token in lock(&self.running).values() {
+            token.shut_down();
+        }
+        self.end_tasks();
+    }
+
+    fn end_tasks(&self) {
         lock(&self.pending).clear();
         if let owner @ Owner::Session(_) = self.owner() {
             self.server.tasks.cancel_owned_by(&owner);
@@ -534,6 +551,9 @@ impl Session {
         };
         if cancel.is_cancelled() {
             stop_on_drop.0 = None;
+            if cancel.is_shut_down() {
+                return Answer::Error(shutting_down());
+            }
             return Answer::Nothing;
         }
         let observer = Arc::new(Observer {
@@ -981,6 +1001,9 @@ async fn run_to_answer(
 ) -> Answer {
     let outcome = run_blocking(runtime, prepared, observer, cancel.clone(), confirmation).await;
     stop_on_drop.0 = None;
+    if cancel.is_shut_down() {
+        return Answer::Error(shutting_down());
+    }
     if cancel.is_cancelled() {
         return Answer::Nothing;
     }
@@ -992,6 +1015,15 @@ async fn run_to_answer(
             Answer::Error(ErrorObject::internal())
         }
     }
+}
+
+/// The answer to a request whose call the shutdown stopped: every request
+/// gets exactly one answer, even then.
+pub(crate) fn shutting_down() -> ErrorObject {
+    ErrorObject::new(
+        jsonrpc::TOOL_FAILED,
+        "the server is shutting down; the call was stopped before it finished",
+    )
 }
 
 impl Drop for CancelOnDrop {

@@ -64,7 +64,7 @@
 //! - `open-at` with `create` but without `exclusive` on a dangling symlink
 //!   fails with `exist` (the runtime adds `exclusive`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
@@ -73,6 +73,7 @@ use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
+use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget, hold_input};
 use super::state::CallState;
 use crate::policy::{Access, Grant};
 
@@ -80,21 +81,108 @@ use crate::policy::{Access, Grant};
 /// device and inode.
 type Identity = (u64, u64);
 
-/// Per-call record of what the call created, and whether mutations are
-/// limited to it.
-#[derive(Debug, Default)]
+/// Per-call record of what the call created, whether mutations are limited
+/// to it, and what the call may still write, create and hold open (see
+/// [`super::budget`]).
+#[derive(Debug)]
 pub struct FolderGuard {
     create_only: bool,
     created: HashSet<Identity>,
+    written: WriteBudget,
+    /// Entries the call may still create (`limits.files`).
+    files_left: u64,
+    files_limit: u64,
+    /// Descriptors the call opened and holds, by resource handle, each
+    /// counted against the call's and the process's budget (`limits.open`).
+    held: HashMap<u32, Held>,
+    descriptors: Descriptors,
+    create_refused: bool,
+    open_refused: bool,
 }
 
 impl FolderGuard {
-    /// The guard for a call with `grant`: on when any mount is create-only.
+    /// The guard for a call with `grant`: create-only when any mount is,
+    /// with the grant's write, create and descriptor limits.
     pub fn for_grant(grant: &Grant) -> Self {
+        let limits = &grant.limits;
         FolderGuard {
             create_only: grant.mounts.iter().any(|m| m.access == Access::CreateOnly),
             created: HashSet::new(),
+            written: WriteBudget::new(limits.write),
+            files_left: limits.files,
+            files_limit: limits.files,
+            held: HashMap::new(),
+            descriptors: Descriptors::new(limits.open),
+            create_refused: false,
+            open_refused: false,
         }
+    }
+
+    /// Takes `bytes` from the write budget, or refuses (`insufficient-space`).
+    fn spend(&self, bytes: u64) -> FsResult<()> {
+        self.written.spend(bytes).map_err(|Exhausted| {
+            tracing::info!(
+                "a call reached its write limit of {} (limits.write)",
+                super::format_size(self.written.limit())
+            );
+            ErrorCode::InsufficientSpace.into()
+        })
+    }
+
+    /// Refuses (`quota`) when the call may create no more entries.
+    fn may_create(&mut self) -> FsResult<()> {
+        if self.files_left == 0 {
+            self.create_refused = true;
+            tracing::info!(
+                "a call reached its limit of {} files created (limits.files)",
+                self.files_limit
+            );
+            return Err(ErrorCode::Quota.into());
+        }
+        Ok(())
+    }
+
+    fn created_one(&mut self) {
+        self.files_left = self.files_left.saturating_sub(1);
+    }
+
+    /// A place for one more descriptor, in the call's and the process's
+    /// budget, or a refusal (`quota`).
+    fn may_open(&mut self) -> FsResult<Held> {
+        self.descriptors.take().map_err(|why| {
+            self.open_refused = true;
+            match why {
+                NoDescriptor::Call(limit) => {
+                    tracing::info!("a call holds {limit} descriptors, its limit (limits.open)");
+                }
+                NoDescriptor::Process => tracing::warn!(
+                    "calls hold all the descriptors the server leaves them; an open was refused"
+                ),
+            }
+            ErrorCode::Quota.into()
+        })
+    }
+
+    /// The limits this call ran into, in words for its error message
+    /// (a guest sees only an I/O error and may report just that).
+    pub fn limits_reached(&self) -> Vec<String> {
+        let mut reached = Vec::new();
+        if self.written.was_refused() {
+            reached.push(format!(
+                "limits.write ({} written into its folders)",
+                super::format_size(self.written.limit())
+            ));
+        }
+        if self.create_refused {
+            reached.push(format!("limits.files ({} created)", self.files_limit));
+        }
+        if self.open_refused {
+            reached.push(format!(
+                "limits.open ({} held at once)",
+                self.descriptors.limit()
+            ));
+        }
+        reached
     }
 
     /// Whether mutations are limited to what the call created.
@@ -220,6 +308,19 @@ impl Guarded<'_> {
         }
     }
 
+    /// Puts `stream` (into a granted folder) under the call's write budget,
+    /// in place in the resource table.
+    fn budgeted(
+        &mut self,
+        stream: Resource<streams::OutputStream>,
+    ) -> FsResult<Resource<streams::OutputStream>> {
+        let held = self.guard.may_open()?;
+        let slot = self.fs.table.get_mut(&stream).map_err(FsError::trap)?;
+        let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedOutputStream));
+        *slot = self.guard.written.guard_stream(inner, held);
+        Ok(stream)
+    }
+
     /// Closes a descriptor the guest never got, and refuses.
     fn discard(&mut self, fd: Resource<Descriptor>, err: FsError) -> FsError {
         if let Err(trap) = fs::HostDescriptor::drop(&mut self.fs, fd) {
@@ -289,7 +390,13 @@ impl fs::HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::InputStream>> {
-        fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)
+        let held = self.guard.may_open()?;
+        let stream = fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)?;
+        // The stream keeps the file open: it holds a place of its own.
+        let slot = self.fs.table.get_mut(&stream).map_err(FsError::trap)?;
+        let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedInputStream));
+        *slot = hold_input(inner, held);
+        Ok(stream)
     }
 
     fn write_via_stream(
@@ -298,7 +405,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.own_descriptor(&fd)?;
-        fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)
+        let stream = fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
+        self.budgeted(stream)
     }
 
     fn append_via_stream(
@@ -306,7 +414,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.own_descriptor(&fd)?;
-        fs::HostDescriptor::append_via_stream(&mut self.fs, fd)
+        let stream = fs::HostDescriptor::append_via_stream(&mut self.fs, fd)?;
+        self.budgeted(stream)
     }
 
     fn advise(
@@ -333,6 +442,9 @@ impl fs::HostDescriptor for Guarded<'_> {
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
         self.own_descriptor(&fd)?;
+        // Growing a file counts as writing (a sparse file is disk to be).
+        let now = fs::HostDescriptor::stat(&mut self.fs, borrow(&fd))?.size;
+        self.guard.spend(size.saturating_sub(now))?;
         fs::HostDescriptor::set_size(&mut self.fs, fd, size)
     }
 
@@ -362,6 +474,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
         self.own_descriptor(&fd)?;
+        self.guard.spend(buffer.len() as u64)?;
         fs::HostDescriptor::write(&mut self.fs, fd, buffer, offset)
     }
 
@@ -377,7 +490,9 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.guard.may_create()?;
         fs::HostDescriptor::create_directory_at(&mut self.fs, borrow(&fd), path.clone())?;
+        self.guard.created_one();
         self.record_at(&fd, &path);
         Ok(())
     }
@@ -419,7 +534,10 @@ impl fs::HostDescriptor for Guarded<'_> {
         let follow = old_path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         self.own_entry(&fd, follow, &old_path)?;
         self.free_or_own_target(&new_fd, &new_path)?;
-        fs::HostDescriptor::link_at(&mut self.fs, fd, old_path_flags, old_path, new_fd, new_path)
+        self.guard.may_create()?;
+        fs::HostDescriptor::link_at(&mut self.fs, fd, old_path_flags, old_path, new_fd, new_path)?;
+        self.guard.created_one();
+        Ok(())
     }
 
     fn open_at(
@@ -432,11 +550,25 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<Resource<Descriptor>> {
         let writes = oflags.intersects(fs::OpenFlags::CREATE | fs::OpenFlags::TRUNCATE)
             || flags.contains(fs::DescriptorFlags::WRITE);
-        if self.guard.create_only && writes {
+        let held = self.guard.may_open()?;
+        // Whether this open may create an entry, and so needs the budget.
+        let creates = oflags.contains(fs::OpenFlags::CREATE) && {
+            let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
+            !matches!(self.identity_at(&fd, follow, &path), Ok(Some(_)))
+        };
+        if creates {
+            self.guard.may_create()?;
+        }
+        let opened = if self.guard.create_only && writes {
             self.open_guarded(fd, path_flags, path, oflags, flags)
         } else {
             fs::HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
+        }?;
+        if creates {
+            self.guard.created_one();
         }
+        self.guard.held.insert(opened.rep(), held);
+        Ok(opened)
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
@@ -466,7 +598,9 @@ impl fs::HostDescriptor for Guarded<'_> {
         old_path: String,
         new_path: String,
     ) -> FsResult<()> {
+        self.guard.may_create()?;
         fs::HostDescriptor::symlink_at(&mut self.fs, borrow(&fd), old_path, new_path.clone())?;
+        self.guard.created_one();
         self.record_at(&fd, &new_path);
         Ok(())
     }
@@ -498,6 +632,8 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
+        // Only descriptors this call opened were counted (never a preopen).
+        self.guard.held.remove(&fd.rep());
         fs::HostDescriptor::drop(&mut self.fs, fd)
     }
 }
@@ -553,7 +689,7 @@ mod tests {
                 table: ResourceTable::new(),
                 guard: FolderGuard {
                     create_only,
-                    created: HashSet::new(),
+                    ..FolderGuard::for_grant(&Grant::default())
                 },
                 _dir: dir,
                 host,

@@ -7,6 +7,7 @@
 //! message is read from the guest's captured stderr).
 
 mod bindings;
+mod budget;
 mod cache;
 mod folders;
 mod network;
@@ -27,6 +28,7 @@ pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
 use crate::call::CallObserver;
+use crate::logtext::GuestText;
 use crate::policy::{Access, Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
@@ -185,6 +187,11 @@ pub const DESCRIBE_LIMITS: Limits = Limits {
     output: 8 << 20,
     log: 64 << 10,
     concurrency: 1,
+    // Listing gets no folders; these only keep the budgets well-defined.
+    write: 0,
+    files: 0,
+    open: 16,
+    messages: 100,
 };
 
 /// The engine, the linker and the epoch ticker.
@@ -337,9 +344,9 @@ impl Sandbox {
             output.clone(),
             observer,
             cancel.clone(),
+            grant,
         );
         state.net = network::HttpFilter::for_grant(grant, cancel);
-        state.folder_guard = folders::FolderGuard::for_grant(grant);
         let deadline = Instant::now() + grant.limits.time;
         state.deadline = deadline;
         let mut store = Store::new(&self.engine, state);
@@ -407,6 +414,7 @@ impl Run {
             .instantiate_call(&mut self.store)
             .and_then(|(_, call)| call.call(&mut self.store, (name, arguments)))
             .map(|(returned,)| returned);
+        self.store.data_mut().flush_notices();
         let returned = self.finish(result)?;
         let guest_log = self.output.take();
         match returned {
@@ -428,7 +436,13 @@ impl Run {
             Err(types::Error::InvalidArguments(message)) => {
                 Err(RunError::InvalidArguments(message))
             }
-            Err(types::Error::Failed(message)) => Err(RunError::Failed(message)),
+            Err(types::Error::Failed(mut message)) => {
+                let reached = self.store.data().folder_guard.limits_reached();
+                if !reached.is_empty() {
+                    message = format!("{message} (the call reached {})", reached.join(", "));
+                }
+                Err(RunError::Failed(message))
+            }
         }
     }
 
@@ -471,12 +485,24 @@ impl Run {
                     .to_string()
             }
             Some(trap) => trap.to_string(),
-            None => format!("{err:#}"),
+            // The cause without the guest's wasm backtrace: that is for the
+            // operator's log, not for the client.
+            None => err
+                .chain()
+                .map(ToString::to_string)
+                .filter(|e| !e.starts_with(WASM_BACKTRACE))
+                .collect::<Vec<_>>()
+                .join(": "),
         };
-        tracing::debug!("guest trap: {err:?}");
+        // Function names in a backtrace are the guest's text too.
+        tracing::info!("guest trap: {}", GuestText(&format!("{err:?}")));
         Err(RunError::Crashed(cause))
     }
 }
+
+/// How wasmtime's `WasmBacktrace` context starts when displayed (it is a
+/// context, not an error type, so the chain cannot be asked for its type).
+const WASM_BACKTRACE: &str = "error while executing at wasm backtrace";
 
 /// The message of a Rust guest's panic, from the standard panic hook's
 /// `panicked at FILE:LINE:COL:\nMESSAGE` on stderr.

@@ -2,7 +2,8 @@
 //! services (`airlock:tool/host`) wired to whoever observes the call.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::{Duration, Instant};
 
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
@@ -14,6 +15,7 @@ use super::folders::{FolderGuard, Guarded};
 use super::network::HttpFilter;
 use super::pipe::CapturedOutput;
 use crate::call::CallObserver;
+use crate::policy::Grant;
 use crate::tool::Level;
 
 /// Why the runtime stopped a guest from outside.
@@ -36,17 +38,34 @@ impl std::error::Error for Interruption {}
 
 /// A cancellation flag shared between the caller and the running guest.
 #[derive(Clone, Default, Debug)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken(Arc<AtomicU8>);
+
+/// Why a call was stopped: by whoever asked for it (the client, a task's
+/// cancel), or because the server is shutting down — then the request
+/// still gets an answer saying so.
+const RUNNING: u8 = 0;
+const CANCELLED: u8 = 1;
+const SHUTDOWN: u8 = 2;
 
 impl CancelToken {
     pub fn new() -> Self {
         Self::default()
     }
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        let _ = self
+            .0
+            .compare_exchange(RUNNING, CANCELLED, Ordering::Relaxed, Ordering::Relaxed);
+    }
+    /// Stops the call because the server is shutting down.
+    pub fn shut_down(&self) {
+        self.0.store(SHUTDOWN, Ordering::Relaxed);
     }
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.0.load(Ordering::Relaxed) != RUNNING
+    }
+    /// Whether the call was stopped by the server's shutdown.
+    pub fn is_shut_down(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == SHUTDOWN
     }
 }
 
@@ -113,6 +132,8 @@ pub struct CallState {
     pub net: HttpFilter,
     /// What the call created, for create-only folders (off by default).
     pub folder_guard: FolderGuard,
+    /// What the call may still send its client (log and progress).
+    pub notices: Notices,
     /// When the call's wall time runs out; bounds blocking host calls too.
     pub deadline: std::time::Instant,
     last_progress: Option<f64>,
@@ -125,6 +146,7 @@ impl CallState {
         output: CapturedOutput,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
+        grant: &Grant,
     ) -> Self {
         CallState {
             wasi,
@@ -136,7 +158,8 @@ impl CallState {
             interruption: None,
             http: WasiHttpCtx::new(),
             net: HttpFilter::default(),
-            folder_guard: FolderGuard::default(),
+            folder_guard: FolderGuard::for_grant(grant),
+            notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
             last_progress: None,
         }
@@ -215,9 +238,85 @@ fn clip(text: &str) -> &str {
     &text[..end]
 }
 
+/// Progress reports closer together than this are coalesced: the latest
+/// one is kept and sent when the next is due, or when the call ends.
+const PROGRESS_EVERY: Duration = Duration::from_millis(20);
+
+/// A progress report waiting to be sent.
+type HeldProgress = (f64, Option<f64>, Option<String>);
+
+/// What a call may still send its client through `host::log` and
+/// `host::progress` (`limits.messages`, and `limits.log` bytes): whatever
+/// the client reads, one call queues a bounded amount toward it. What is
+/// over is dropped and counted, and the count reported once at the end.
+#[derive(Debug)]
+pub struct Notices {
+    messages_left: u64,
+    bytes_left: u64,
+    dropped: u64,
+    last_progress_sent: Option<Instant>,
+    held_progress: Option<HeldProgress>,
+}
+
+impl Notices {
+    pub fn new(messages: u64, bytes: u64) -> Self {
+        Notices {
+            messages_left: messages,
+            bytes_left: bytes,
+            dropped: 0,
+            last_progress_sent: None,
+            held_progress: None,
+        }
+    }
+
+    /// Takes one message of `len` bytes from the budget, or counts it as
+    /// dropped.
+    fn admit(&mut self, len: usize) -> bool {
+        let len = len as u64;
+        if self.messages_left == 0 || self.bytes_left < len {
+            self.dropped += 1;
+            return false;
+        }
+        self.messages_left -= 1;
+        self.bytes_left -= len;
+        true
+    }
+}
+
+impl CallState {
+    fn send_progress(&mut self, (done, total, message): HeldProgress) {
+        let message = message.as_deref().map(clip);
+        if self.notices.admit(message.map_or(0, str::len)) {
+            self.notices.last_progress_sent = Some(Instant::now());
+            self.observer.progress(done, total, message);
+        }
+    }
+
+    /// At the end of the call: sends the progress report still held, and
+    /// tells the client how many messages were dropped, once.
+    pub fn flush_notices(&mut self) {
+        if let Some(held) = self.notices.held_progress.take() {
+            self.send_progress(held);
+        }
+        let dropped = std::mem::take(&mut self.notices.dropped);
+        if dropped > 0 {
+            self.observer.log(
+                Level::Warning,
+                &format!(
+                    "{dropped} log and progress message(s) dropped: over this call's limit \
+                     (limits.messages, limits.log)"
+                ),
+            );
+        }
+    }
+}
+
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
-        self.observer.log(level.into(), clip(&message));
+        let message = clip(&message);
+        if self.notices.admit(message.len()) {
+            self.observer.log(level.into(), message);
+        }
     }
 
     fn progress(&mut self, done: f64, total: Option<f64>, message: Option<String>) {
@@ -226,9 +325,17 @@ impl host::Host for CallState {
             return;
         }
         self.last_progress = Some(done);
-        let total = total.filter(|t| t.is_finite());
-        self.observer
-            .progress(done, total, message.as_deref().map(clip));
+        let report = (done, total.filter(|t| t.is_finite()), message);
+        let due = self
+            .notices
+            .last_progress_sent
+            .is_none_or(|at| at.elapsed() >= PROGRESS_EVERY);
+        if due {
+            self.notices.held_progress = None;
+            self.send_progress(report);
+        } else {
+            self.notices.held_progress = Some(report);
+        }
     }
 
     fn cancelled(&mut self) -> bool {

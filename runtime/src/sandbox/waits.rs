@@ -7,7 +7,10 @@
 //! `wasi:io/streams` are linked through this layer: each wait races the
 //! call's deadline and its cancellation, and the loser traps the guest with
 //! the same [`Interruption`] the epoch check would have raised. Everything
-//! else is wasmtime-wasi's own implementation, called as it is.
+//! else is wasmtime-wasi's own implementation, called as it is — inside a
+//! Tokio context: a non-blocking `read` of an HTTP body that is not ready
+//! yet polls the body (and its deadline timer) on the guest's thread, which
+//! is no Tokio thread, and a timer created outside a runtime panics.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -15,7 +18,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{HasData, Linker, Resource, ResourceTable};
 use wasmtime_wasi::p2::bindings::sync::io::{poll, streams};
 use wasmtime_wasi::p2::{DynPollable, StreamError, StreamResult};
-use wasmtime_wasi::runtime::in_tokio;
+use wasmtime_wasi::runtime::{in_tokio, with_ambient_tokio_runtime as ambient};
 use wasmtime_wasi_io::bindings::wasi::io::poll as async_poll;
 use wasmtime_wasi_io::bindings::wasi::io::streams::{
     HostInputStream as AsyncInput, HostOutputStream as AsyncOutput,
@@ -112,7 +115,7 @@ impl poll::Host for Bounded<'_> {
 
 impl poll::HostPollable for Bounded<'_> {
     fn ready(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<bool> {
-        poll::HostPollable::ready(self.table, pollable)
+        ambient(|| poll::HostPollable::ready(self.table, pollable))
     }
 
     fn block(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
@@ -124,7 +127,7 @@ impl poll::HostPollable for Bounded<'_> {
     }
 
     fn drop(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
-        poll::HostPollable::drop(self.table, pollable)
+        ambient(|| poll::HostPollable::drop(self.table, pollable))
     }
 }
 
@@ -144,7 +147,7 @@ impl streams::HostInputStream for Bounded<'_> {
     }
 
     fn read(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<Vec<u8>> {
-        streams::HostInputStream::read(self.table, stream, len)
+        ambient(|| streams::HostInputStream::read(self.table, stream, len))
     }
 
     fn blocking_read(
@@ -160,7 +163,7 @@ impl streams::HostInputStream for Bounded<'_> {
     }
 
     fn skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
-        streams::HostInputStream::skip(self.table, stream, len)
+        ambient(|| streams::HostInputStream::skip(self.table, stream, len))
     }
 
     fn blocking_skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
@@ -175,7 +178,7 @@ impl streams::HostInputStream for Bounded<'_> {
         &mut self,
         stream: Resource<DynInputStream>,
     ) -> wasmtime::Result<Resource<DynPollable>> {
-        streams::HostInputStream::subscribe(self.table, stream)
+        ambient(|| streams::HostInputStream::subscribe(self.table, stream))
     }
 }
 
@@ -189,11 +192,11 @@ impl streams::HostOutputStream for Bounded<'_> {
     }
 
     fn check_write(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<u64> {
-        streams::HostOutputStream::check_write(self.table, stream)
+        ambient(|| streams::HostOutputStream::check_write(self.table, stream))
     }
 
     fn write(&mut self, stream: Resource<DynOutputStream>, bytes: Vec<u8>) -> StreamResult<()> {
-        streams::HostOutputStream::write(self.table, stream, bytes)
+        ambient(|| streams::HostOutputStream::write(self.table, stream, bytes))
     }
 
     fn blocking_write_and_flush(
@@ -224,15 +227,15 @@ impl streams::HostOutputStream for Bounded<'_> {
         &mut self,
         stream: Resource<DynOutputStream>,
     ) -> wasmtime::Result<Resource<DynPollable>> {
-        streams::HostOutputStream::subscribe(self.table, stream)
+        ambient(|| streams::HostOutputStream::subscribe(self.table, stream))
     }
 
     fn write_zeroes(&mut self, stream: Resource<DynOutputStream>, len: u64) -> StreamResult<()> {
-        streams::HostOutputStream::write_zeroes(self.table, stream, len)
+        ambient(|| streams::HostOutputStream::write_zeroes(self.table, stream, len))
     }
 
     fn flush(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<()> {
-        streams::HostOutputStream::flush(self.table, stream)
+        ambient(|| streams::HostOutputStream::flush(self.table, stream))
     }
 
     fn blocking_flush(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<()> {
@@ -249,7 +252,7 @@ impl streams::HostOutputStream for Bounded<'_> {
         src: Resource<DynInputStream>,
         len: u64,
     ) -> StreamResult<u64> {
-        streams::HostOutputStream::splice(self.table, dst, src, len)
+        ambient(|| streams::HostOutputStream::splice(self.table, dst, src, len))
     }
 
     fn blocking_splice(

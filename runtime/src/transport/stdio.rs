@@ -102,7 +102,7 @@ where
             "cancelling {} call(s) still running after the grace period",
             calls.len()
         );
-        session.cancel_all();
+        session.shut_down_all();
         drain(&mut calls).await;
     }
     // Background tasks nobody can fetch any more stop here.

@@ -34,6 +34,7 @@
 //!   carries `notifications/tools/list_changed` tagged with the
 //!   subscription id until the client cancels or the server ends it.
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -345,9 +346,39 @@ fn now_secs() -> u64 {
         .unwrap_or(0)
 }
 
-/// `requestState` for a confirmation: payload and its HMAC.
+/// Confirmation states already answered, each kept until it expires: a
+/// state is good for one answer, never for a replay of the same call.
+#[derive(Default)]
+pub struct UsedStates {
+    used: Mutex<HashMap<String, u64>>,
+}
+
+impl UsedStates {
+    /// Marks `state` (valid until `expires`) as answered; false when it was
+    /// answered before.
+    pub fn first_use(&self, state: &str, now: u64) -> bool {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        used.retain(|_, expires| *expires > now);
+        let expires = state_expiry(state).unwrap_or(now + STATE_TTL.as_secs());
+        used.insert(state.to_string(), expires).is_none()
+    }
+}
+
+/// The expiry written in a state's payload (checked by [`verify_state`]).
+fn state_expiry(state: &str) -> Option<u64> {
+    let (payload, _) = state.split_once('.')?;
+    let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let payload = String::from_utf8(payload).ok()?;
+    payload.split('.').nth(1)?.parse().ok()
+}
+
+/// `requestState` for a confirmation: payload (with a random nonce, so no
+/// two are alike) and its HMAC.
 pub fn sign_state(digest: &str, expires: u64) -> String {
-    let payload = format!("confirm.{expires}.{digest}");
+    let nonce: u64 = rand::random();
+    let payload = format!("confirm.{expires}.{nonce:016x}.{digest}");
     let mac = hmac(state_key(), payload.as_bytes());
     format!(
         "{}.{}",
@@ -380,8 +411,9 @@ pub fn verify_state(state: &str, digest: &str, now: u64) -> bool {
     let Ok(payload) = String::from_utf8(payload) else {
         return false;
     };
-    let mut parts = payload.splitn(3, '.');
-    let (Some("confirm"), Some(expires), Some(bound)) = (parts.next(), parts.next(), parts.next())
+    let mut parts = payload.splitn(4, '.');
+    let (Some("confirm"), Some(expires), Some(_nonce), Some(bound)) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return false;
     };
@@ -653,6 +685,16 @@ impl Session {
                 .get("inputResponses")
                 .and_then(|r| r.get(CONFIRM_KEY))
             {
+                let answered = state.as_str().unwrap_or_default();
+                if !self.server.used_states.first_use(answered, now_secs()) {
+                    return Err(Answer::Error(
+                        ErrorObject::invalid_params(
+                            "requestState was answered already; a confirmation is good for \
+                             one call: call again without it",
+                        )
+                        .with_data(json!({ "parameter": "requestState" })),
+                    ));
+                }
                 let accepted = response.get("action").and_then(Value::as_str) == Some("accept")
                     && response.pointer("/content/confirm") == Some(&Value::Bool(true));
                 tracing::info!(tool, accepted, "confirmation answered");
@@ -911,10 +953,27 @@ mod tests {
         let args = call_digest(Some("alice"), "rm", &json!({"path": "/y"}));
         assert!(!verify_state(&state, &args, 999), "other arguments");
         // Tampering with the payload breaks the MAC.
-        let forged = sign_state(&digest, 1_000).replacen('A', "B", 1);
+        let forged = state.replacen('A', "B", 1);
         assert!(!verify_state(&forged, &digest, 999) || forged == state);
         assert!(!verify_state("nonsense", &digest, 0));
         assert!(!verify_state("a.b", &digest, 0));
+        // No two states are alike, even for the same call and second.
+        assert_ne!(sign_state(&digest, 1_000), state);
+    }
+
+    #[test]
+    fn a_request_state_is_answered_once_and_forgotten_after_it_expires() {
+        let digest = call_digest(None, "rm", &json!({}));
+        let used = UsedStates::default();
+        let state = sign_state(&digest, 1_000);
+        assert!(used.first_use(&state, 10));
+        assert!(!used.first_use(&state, 11), "a replay");
+        let other = sign_state(&digest, 1_000);
+        assert!(used.first_use(&other, 12), "another state of the same call");
+        // Past its expiry a state is no longer kept (and no longer valid).
+        let later = sign_state(&digest, 2_000);
+        assert!(used.first_use(&later, 1_500));
+        assert_eq!(used.used.lock().expect("used").len(), 1);
     }
 
     #[tokio::test]
