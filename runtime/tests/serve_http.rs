@@ -285,6 +285,40 @@ fn a_request_with_two_host_headers_is_a_bad_request() {
 }
 
 #[test]
+fn connections_closed_before_their_headers_end_do_not_linger() {
+    let mut served = serve("", &catalog_and_export(), &[]);
+    // Let the server settle (its first accepts, its log) before counting.
+    let r = http(served.addr, "GET", "/rpc/describe", &[], b"");
+    assert_eq!(r.status, 200);
+    let before = served.open_fds();
+    let partial: Vec<TcpStream> = (0..50)
+        .map(|_| {
+            let mut s = TcpStream::connect(served.addr).expect("connect");
+            s.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+                .expect("half a head");
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        served.open_fds() >= before + 50,
+        "the server holds them while open"
+    );
+    drop(partial);
+    // Well before the 10 s header timeout, every one of them is gone.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while served.open_fds() > before + 2 {
+        assert!(
+            Instant::now() < deadline,
+            "{} descriptors still open, {before} before",
+            served.open_fds()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    served.assert_alive();
+}
+
+#[test]
 fn huge_bodies_are_refused_early() {
     let served = serve("", &catalog_and_export(), &[]);
     // Declared 100 MB, nothing sent: refused from the header alone.

@@ -163,11 +163,13 @@ pub struct Descriptors {
 }
 
 /// Why a descriptor was not handed out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum NoDescriptor {
     /// The call holds `limits.open` already.
+    #[error("the call holds {0} descriptors, its limit (limits.open)")]
     Call(u64),
     /// All calls together hold what the process allows them.
+    #[error("calls hold all the descriptors the server leaves them")]
     Process,
 }
 

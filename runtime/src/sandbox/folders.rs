@@ -185,6 +185,11 @@ impl FolderGuard {
         reached
     }
 
+    /// The call's descriptor budget, to share with its network layer.
+    pub fn descriptors(&self) -> Descriptors {
+        self.descriptors.clone()
+    }
+
     /// Whether mutations are limited to what the call created.
     pub fn is_create_only(&self) -> bool {
         self.create_only

@@ -346,7 +346,7 @@ impl Sandbox {
             cancel.clone(),
             grant,
         );
-        state.net = network::HttpFilter::for_grant(grant, cancel);
+        state.net = network::HttpFilter::for_grant(grant, cancel, state.folder_guard.descriptors());
         let deadline = Instant::now() + grant.limits.time;
         state.deadline = deadline;
         let mut store = Store::new(&self.engine, state);

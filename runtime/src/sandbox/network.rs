@@ -65,6 +65,7 @@ use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
+use super::budget::{Descriptors, Held};
 use super::state::CancelToken;
 use crate::logtext::GuestText;
 use crate::policy::{Grant, HostPattern, HttpMethods, NetworkGrant};
@@ -330,6 +331,9 @@ pub struct HttpFilter {
     grant: Option<NetworkGrant>,
     deadline: Instant,
     cancel: CancelToken,
+    /// The call's descriptor budget: each connection holds a place in it
+    /// until it closes (`limits.open`).
+    descriptors: Option<Descriptors>,
 }
 
 impl Default for HttpFilter {
@@ -339,17 +343,19 @@ impl Default for HttpFilter {
             grant: None,
             deadline: Instant::now(),
             cancel: CancelToken::new(),
+            descriptors: None,
         }
     }
 }
 
 impl HttpFilter {
     /// The filter of a call starting now with `grant`.
-    pub fn for_grant(grant: &Grant, cancel: CancelToken) -> Self {
+    pub fn for_grant(grant: &Grant, cancel: CancelToken, descriptors: Descriptors) -> Self {
         HttpFilter {
             grant: grant.network.clone(),
             deadline: Instant::now() + grant.limits.time,
             cancel,
+            descriptors: Some(descriptors),
         }
     }
 }
@@ -389,6 +395,15 @@ impl WasiHttpHooks for HttpFilter {
             cancel: self.cancel.clone(),
         };
         let what = format!("{} {}", request.method(), request.uri());
+        // A connection is a descriptor: it holds a place until it closes.
+        let held = match self.descriptors.as_ref().map(Descriptors::take) {
+            Some(Ok(held)) => Some(held),
+            Some(Err(why)) => {
+                tracing::info!("HTTP request {} refused: {why}", GuestText(&what));
+                return Box::new(async { Err(HttpError::ConnectionLimitReached) });
+            }
+            None => None,
+        };
         Box::new(async move {
             let refused = |r: Refusal| {
                 tracing::warn!("HTTP request {} refused: {r}", GuestText(&what));
@@ -406,7 +421,7 @@ impl WasiHttpHooks for HttpFilter {
                     check_resolved(&allow, &host, found.map(|a| a.ip()), port).map_err(refused)?
                 }
             };
-            send(request, &addrs, options, stop).await
+            send(request, &addrs, options, stop, held).await
         })
     }
 }
@@ -464,6 +479,7 @@ async fn send(
     addrs: &[SocketAddr],
     options: Option<RequestOptions>,
     stop: Stop,
+    held: Option<Held>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -544,6 +560,7 @@ async fn send(
     });
     let io_stop = stop.clone();
     let io: Box<dyn Future<Output = Result<(), HttpError>> + Send> = Box::new(async move {
+        let _held = held;
         if conn_done {
             return Ok(());
         }
