@@ -78,7 +78,7 @@ impl Entry<'_> {
 }
 
 fn grant_summary(grant: &Grant) -> Value {
-    json!({
+    let mut summary = json!({
         "folders": grant.mounts.iter()
             .map(|m| format!("{} ({})", m.guest, m.access))
             .collect::<Vec<_>>(),
@@ -89,6 +89,10 @@ fn grant_summary(grant: &Grant) -> Value {
         "memory": grant.limits.memory,
         "time_ms": grant.limits.time.as_millis() as u64,
         "fuel": grant.limits.fuel,
-        "destructive": grant.consent.as_str(),
-    })
+    });
+    // Only a destructive tool has a consent rule to record.
+    if let (Some(consent), Some(map)) = (grant.consent, summary.as_object_mut()) {
+        map.insert("destructive".into(), consent.as_str().into());
+    }
+    summary
 }

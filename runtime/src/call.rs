@@ -150,7 +150,7 @@ impl PreparedCall {
 
     /// True when the client must confirm this (destructive) call first.
     pub fn needs_confirmation(&self) -> bool {
-        self.tool.info.hints.destructive && self.grant.consent == Consent::Confirm
+        self.grant.consent == Some(Consent::Confirm)
     }
 
     /// Runs the guest (blocking). `confirmation` matters only when

@@ -257,7 +257,7 @@ impl Runtime {
     ) -> Result<PreparedCall, CallError> {
         let tool = tool.clone();
         let arguments = tool.args.prepare(arguments)?;
-        if tool.info.hints.destructive && grant.consent == Consent::Deny {
+        if grant.consent == Some(Consent::Deny) {
             let (component, name) = (&tool.component.name, &tool.info.name);
             return Err(CallError::Refused(Refusal {
                 message: format!(
@@ -334,12 +334,13 @@ fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
         }
     }
     for component in policy.components() {
-        if let Some(source) = &component.source
-            && !files.contains(source)
-        {
+        if let Some(source) = &component.source {
             files.push(source.clone());
         }
     }
-    files.dedup();
+    // One file however it is spelled (`tools/x.wasm`, `./tools/x.wasm`, an
+    // absolute path): the first spelling stays.
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|file| seen.insert(std::fs::canonicalize(file).unwrap_or_else(|_| file.clone())));
     files
 }

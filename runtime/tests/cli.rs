@@ -122,6 +122,10 @@ destructive = "confirm"
         "{text}"
     );
     assert!(text.contains("destructive calls: confirm"), "{text}");
+    // Only the destructive tool (restock) has a consent rule to show.
+    assert_eq!(text.matches("destructive calls:").count(), 1, "{text}");
+    // Folders are shown as the policy resolved them, without "././".
+    assert!(!text.contains("./."), "{text}");
 }
 
 #[test]
@@ -280,4 +284,51 @@ fn guest_text_cannot_forge_lines_of_the_runtimes_log() {
         marked.contains("tool=forge") && marked.contains("call="),
         "{marked}"
     );
+}
+
+#[test]
+fn serve_refuses_to_start_with_nothing_to_serve() {
+    let empty = tempfile::tempdir().expect("tempdir");
+    let dir = path(empty.path().to_path_buf());
+    let out = airlock(&["serve", "--stdio", &dir]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("error: no tools to serve"), "{err}");
+    assert!(
+        err.contains("--watch") && err.contains("--allow-empty"),
+        "{err}"
+    );
+    // Deliberately empty: it starts (and ends with its stdin).
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--stdio", "--allow-empty", &dir])
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run airlock");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("warning: no tools to serve yet"));
+}
+
+#[test]
+fn inspect_with_a_policy_alone_shows_the_components_it_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[components.catalog]\nsource = {:?}\n",
+            path(component("catalog"))
+        ),
+    )
+    .expect("policy");
+    let out = airlock(&["inspect", "--policy", &path(policy.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("lookup_price — Look up price"),
+        "{}",
+        stdout(&out)
+    );
+    // Without a policy, files are required.
+    let out = airlock(&["inspect"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }

@@ -187,3 +187,19 @@ fn a_digest_pin_mismatch_names_both_digests() {
     assert!(err.contains(&actual), "{err}");
     assert!(err.contains(&"0".repeat(64)), "{err}");
 }
+
+#[test]
+fn a_policy_source_and_the_same_file_on_the_command_line_load_once() {
+    // The same file, spelled three ways: absolute on the command line, and
+    // relative with `.` and `..` parts in the policy.
+    let policy =
+        "[components.catalog]\nsource = \"./target/components/../components/catalog.wasm\"\n";
+    let runtime = support::runtime(policy, &[support::component("catalog")]);
+    assert_eq!(runtime.files(&[support::component("catalog")]).len(), 1);
+    assert!(
+        runtime
+            .catalog()
+            .tools()
+            .any(|t| t.info.name == "lookup_price")
+    );
+}

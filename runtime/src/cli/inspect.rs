@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::catalog::Tool;
-use crate::policy::Grant;
+use crate::policy::{Consent, Grant};
 use crate::sandbox::{format_duration, format_size};
 
 /// Show the tools of components: parameters, hints, imports and grants.
@@ -17,11 +17,13 @@ use crate::sandbox::{format_duration, format_size};
 #[command(
     after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
                         airlock inspect catalog.wasm --policy airlock.toml\n  \
+                        airlock inspect --policy airlock.toml   (the components its `source` keys name)\n  \
                         airlock inspect catalog.wasm --json"
 )]
 pub struct Args {
-    /// Component files (.wasm) or folders of them.
-    #[arg(required = true, value_name = "FILE.wasm")]
+    /// Component files (.wasm) or folders of them; with --policy, may be
+    /// left out when the policy names its components' `source`.
+    #[arg(required_unless_present = "policy", value_name = "FILE.wasm")]
     files: Vec<PathBuf>,
     /// Print one JSON document: the tools as MCP `tools/list` lists them,
     /// plus each component's imports (and grants with --policy).
@@ -36,6 +38,13 @@ pub fn run(args: Args) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
+    if runtime.catalog().tools().next().is_none() {
+        eprintln!(
+            "error: nothing to inspect: name component files, or give --policy a policy whose \
+             components have a `source`"
+        );
+        return Exit::Usage;
+    }
     let with_grants = args.load.policy.is_some();
     if args.json {
         super::print_result(&format!("{}\n", pretty(&as_json(&runtime, with_grants))));
@@ -100,7 +109,7 @@ fn grant_json(grant: &Grant) -> Value {
             "log": grant.limits.log,
             "concurrency": grant.limits.concurrency,
         },
-        "destructive": grant.consent.as_str(),
+        "destructive": grant.consent.map(Consent::as_str),
         "retry": grant.retry,
         "narrowings": grant.narrowings.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
     })
@@ -238,7 +247,9 @@ fn grant_text(out: &mut String, grant: &Grant) {
         l.concurrency,
         l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
     );
-    let _ = writeln!(out, "      destructive calls: {}", grant.consent.as_str());
+    if let Some(consent) = grant.consent {
+        let _ = writeln!(out, "      destructive calls: {}", consent.as_str());
+    }
     let _ = writeln!(
         out,
         "      retry: {}",

@@ -57,6 +57,10 @@ pub struct Args {
     /// (polls every 500 ms); clients are sent notifications/tools/list_changed.
     #[arg(long)]
     watch: bool,
+    /// Start even when no tool loaded (without it, and without --watch,
+    /// serve refuses to start with nothing to serve).
+    #[arg(long)]
+    allow_empty: bool,
     #[command(flatten)]
     load: LoadOptions,
 }
@@ -174,10 +178,22 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
         eprintln!("refused {err}");
     }
     let count = runtime.catalog().tools().count();
-    if count == 0 {
-        eprintln!("warning: no tools to serve");
-    } else {
+    if count > 0 {
         eprintln!("{count} tool(s) ready");
+    } else if args.watch || args.allow_empty {
+        eprintln!("warning: no tools to serve yet");
+    } else {
+        eprintln!(
+            "error: no tools to serve{}; name component files or folders (airlock serve \
+             tools/), fix the refusals above, or pass --watch (tools may arrive later) or \
+             --allow-empty",
+            if args.paths.is_empty() && runtime.policy().components().all(|c| c.source.is_none()) {
+                " (no PATH given and the policy names no source)"
+            } else {
+                ""
+            }
+        );
+        return Err(Exit::LoadFailed);
     }
     Ok(runtime)
 }

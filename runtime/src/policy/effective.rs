@@ -17,7 +17,7 @@
 //! lists.
 
 use super::file::{FolderMode, Settings};
-use super::grant::{Access, Consent, Grant, HttpMethods, Mount, Narrowing, NetworkGrant};
+use super::grant::{Access, Grant, HttpMethods, Mount, Narrowing, NetworkGrant};
 use crate::tool::Hints;
 
 const READ_ONLY: &str = "tool is read-only";
@@ -94,13 +94,9 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         })
     };
 
-    // Only destructive calls need consent; for the rest it is settled here
-    // so the caller never has to look at hints again.
-    let consent = if hints.destructive {
-        settings.destructive
-    } else {
-        Consent::Allow
-    };
+    // Only destructive calls need consent; the rest have no consent rule at
+    // all (not "allow"), so nothing shows one where it does not apply.
+    let consent = hints.destructive.then_some(settings.destructive);
 
     Grant {
         mounts,
@@ -119,6 +115,7 @@ mod tests {
 
     use super::*;
     use crate::policy::file::Folder;
+    use crate::policy::grant::Consent;
     use crate::policy::{HostPattern, Limits};
 
     const LISTED: [&str; 2] = ["api.example.com", "10.0.0.0/8"];
@@ -239,11 +236,7 @@ mod tests {
                             }
                         }
 
-                        let consent = if hints.destructive {
-                            policy_consent
-                        } else {
-                            Consent::Allow
-                        };
+                        let consent = hints.destructive.then_some(policy_consent);
                         assert_eq!(g.consent, consent, "{case}");
                         assert_eq!(g.retry, hints.idempotent, "{case}");
                         assert_eq!(g.env, s.env, "{case}");
@@ -302,7 +295,7 @@ mod tests {
             hints,
         );
         assert_eq!(g.mounts[0].access, Access::ReadOnly);
-        assert_eq!(g.consent, Consent::Confirm);
+        assert_eq!(g.consent, Some(Consent::Confirm));
         assert_eq!(g.network.map(|n| n.methods), Some(HttpMethods::SafeOnly));
         assert_eq!(
             g.narrowings[0].to_string(),
@@ -326,6 +319,13 @@ mod tests {
             assert!(g.narrowings.is_empty());
             assert_eq!(g.limits, Limits::default());
         }
-        assert_eq!(effective(&Settings::default(), all).consent, Consent::Deny);
+        assert_eq!(
+            effective(&Settings::default(), all).consent,
+            Some(Consent::Deny)
+        );
+        assert_eq!(
+            effective(&Settings::default(), Hints::default()).consent,
+            None
+        );
     }
 }

@@ -556,7 +556,7 @@ impl Parser<'_> {
             });
         }
         Ok(Policy {
-            audit: raw.audit.map(|a| self.base.join(a)),
+            audit: raw.audit.map(|a| self.resolve(&a)),
             defaults,
             components,
             tokens,
@@ -577,7 +577,7 @@ impl Parser<'_> {
         }
         Ok(ComponentPolicy {
             name: name.to_string(),
-            source: c.source.map(|s| self.base.join(s)),
+            source: c.source.map(|s| self.resolve(&s)),
             sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
             section,
             tools,
@@ -637,7 +637,7 @@ impl Parser<'_> {
                     ),
                 ));
             }
-            let host = self.base.join(f.host.get_ref());
+            let host = self.resolve(f.host.get_ref());
             let at = f.host.span().start;
             match std::fs::metadata(&host) {
                 Ok(m) if m.is_dir() => {}
@@ -703,6 +703,24 @@ impl Parser<'_> {
             vars.push((name, value));
         }
         Ok(vars)
+    }
+
+    /// A path of the policy resolved against its folder, without `.`
+    /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
+    /// so it reads right and compares equal to the same path spelled
+    /// another way.
+    fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        let resolved: PathBuf = self
+            .base
+            .join(path)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        if resolved.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            resolved
+        }
     }
 
     fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {

@@ -516,3 +516,19 @@ fn refuses_toml_syntax_errors_with_a_line() {
     refused("[defaults]\ndestructive = \n", 2, "");
     refused("[defaults]\n[defaults]\n", 2, "");
 }
+
+#[test]
+fn paths_next_to_a_relative_policy_have_no_dot_parts() {
+    // As when `airlock.toml` in the current folder says `./src`.
+    let policy = parse(
+        "audit = \"./audit.jsonl\"\n[components.x]\nsource = \"./x.wasm\"\n\
+         folders = [{ host = \"./src\", guest = \"/s\" }, { host = \".\", guest = \"/all\" }]\n",
+        Path::new("."),
+    )
+    .expect("policy");
+    let x = policy.component("x").expect("x");
+    assert_eq!(x.source.as_deref(), Some(Path::new("x.wasm")));
+    let s = policy.settings_for("x", "t");
+    assert_eq!(s.folders[0].host, Path::new("src"));
+    assert_eq!(s.folders[1].host, Path::new("."));
+}

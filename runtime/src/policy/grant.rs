@@ -158,8 +158,9 @@ pub struct Grant {
     /// Environment variables the guest sees, exactly these.
     pub env: Vec<(String, String)>,
     pub limits: Limits,
-    /// Only meaningful for destructive tools; others never need consent.
-    pub consent: Consent,
+    /// How a destructive tool's calls get consent; `None` for a tool that
+    /// is not destructive (it never needs any).
+    pub consent: Option<Consent>,
     /// Whether the runtime may retry a failed call by itself.
     pub retry: bool,
     pub narrowings: Vec<Narrowing>,
