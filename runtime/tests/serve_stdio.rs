@@ -485,3 +485,27 @@ fn closing_stdin_during_a_task_stops_cleanly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(output.status.code(), Some(0), "{stderr}");
 }
+
+#[test]
+fn a_call_stopped_by_the_shutdown_still_gets_an_answer_over_stdio() {
+    let mut c = Client::start(
+        ONE_AT_A_TIME,
+        &["--grace", "1"],
+        &[test_component("hostile")],
+    );
+    c.initialize("2025-11-25");
+    c.send(json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
+        "params":{"name":"sleep","arguments":{"ms":60000}}}));
+    std::thread::sleep(Duration::from_millis(500));
+    let pid = c.child.id().to_string();
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .expect("kill");
+    assert!(ok.success());
+    // Exactly one answer for the request in flight: an error saying why.
+    let answer = c.wait_for(|m| m["id"] == "long");
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("shutting down"), "{answer}");
+    assert_eq!(c.close(), Some(0));
+}
