@@ -332,3 +332,46 @@ fn inspect_with_a_policy_alone_shows_the_components_it_names() {
     let out = airlock(&["inspect"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
+
+#[test]
+fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data");
+    std::fs::write(data.join("old.txt"), "before").expect("old.txt");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[components.hostile]\nfolders = [{{ host = {:?}, guest = \"/data\", mode = \"read-write\" }}]\n",
+            path(data.clone())
+        ),
+    )
+    .expect("policy");
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args([
+            "call",
+            &path(test_component("hostile")),
+            "fs_plain",
+            "op=overwrite",
+            "path=/data/old.txt",
+            "content=after",
+            "--policy",
+            &path(policy),
+        ])
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+        .env("AIRLOCK_LOG", "info")
+        .output()
+        .expect("run airlock");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let log = stderr(&out);
+    assert!(
+        log.contains("create-only: refused to open for writing \"old.txt\""),
+        "{log}"
+    );
+    assert!(log.contains("destructive = \"allow\""), "{log}");
+    assert_eq!(
+        std::fs::read_to_string(data.join("old.txt")).expect("read"),
+        "before"
+    );
+}

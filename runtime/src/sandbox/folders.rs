@@ -75,6 +75,7 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget, hold_input};
 use super::state::CallState;
+use crate::logtext::GuestText;
 use crate::policy::{Access, Grant};
 
 /// The identity of a filesystem entry: wasmtime-wasi's metadata hash of its
@@ -224,7 +225,17 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linked
 }
 
-fn refused() -> FsError {
+/// A create-only refusal: `not-permitted` for the guest, and a line in the
+/// operator's log saying which rule refused what, and what would allow it.
+fn refused(what: &str, path: Option<&str>) -> FsError {
+    let path = path.map(|p| format!(" {:?}", GuestText(p).to_string()));
+    tracing::info!(
+        "create-only: refused to {what}{} (it existed before the call); the tool is neither \
+         read-only nor destructive, so its read-write folders are create-only — a tool that \
+         declares destructive, with destructive = \"allow\" or \"confirm\" in the policy, \
+         may change it",
+        path.unwrap_or_default()
+    );
     ErrorCode::NotPermitted.into()
 }
 
@@ -275,7 +286,7 @@ impl Guarded<'_> {
         if self.guard.created.contains(&id) {
             Ok(())
         } else {
-            Err(refused())
+            Err(refused("change an open file", None))
         }
     }
 
@@ -286,7 +297,7 @@ impl Guarded<'_> {
         }
         match self.identity_at(fd, follow, path)? {
             Some(id) if self.guard.created.contains(&id) => Ok(()),
-            Some(_) => Err(refused()),
+            Some(_) => Err(refused("change", Some(path))),
             None => Err(ErrorCode::NoEntry.into()),
         }
     }
@@ -297,7 +308,7 @@ impl Guarded<'_> {
             return Ok(());
         }
         match self.identity_at(fd, false, path)? {
-            Some(id) if !self.guard.created.contains(&id) => Err(refused()),
+            Some(id) if !self.guard.created.contains(&id) => Err(refused("replace", Some(path))),
             _ => Ok(()),
         }
     }
@@ -347,14 +358,14 @@ impl Guarded<'_> {
         match self.identity_at(&fd, follow, &path)? {
             Some(id) => {
                 if !self.guard.created.contains(&id) {
-                    return Err(refused());
+                    return Err(refused("open for writing", Some(&path)));
                 }
                 let opened =
                     fs::HostDescriptor::open_at(&mut self.fs, fd, flags, path, oflags, dflags)?;
                 // Hand out a writable descriptor only for the entry checked.
                 match self.identity(&opened) {
                     Ok(found) if found == id => Ok(opened),
-                    Ok(_) => Err(self.discard(opened, refused())),
+                    Ok(_) => Err(self.discard(opened, refused("open for writing", None))),
                     Err(err) => Err(self.discard(opened, err)),
                 }
             }
