@@ -672,20 +672,8 @@ fn call_limit_gives_503_and_cancellation_stops_the_guest() {
 #[test]
 fn sigterm_stops_cleanly() {
     let mut served = serve("", &catalog_and_export(), &["--grace", "2"]);
-    let pid = served.child.id().to_string();
-    let ok = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(ok.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let status = loop {
-        if let Some(status) = served.child.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "airlock did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    support::terminate(served.child.id());
+    let status = support::wait_for_exit(&mut served.child);
     assert_eq!(status.code(), Some(0));
 }
 
@@ -699,12 +687,7 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
             "params":{"name":"sleep","arguments":{"ms":60000}}}))
     });
     std::thread::sleep(Duration::from_millis(500));
-    let pid = served.child.id().to_string();
-    let ok = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(ok.success());
+    support::terminate(served.child.id());
     let reply = sleeping.join().expect("thread");
     // One answer, a JSON-RPC error naming the shutdown (not a bare 202).
     assert_eq!(reply.status, 200, "{}", reply.body);
@@ -716,11 +699,7 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
         .unwrap_or_else(|| panic!("no answer to the call: {}", reply.body));
     let message = answer["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("shutting down"), "{answer}");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while served.child.try_wait().expect("wait").is_none() {
-        assert!(Instant::now() < deadline, "airlock did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
 }
 
 /// Opens the session's standing SSE stream (GET /mcp); its messages

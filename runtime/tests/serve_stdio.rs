@@ -497,12 +497,7 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer_over_stdio() {
     c.send(json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
         "params":{"name":"sleep","arguments":{"ms":60000}}}));
     std::thread::sleep(Duration::from_millis(500));
-    let pid = c.child.id().to_string();
-    let ok = std::process::Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .expect("kill");
-    assert!(ok.success());
+    support::terminate(c.child.id());
     // Exactly one answer for the request in flight: an error saying why.
     let answer = c.wait_for(|m| m["id"] == "long");
     let message = answer["error"]["message"].as_str().unwrap_or("");

@@ -114,3 +114,24 @@ pub fn beside_good_calls<T: Send>(runtime: &Runtime, attack: impl FnOnce() -> T 
         result
     })
 }
+
+/// Sends SIGTERM to process `pid` (a served airlock), as an operator would.
+pub fn terminate(pid: u32) {
+    let ok = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(ok.success(), "kill -TERM {pid}");
+}
+
+/// Waits (at most 20 s) for `child` to exit and returns its status.
+pub fn wait_for_exit(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            return status;
+        }
+        assert!(std::time::Instant::now() < deadline, "airlock did not stop");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
