@@ -325,12 +325,13 @@ impl Guarded<'_> {
     }
 
     /// Puts `stream` (into a granted folder) under the call's write budget,
-    /// in place in the resource table.
+    /// in place in the resource table; `held` is its place among the call's
+    /// descriptors (taken before the stream was made).
     fn budgeted(
         &mut self,
         stream: Resource<streams::OutputStream>,
+        held: Held,
     ) -> FsResult<Resource<streams::OutputStream>> {
-        let held = self.guard.may_open()?;
         let slot = self.fs.table.get_mut(&stream).map_err(FsError::trap)?;
         let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedOutputStream));
         *slot = self.guard.written.guard_stream(inner, held);
@@ -421,8 +422,9 @@ impl fs::HostDescriptor for Guarded<'_> {
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.own_descriptor(&fd)?;
+        let held = self.guard.may_open()?;
         let stream = fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
-        self.budgeted(stream)
+        self.budgeted(stream, held)
     }
 
     fn append_via_stream(
@@ -430,8 +432,9 @@ impl fs::HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<streams::OutputStream>> {
         self.own_descriptor(&fd)?;
+        let held = self.guard.may_open()?;
         let stream = fs::HostDescriptor::append_via_stream(&mut self.fs, fd)?;
-        self.budgeted(stream)
+        self.budgeted(stream, held)
     }
 
     fn advise(
