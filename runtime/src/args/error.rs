@@ -183,10 +183,6 @@ pub(crate) fn kind_of(value: &Value) -> &'static str {
     }
 }
 
-/// Renders a value as compact JSON of at most [`VALUE_CHARS`] characters
-/// (plus `…`). Stops writing as soon as the budget is spent, so a huge or
-/// deeply nested value costs no more than a small one: every nesting level
-/// writes a bracket first, so recursion is bounded by the budget too.
 /// A validator's message with the offending value shown as `shown` (the
 /// value clipped, or a word in its place) and the reason kept whole: a long
 /// value never pushes "does not match pattern …" out of the message.
@@ -202,6 +198,10 @@ pub(crate) fn schema_message(error: &jsonschema::ValidationError<'_>, shown: &st
     cut(&reason, MESSAGE_CHARS)
 }
 
+/// Renders a value as compact JSON of at most [`VALUE_CHARS`] characters
+/// (plus `…`). Stops writing as soon as the budget is spent, so a huge or
+/// deeply nested value costs no more than a small one: every nesting level
+/// writes a bracket first, so recursion is bounded by the budget too.
 pub(crate) fn render_value(value: &Value) -> String {
     let mut out = String::new();
     write_bounded(value, &mut out, VALUE_CHARS);
