@@ -375,3 +375,25 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
         "before"
     );
 }
+
+#[test]
+fn serve_warns_about_a_policy_section_that_matches_no_component() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    // A typo: the component is `catalog`.
+    std::fs::write(&policy, "[components.catlog]\ndestructive = \"allow\"\n").expect("policy");
+    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
+        .args(["serve", "--stdio", "--policy", &path(policy)])
+        .arg(component("catalog"))
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run airlock");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: the policy's [components.catlog] matches no loaded component"),
+        "{err}"
+    );
+    assert!(!err.contains("[components.catalog]"), "{err}");
+}

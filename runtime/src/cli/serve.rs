@@ -160,6 +160,21 @@ pub fn run(args: Args) -> Exit {
     }
 }
 
+/// Warns about policy sections that name no loaded component (a typo
+/// there leaves the intended component with no grant, silently).
+fn warn_unmatched_sections(runtime: &Runtime) {
+    let catalog = runtime.catalog();
+    for section in runtime.policy().components() {
+        if !catalog.components().iter().any(|c| c.name == section.name) {
+            eprintln!(
+                "warning: the policy's [components.{}] matches no loaded component (a section \
+                 is named after the component's file stem); its grants apply to nothing",
+                section.name
+            );
+        }
+    }
+}
+
 /// Builds the runtime and loads `paths`, printing what loaded and what was
 /// refused. Refused components do not stop the server; the others serve.
 fn load(args: &Args) -> Result<Runtime, Exit> {
@@ -177,6 +192,7 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
     for err in &report.refused {
         eprintln!("refused {err}");
     }
+    warn_unmatched_sections(&runtime);
     let count = runtime.catalog().tools().count();
     if count > 0 {
         eprintln!("{count} tool(s) ready");
