@@ -79,3 +79,16 @@ fn a_call_creates_at_most_its_files_limit() {
     let (created, why) = attack("fs_plain", "spawn", "/data/many");
     assert_eq!(created, 10, "{why}");
 }
+
+#[test]
+fn folder_listings_count_as_open_descriptors() {
+    // A listing holds its folder open (its descriptor, and the stream of
+    // entries): at most `limits.open` places between them.
+    for round in 0..2 {
+        let (listings, _) = attack("fs_read_only", "listings", "/data");
+        assert!(
+            (10..=20).contains(&listings),
+            "round {round}: {listings} listings held with open = 20"
+        );
+    }
+}

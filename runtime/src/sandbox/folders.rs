@@ -501,7 +501,11 @@ impl fs::HostDescriptor for Guarded<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
-        fs::HostDescriptor::read_directory(&mut self.fs, fd)
+        // A listing keeps the folder open until its stream is dropped.
+        let held = self.guard.may_open()?;
+        let stream = fs::HostDescriptor::read_directory(&mut self.fs, fd)?;
+        self.guard.held.insert(stream.rep(), held);
+        Ok(stream)
     }
 
     fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
@@ -666,6 +670,7 @@ impl fs::HostDirectoryEntryStream for Guarded<'_> {
     }
 
     fn drop(&mut self, stream: Resource<fs::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        self.guard.held.remove(&stream.rep());
         fs::HostDirectoryEntryStream::drop(&mut self.fs, stream)
     }
 }

@@ -153,6 +153,20 @@ fn fs_op(args: &str) -> Result<Output, Error> {
             };
             text(format!("{} {:?}", held.len(), why.kind()))
         }
+        // Lists `path` again and again, holding every listing, until refused.
+        "listings" => {
+            let mut held = Vec::new();
+            let why = loop {
+                match std::fs::read_dir(&path) {
+                    Ok(listing) => held.push(listing),
+                    Err(e) => break e,
+                }
+                if held.len() >= 1_000_000 {
+                    return text("never refused");
+                }
+            };
+            text(format!("{} {:?}", held.len(), why.kind()))
+        }
         // Writes 1 MiB chunks into a new file until refused.
         "fill" => {
             use std::io::Write;
