@@ -53,7 +53,8 @@ impl WriteBudget {
         self.limit
     }
 
-    /// Takes `bytes` from the budget, or nothing when fewer are left.
+    /// Takes `bytes` from the budget, or nothing when fewer are left (and
+    /// says so in the log, once per refused write).
     pub fn spend(&self, bytes: u64) -> Result<(), Exhausted> {
         self.left
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |left| {
@@ -62,6 +63,10 @@ impl WriteBudget {
             .map(drop)
             .map_err(|_| {
                 self.refused.store(true, Ordering::Relaxed);
+                tracing::info!(
+                    "a call reached its write limit of {} (limits.write)",
+                    super::format_size(self.limit)
+                );
                 Exhausted
             })
     }
@@ -100,10 +105,6 @@ fn no_space() -> StreamError {
 impl OutputStream for BudgetedStream {
     fn write(&mut self, bytes: Bytes) -> StreamResult<()> {
         if self.budget.spend(bytes.len() as u64).is_err() {
-            tracing::info!(
-                "a call reached its write limit of {} (limits.write)",
-                super::format_size(self.budget.limit)
-            );
             return Err(no_space());
         }
         self.inner.write(bytes)

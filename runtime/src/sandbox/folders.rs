@@ -121,13 +121,9 @@ impl FolderGuard {
 
     /// Takes `bytes` from the write budget, or refuses (`insufficient-space`).
     fn spend(&self, bytes: u64) -> FsResult<()> {
-        self.written.spend(bytes).map_err(|Exhausted| {
-            tracing::info!(
-                "a call reached its write limit of {} (limits.write)",
-                super::format_size(self.written.limit())
-            );
-            ErrorCode::InsufficientSpace.into()
-        })
+        self.written
+            .spend(bytes)
+            .map_err(|Exhausted| ErrorCode::InsufficientSpace.into())
     }
 
     /// Refuses (`quota`) when the call may create no more entries.
@@ -153,12 +149,8 @@ impl FolderGuard {
         self.descriptors.take().map_err(|why| {
             self.open_refused = true;
             match why {
-                NoDescriptor::Call(limit) => {
-                    tracing::info!("a call holds {limit} descriptors, its limit (limits.open)");
-                }
-                NoDescriptor::Process => tracing::warn!(
-                    "calls hold all the descriptors the server leaves them; an open was refused"
-                ),
+                NoDescriptor::Call(_) => tracing::info!("an open was refused: {why}"),
+                NoDescriptor::Process => tracing::warn!("an open was refused: {why}"),
             }
             ErrorCode::Quota.into()
         })
