@@ -8,12 +8,18 @@ use std::process::{Command, Output};
 use serde_json::Value;
 use support::{component, test_component, workspace};
 
-fn airlock(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_airlock"))
+/// `airlock ARGS` with the tests' compile cache, for more settings (`env`).
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
         .args(args)
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
-        .output()
-        .expect("run airlock")
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"));
+    command
+}
+
+/// Runs `airlock ARGS` (stdin closed) and returns what it printed.
+fn airlock(args: &[&str]) -> Output {
+    command(args).output().expect("run airlock")
 }
 
 fn stdout(out: &Output) -> String {
@@ -250,9 +256,7 @@ fn check_reports_the_line_of_an_error() {
 
 #[test]
 fn guest_text_cannot_forge_lines_of_the_runtimes_log() {
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["call", &path(test_component("hostile")), "forge"])
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+    let out = command(&["call", &path(test_component("hostile")), "forge"])
         .env("AIRLOCK_LOG", "info")
         .output()
         .expect("run airlock");
@@ -299,12 +303,7 @@ fn serve_refuses_to_start_with_nothing_to_serve() {
         "{err}"
     );
     // Deliberately empty: it starts (and ends with its stdin).
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio", "--allow-empty", &dir])
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run airlock");
+    let out = airlock(&["serve", "--stdio", "--allow-empty", &dir]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("warning: no tools to serve yet"));
 }
@@ -348,21 +347,19 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
         ),
     )
     .expect("policy");
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args([
-            "call",
-            &path(test_component("hostile")),
-            "fs_plain",
-            "op=overwrite",
-            "path=/data/old.txt",
-            "content=after",
-            "--policy",
-            &path(policy),
-        ])
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
-        .env("AIRLOCK_LOG", "info")
-        .output()
-        .expect("run airlock");
+    let out = command(&[
+        "call",
+        &path(test_component("hostile")),
+        "fs_plain",
+        "op=overwrite",
+        "path=/data/old.txt",
+        "content=after",
+        "--policy",
+        &path(policy),
+    ])
+    .env("AIRLOCK_LOG", "info")
+    .output()
+    .expect("run airlock");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let log = stderr(&out);
     assert!(
@@ -382,13 +379,13 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
     let policy = dir.path().join("airlock.toml");
     // A typo: the component is `catalog`.
     std::fs::write(&policy, "[components.catlog]\ndestructive = \"allow\"\n").expect("policy");
-    let out = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio", "--policy", &path(policy)])
-        .arg(component("catalog"))
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run airlock");
+    let out = airlock(&[
+        "serve",
+        "--stdio",
+        "--policy",
+        &path(policy),
+        &path(component("catalog")),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(

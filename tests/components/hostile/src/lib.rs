@@ -81,6 +81,22 @@ fn recurse_big(n: u64) -> u64 {
     }
 }
 
+/// Runs `step` (given the attempt's number) until it fails; returns what
+/// each success gave, and the failure. `None` when a million steps went
+/// through: nothing stopped it.
+fn until_refused<T>(
+    mut step: impl FnMut(u64) -> std::io::Result<T>,
+) -> Option<(Vec<T>, std::io::Error)> {
+    let mut got = Vec::new();
+    for n in 0..1_000_000 {
+        match step(n) {
+            Ok(item) => got.push(item),
+            Err(why) => return Some((got, why)),
+        }
+    }
+    None
+}
+
 /// One filesystem operation on `path` (and `to` for rename).
 fn fs_op(args: &str) -> Result<Output, Error> {
     let op = need(args, "op")?;
@@ -140,48 +156,24 @@ fn fs_op(args: &str) -> Result<Output, Error> {
             .and_then(|_| text("removed")),
         // Opens `path` again and again, holding every descriptor, until
         // refused; returns how many it got and why it stopped.
-        "hoard" => {
-            let mut held = Vec::new();
-            let why = loop {
-                match std::fs::File::open(&path) {
-                    Ok(f) => held.push(f),
-                    Err(e) => break e,
-                }
-                if held.len() >= 1_000_000 {
-                    return text("never refused");
-                }
-            };
-            text(format!("{} {:?}", held.len(), why.kind()))
-        }
+        "hoard" => match until_refused(|_| std::fs::File::open(&path)) {
+            Some((held, why)) => text(format!("{} {:?}", held.len(), why.kind())),
+            None => text("never refused"),
+        },
         // Lists `path` again and again, holding every listing, until refused.
-        "listings" => {
-            let mut held = Vec::new();
-            let why = loop {
-                match std::fs::read_dir(&path) {
-                    Ok(listing) => held.push(listing),
-                    Err(e) => break e,
-                }
-                if held.len() >= 1_000_000 {
-                    return text("never refused");
-                }
-            };
-            text(format!("{} {:?}", held.len(), why.kind()))
-        }
+        "listings" => match until_refused(|_| std::fs::read_dir(&path)) {
+            Some((held, why)) => text(format!("{} {:?}", held.len(), why.kind())),
+            None => text("never refused"),
+        },
         // Writes 1 MiB chunks into a new file until refused.
         "fill" => {
             use std::io::Write;
             let mut f = std::fs::File::create(&path).map_err(fail)?;
             let chunk = vec![7u8; 1 << 20];
-            let mut written: u64 = 0;
-            let why = loop {
-                match f.write_all(&chunk) {
-                    Ok(()) => written += chunk.len() as u64,
-                    Err(e) => break e,
-                }
-                if written >= 1 << 40 {
-                    return text("never refused");
-                }
+            let Some((chunks, why)) = until_refused(|_| f.write_all(&chunk)) else {
+                return text("never refused");
             };
+            let written = chunks.len() as u64 * chunk.len() as u64;
             if arg(args, "strict").is_some() {
                 return Err(fail(format!("stopped after {written} bytes: {why}")));
             }
@@ -189,17 +181,10 @@ fn fs_op(args: &str) -> Result<Output, Error> {
         }
         // Creates empty files `path.N` until refused.
         "spawn" => {
-            let mut n: u64 = 0;
-            let why = loop {
-                match std::fs::File::create(format!("{path}.{n}")) {
-                    Ok(_) => n += 1,
-                    Err(e) => break e,
-                }
-                if n >= 1_000_000 {
-                    return text("never refused");
-                }
-            };
-            text(format!("{n} {why}"))
+            match until_refused(|n| std::fs::File::create(format!("{path}.{n}")).map(drop)) {
+                Some((made, why)) => text(format!("{} {why}", made.len())),
+                None => text("never refused"),
+            }
         }
         other => Err(Error::InvalidArguments(format!("unknown op {other}"))),
     }
