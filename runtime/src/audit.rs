@@ -3,8 +3,12 @@
 //! A line is written when a call is refused before it runs (unknown tool,
 //! bad arguments, policy, busy) and when it ends (ok, tool error, limit,
 //! crash). It records what the call was allowed to touch (folder modes, hosts,
-//! environment variable *names*, never their values), who asked when known,
+//! environment variable *names*, never their values), who asked,
 //! how long it took and how many bytes went in and out.
+//!
+//! Every entry names its caller (`caller`, with `caller_kind`: `token`,
+//! `session`, `stdio`, `http` or `cli`), whatever the door the call came
+//! through.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -29,7 +33,10 @@ pub struct Entry<'a> {
     pub tool: &'a str,
     /// SHA-256 of the component, when the tool was found.
     pub digest: Option<&'a str>,
-    pub caller: Option<&'a str>,
+    /// Who asked: a token's name, or what the transport knows of the client.
+    pub caller: &'a str,
+    /// `token`, `session`, `stdio`, `http` or `cli`.
+    pub caller_kind: &'a str,
     pub grant: Option<&'a Grant>,
     /// `ok`, `tool-error`, `invalid-arguments`, `refused`, `busy`,
     /// `unknown-tool`, or a limit: `timeout`, `memory`, `fuel`, `stack`,
@@ -68,6 +75,7 @@ impl Entry<'_> {
             "tool": self.tool,
             "component_sha256": self.digest,
             "caller": self.caller,
+            "caller_kind": self.caller_kind,
             "grant": self.grant.map(grant_summary),
             "outcome": self.outcome,
             "duration_ms": self.duration.as_secs_f64() * 1000.0,

@@ -27,8 +27,8 @@ pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
 pub use state::{CallState, CancelToken};
 
-use crate::call::CallObserver;
 use crate::logtext::GuestText;
+use crate::observe::CallObserver;
 use crate::policy::{Access, Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
@@ -260,7 +260,11 @@ impl Sandbox {
     /// call; the benchmarks time the phases of a call with it.
     #[doc(hidden)]
     pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
-        let run = self.start(grant, Arc::new(crate::call::Unobserved), CancelToken::new())?;
+        let run = self.start(
+            grant,
+            Arc::new(crate::observe::Unobserved),
+            CancelToken::new(),
+        )?;
         Ok(run.store)
     }
 
@@ -296,7 +300,7 @@ impl Sandbox {
         };
         let mut run = self.start(
             &grant,
-            Arc::new(crate::call::Unobserved),
+            Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
         )?;
         let result = pre

@@ -14,7 +14,7 @@ use super::bindings::host;
 use super::folders::{FolderGuard, Guarded};
 use super::network::HttpFilter;
 use super::pipe::CapturedOutput;
-use crate::call::CallObserver;
+use crate::observe::CallObserver;
 use crate::policy::Grant;
 use crate::tool::Level;
 
