@@ -3,7 +3,8 @@
 //! Data flows one way through the modules:
 //!
 //! ```text
-//! catalog  (load, validate, index tools)
+//! catalog  (load, validate, index tools; the kind of a component)
+//!   → functions (plain WIT functions: types → schemas, JSON ↔ values)
 //!   → policy   (policy file, grants, hints → effective grant)
 //!   → sandbox  (engine, per-call store, WASI context, limits)
 //!   ← args     (parse, coerce, default, validate arguments)
@@ -19,6 +20,7 @@ pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;
+pub mod functions;
 pub mod json;
 pub mod logtext;
 pub mod policy;

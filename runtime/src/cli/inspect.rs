@@ -79,6 +79,7 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
                 "file": c.path.display().to_string(),
                 "name": c.name,
                 "sha256": c.digest,
+                "kind": c.kind.as_str(),
                 "imports": c.imports,
                 "tools": tools,
             })
@@ -121,6 +122,7 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
     for component in catalog.components() {
         let _ = writeln!(out, "{}", component.path.display());
         let _ = writeln!(out, "  sha256   {}", component.digest);
+        let _ = writeln!(out, "  kind     {}", component.kind.as_str());
         if component.imports.is_empty() {
             let _ = writeln!(out, "  imports  (none)");
         } else {
@@ -136,6 +138,20 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
         {
             out.push('\n');
             tool_text(&mut out, tool);
+            if component.kind == crate::catalog::Kind::Functions {
+                let declared = runtime
+                    .policy()
+                    .declared_hints(&component.name, &tool.info.name);
+                let _ = writeln!(
+                    out,
+                    "    hints: {}",
+                    match declared {
+                        Some(_) => "declared by the policy",
+                        None =>
+                            "none (a plain function declares none; the policy may, with `hints`)",
+                    }
+                );
+            }
             if with_grants {
                 grant_text(&mut out, &runtime.grant_for(tool));
             }
