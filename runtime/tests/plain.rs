@@ -250,6 +250,31 @@ fn hints_come_from_the_policy_and_are_enforced() {
     assert!(matches!(err, CallError::Refused(_)), "{err}");
 }
 
+/// `wasi:config/store` answers exactly the policy's `config` (a tool
+/// section replaces the component's), and nothing without one.
+#[test]
+fn config_values_come_from_the_policy() {
+    let runtime = support::runtime(
+        "[components.plain]\nconfig = { region = \"eu-west\", tier = \"gold\" }\n\n\
+         [components.plain.tools.add]\nconfig = {}\n",
+        &[test_component("plain")],
+    );
+    let value = |key: &str| structured(&runtime, "config-value", json!({ "key": key }));
+    assert_eq!(value("region"), json!({"result": "eu-west"}));
+    assert_eq!(value("missing"), json!({}));
+    assert_eq!(
+        runtime
+            .grant_for(&runtime.catalog().tool("add").expect("add"))
+            .config,
+        vec![]
+    );
+    let bare = plain();
+    assert_eq!(
+        structured(&bare, "config-value", json!({"key": "region"})),
+        json!({})
+    );
+}
+
 #[test]
 fn hints_for_a_tool_that_declares_its_own_are_refused() {
     let policy = Policy::parse(

@@ -102,6 +102,7 @@ fn grant_json(grant: &Grant) -> Value {
             },
         })),
         "env": grant.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        "config": grant.config.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
         "limits": {
             "memory": grant.limits.memory,
             "time_ms": grant.limits.time.as_millis() as u64,
@@ -252,6 +253,10 @@ fn grant_text(out: &mut String, grant: &Grant) {
             env.join(", ")
         }
     );
+    if !grant.config.is_empty() {
+        let keys: Vec<&str> = grant.config.iter().map(|(k, _)| k.as_str()).collect();
+        let _ = writeln!(out, "      config: {}", keys.join(", "));
+    }
     let l = &grant.limits;
     let _ = writeln!(
         out,

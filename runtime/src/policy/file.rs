@@ -43,6 +43,8 @@
 //! # Exactly the variables the tool sees: literal, or copied from the
 //! # runtime's own environment when the file is loaded.
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
+//! # What `wasi:config/store` answers (`get`, `get-all`); the same forms as env.
+//! config = { region = "eu-west", api-key = { from = "CATALOG_TOKEN" } }
 //!
 //! [components.catalog.limits]  # overrides only the limits it names
 //! time = "10s"
@@ -69,7 +71,7 @@
 //! Durations: a string with `ms`, `s` or `m`.
 //!
 //! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network` and `env` are replaced as a whole by a more
+//! limit; `folders`, `network`, `env` and `config` are replaced as a whole by a more
 //! specific section (so a tool section can take a folder away).
 
 use std::collections::BTreeMap;
@@ -137,6 +139,8 @@ pub struct Settings {
     pub network: Vec<HostPattern>,
     /// Resolved values, in name order.
     pub env: Vec<(String, String)>,
+    /// `wasi:config/store` values, resolved, in key order.
+    pub config: Vec<(String, String)>,
     pub limits: Limits,
     /// What to do with a destructive call.
     pub destructive: Consent,
@@ -149,6 +153,10 @@ impl fmt::Debug for Settings {
             .field("folders", &self.folders)
             .field("network", &self.network)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field(
+                "config",
+                &self.config.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
             .finish()
@@ -176,6 +184,7 @@ pub(super) struct Section {
     pub(super) folders: Option<Vec<Folder>>,
     pub(super) network: Option<Vec<HostPattern>>,
     pub(super) env: Option<Vec<(String, String)>>,
+    pub(super) config: Option<Vec<(String, String)>>,
     pub(super) limits: LimitsPatch,
     pub(super) destructive: Option<Consent>,
 }
@@ -190,6 +199,9 @@ impl Section {
         }
         if let Some(e) = &self.env {
             s.env = e.clone();
+        }
+        if let Some(c) = &self.config {
+            s.config = c.clone();
         }
         if let Some(d) = self.destructive {
             s.destructive = d;

@@ -89,6 +89,7 @@ impl Parser<'_> {
             folders: c.folders,
             network: c.network,
             env: c.env,
+            config: c.config,
             limits: c.limits,
             destructive: c.destructive,
             hints: None,
@@ -161,6 +162,8 @@ impl Parser<'_> {
             folders: raw.folders.map(|f| self.folders(f)).transpose()?,
             network: raw.network.map(|n| self.network(n)).transpose()?,
             env: raw.env.map(|e| self.env(e)).transpose()?,
+            // The same form as `env`: literal, or `{ from = "VAR" }`.
+            config: raw.config.map(|e| self.env(e)).transpose()?,
             limits: raw
                 .limits
                 .map(|l| self.limits(l))

@@ -31,6 +31,7 @@ pub(super) struct RawSection {
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
     pub(super) network: Option<Vec<Spanned<String>>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
+    pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
     /// Only in a tool section: the hints of a tool that declares none.
@@ -48,6 +49,7 @@ pub(super) struct RawComponent {
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
     pub(super) network: Option<Vec<Spanned<String>>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
+    pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
     #[serde(default)]

@@ -9,6 +9,7 @@
 mod bindings;
 mod budget;
 mod cache;
+mod config;
 mod folders;
 mod network;
 mod pipe;
@@ -229,6 +230,7 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
+        config::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,

@@ -2,7 +2,7 @@
 //! airlock contract, no hints, doc comments in the WIT. airlock serves
 //! each function as a tool (`add`, `types.echo-u8`, …).
 
-wit_bindgen::generate!({ path: "wit", world: "plain" });
+wit_bindgen::generate!({ path: "wit", world: "plain", generate_all });
 
 use exports::airlock_test::plain::types::{Color, Perms, Point, Profile, Shape};
 
@@ -23,6 +23,10 @@ impl Guest for Plain {
 
     fn undocumented(x: u8) -> u8 {
         x
+    }
+
+    fn config_value(key: String) -> Option<String> {
+        wasi::config::store::get(&key).ok().flatten()
     }
 }
 
