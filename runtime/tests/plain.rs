@@ -330,3 +330,54 @@ fn a_component_with_nothing_to_serve_is_refused_before_compiling() {
         0
     );
 }
+
+/// Appends a custom section to a component (it lands at the top level).
+fn with_custom_section(mut wasm: Vec<u8>, name: &str, data: &[u8]) -> Vec<u8> {
+    fn leb(mut n: usize, out: &mut Vec<u8>) {
+        loop {
+            let byte = (n & 0x7f) as u8;
+            n >>= 7;
+            out.push(if n == 0 { byte } else { byte | 0x80 });
+            if n == 0 {
+                break;
+            }
+        }
+    }
+    let mut body = Vec::new();
+    leb(name.len(), &mut body);
+    body.extend_from_slice(name.as_bytes());
+    body.extend_from_slice(data);
+    wasm.push(0);
+    leb(body.len(), &mut wasm);
+    wasm.extend_from_slice(&body);
+    wasm
+}
+
+/// Doc comments reach airlock through the `package-docs` custom section
+/// (the one `wit-component` writes for a WIT package; wit-bindgen does not
+/// carry docs into a component, so this test adds the section itself).
+#[test]
+fn doc_comments_become_descriptions() {
+    let wasm = std::fs::read(test_component("plain")).expect("read");
+    // Version 0 of the section: a byte, then JSON keyed by the component's
+    // own world (`root`).
+    let json = br#"{"worlds":{"root":{"funcs":{"add":"Adds two integers."}}}}"#;
+    let docs = [b"\0".as_slice(), json.as_slice()].concat();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("documented.wasm");
+    std::fs::write(&path, with_custom_section(wasm, "package-docs", &docs)).expect("write");
+    let runtime = support::runtime("", &[path]);
+    let catalog = runtime.catalog();
+    assert_eq!(
+        catalog.tool("add").expect("add").info.description,
+        "Adds two integers."
+    );
+    assert!(
+        catalog
+            .tool("undocumented")
+            .expect("tool")
+            .info
+            .description
+            .contains("no doc comment")
+    );
+}
