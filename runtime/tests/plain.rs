@@ -264,7 +264,7 @@ fn config_values_come_from_the_policy() {
     assert_eq!(value("missing"), json!({}));
     assert_eq!(
         runtime
-            .grant_for(&runtime.catalog().tool("add").expect("add"))
+            .grant_for(runtime.catalog().tool("add").expect("add"))
             .config,
         vec![]
     );
