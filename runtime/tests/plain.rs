@@ -17,6 +17,11 @@ fn plain() -> Runtime {
     support::runtime("", &[test_component("plain")])
 }
 
+fn description(runtime: &Runtime, tool: &str) -> String {
+    let catalog = runtime.catalog();
+    catalog.tool(tool).expect("tool").info.description.clone()
+}
+
 fn structured(runtime: &Runtime, tool: &str, args: Value) -> Value {
     let out = call(runtime, tool, args).unwrap_or_else(|e| panic!("{tool}: {e}"));
     out.structured.expect("structured output")
@@ -54,16 +59,11 @@ fn every_exported_function_is_a_tool_named_by_the_rule() {
     // No doc comment reaches a component built by wit-bindgen: the
     // signature says what to send.
     assert_eq!(
-        catalog.tool("undocumented").expect("tool").info.description,
+        description(&runtime, "undocumented"),
         "`undocumented: func(x: u8) -> u8` (no doc comment in its WIT)."
     );
     assert!(
-        catalog
-            .tool("types.echo-point")
-            .expect("tool")
-            .info
-            .description
-            .contains("of `airlock-test:plain/types@0.1.0`")
+        description(&runtime, "types.echo-point").contains("of `airlock-test:plain/types@0.1.0`")
     );
 }
 
@@ -367,17 +367,6 @@ fn doc_comments_become_descriptions() {
     let path = dir.path().join("documented.wasm");
     std::fs::write(&path, with_custom_section(wasm, "package-docs", &docs)).expect("write");
     let runtime = support::runtime("", &[path]);
-    let catalog = runtime.catalog();
-    assert_eq!(
-        catalog.tool("add").expect("add").info.description,
-        "Adds two integers."
-    );
-    assert!(
-        catalog
-            .tool("undocumented")
-            .expect("tool")
-            .info
-            .description
-            .contains("no doc comment")
-    );
+    assert_eq!(description(&runtime, "add"), "Adds two integers.");
+    assert!(description(&runtime, "undocumented").contains("no doc comment"));
 }

@@ -80,6 +80,15 @@ pub struct Named {
     pub docs: Option<String>,
 }
 
+impl Named {
+    fn new(name: &str, docs: &wit_parser::Docs) -> Self {
+        Named {
+            name: name.to_string(),
+            docs: self::docs(docs),
+        }
+    }
+}
+
 /// Deepest type nesting followed; WIT types cannot recurse, so this only
 /// bounds what a hostile component's type section can make us walk.
 const MAX_TYPE_DEPTH: usize = 32;
@@ -167,10 +176,7 @@ impl Ty {
                         cases: e
                             .cases
                             .iter()
-                            .map(|c| Named {
-                                name: c.name.clone(),
-                                docs: self::docs(&c.docs),
-                            })
+                            .map(|c| Named::new(&c.name, &c.docs))
                             .collect(),
                     },
                     TypeDefKind::Flags(f) => Ty::Flags {
@@ -178,10 +184,7 @@ impl Ty {
                         flags: f
                             .flags
                             .iter()
-                            .map(|c| Named {
-                                name: c.name.clone(),
-                                docs: self::docs(&c.docs),
-                            })
+                            .map(|c| Named::new(&c.name, &c.docs))
                             .collect(),
                     },
                     TypeDefKind::Handle(handle) => {
