@@ -8,8 +8,9 @@
 //!                                      running call reports, JSON, guest text
 //! policy    (policy file, grants, hints → effective grant)
 //! args      (parse, coerce, default, validate arguments)
+//! functions (plain WIT functions: types → schemas, JSON ↔ values)
 //! sandbox   (engine, per-call store, WASI context, limits, network filter)
-//! catalog   (load, validate, index tools)
+//! catalog   (load, validate, index tools; the kind of a component)
 //! audit     (one JSON line per call)
 //! lanes     (the threads guests run on)
 //! call      (one call end to end: lookup, grant, arguments, consent,
@@ -27,6 +28,7 @@ pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;
+pub mod functions;
 pub mod json;
 pub mod lanes;
 pub mod logtext;

@@ -156,7 +156,8 @@ impl Runtime {
                 });
             }
         }
-        let tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        let mut tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
         for section in self.policy.tool_sections(&name) {
             if !tools.iter().any(|t| t.info.name == section) {
                 return Err(LoadError::BadTool {

@@ -102,6 +102,7 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         mounts,
         network,
         env: settings.env.clone(),
+        config: settings.config.clone(),
         limits: settings.limits,
         consent,
         retry: hints.idempotent,
@@ -136,6 +137,7 @@ mod tests {
                 Vec::new()
             },
             env: vec![("API_URL".to_string(), "https://api.example.com".to_string())],
+            config: vec![("region".to_string(), "eu-west".to_string())],
             limits: Limits {
                 memory: 1 << 20,
                 ..Limits::default()
@@ -240,6 +242,7 @@ mod tests {
                         assert_eq!(g.consent, consent, "{case}");
                         assert_eq!(g.retry, hints.idempotent, "{case}");
                         assert_eq!(g.env, s.env, "{case}");
+                        assert_eq!(g.config, s.config, "{case}");
                         assert_eq!(g.limits, s.limits, "{case}");
 
                         let got: Vec<(&str, &str, &str, &str)> = g

@@ -43,6 +43,8 @@
 //! # Exactly the variables the tool sees: literal, or copied from the
 //! # runtime's own environment when the file is loaded.
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
+//! # What `wasi:config/store` answers (`get`, `get-all`); the same forms as env.
+//! config = { region = "eu-west", api-key = { from = "CATALOG_TOKEN" } }
 //!
 //! [components.catalog.limits]  # overrides only the limits it names
 //! time = "10s"
@@ -51,6 +53,12 @@
 //! # Per-tool overrides; the tool must exist in the component.
 //! [components.catalog.tools.restock]
 //! destructive = "allow"
+//!
+//! # A tool that declares no hints of its own (a plain function; see
+//! # `crate::functions`) may be given them here; without, it gets the
+//! # strictest sandbox (create-only folders, no network).
+//! [components.fetch.tools.fetch]
+//! hints = ["read-only", "open-world"]   # also "destructive", "idempotent"
 //!
 //! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
 //! [[tokens]]
@@ -63,7 +71,7 @@
 //! Durations: a string with `ms`, `s` or `m`.
 //!
 //! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network` and `env` are replaced as a whole by a more
+//! limit; `folders`, `network`, `env` and `config` are replaced as a whole by a more
 //! specific section (so a tool section can take a folder away).
 
 use std::collections::BTreeMap;
@@ -73,13 +81,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use sha2::{Digest, Sha256};
-use toml::Spanned;
 
 use super::HostPattern;
 use super::grant::{Consent, Limits};
-use super::units::{Size, Time};
+use super::parse::Parser;
+use crate::tool::Hints;
 
 /// Why a policy file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -132,6 +139,8 @@ pub struct Settings {
     pub network: Vec<HostPattern>,
     /// Resolved values, in name order.
     pub env: Vec<(String, String)>,
+    /// `wasi:config/store` values, resolved, in key order.
+    pub config: Vec<(String, String)>,
     pub limits: Limits,
     /// What to do with a destructive call.
     pub destructive: Consent,
@@ -144,6 +153,10 @@ impl fmt::Debug for Settings {
             .field("folders", &self.folders)
             .field("network", &self.network)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field(
+                "config",
+                &self.config.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
             .finish()
@@ -152,27 +165,28 @@ impl fmt::Debug for Settings {
 
 /// One limit per field; `None` = inherit from the less specific section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct LimitsPatch {
-    memory: Option<u64>,
-    time: Option<Duration>,
-    fuel: Option<u64>,
-    output: Option<u64>,
-    log: Option<u64>,
-    concurrency: Option<u32>,
-    write: Option<u64>,
-    files: Option<u64>,
-    open: Option<u64>,
-    messages: Option<u64>,
+pub(super) struct LimitsPatch {
+    pub(super) memory: Option<u64>,
+    pub(super) time: Option<Duration>,
+    pub(super) fuel: Option<u64>,
+    pub(super) output: Option<u64>,
+    pub(super) log: Option<u64>,
+    pub(super) concurrency: Option<u32>,
+    pub(super) write: Option<u64>,
+    pub(super) files: Option<u64>,
+    pub(super) open: Option<u64>,
+    pub(super) messages: Option<u64>,
 }
 
 /// One checked section (defaults, component or tool); `None` = inherit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Section {
-    folders: Option<Vec<Folder>>,
-    network: Option<Vec<HostPattern>>,
-    env: Option<Vec<(String, String)>>,
-    limits: LimitsPatch,
-    destructive: Option<Consent>,
+pub(super) struct Section {
+    pub(super) folders: Option<Vec<Folder>>,
+    pub(super) network: Option<Vec<HostPattern>>,
+    pub(super) env: Option<Vec<(String, String)>>,
+    pub(super) config: Option<Vec<(String, String)>>,
+    pub(super) limits: LimitsPatch,
+    pub(super) destructive: Option<Consent>,
 }
 
 impl Section {
@@ -185,6 +199,9 @@ impl Section {
         }
         if let Some(e) = &self.env {
             s.env = e.clone();
+        }
+        if let Some(c) = &self.config {
+            s.config = c.clone();
         }
         if let Some(d) = self.destructive {
             s.destructive = d;
@@ -213,8 +230,11 @@ pub struct ComponentPolicy {
     pub source: Option<PathBuf>,
     /// The pinned SHA-256 digest, 64 lower-case hex digits.
     pub sha256: Option<String>,
-    section: Section,
-    tools: BTreeMap<String, Section>,
+    pub(super) section: Section,
+    pub(super) tools: BTreeMap<String, Section>,
+    /// Hints the policy declares for tools that carry none (plain
+    /// functions), by tool name.
+    pub(super) hints: BTreeMap<String, Hints>,
 }
 
 /// An HTTP bearer token the server accepts.
@@ -260,10 +280,10 @@ impl fmt::Debug for Token {
 /// network, no environment, destructive calls denied, default limits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
-    audit: Option<PathBuf>,
-    defaults: Section,
-    components: BTreeMap<String, ComponentPolicy>,
-    tokens: Vec<Token>,
+    pub(super) audit: Option<PathBuf>,
+    pub(super) defaults: Section,
+    pub(super) components: BTreeMap<String, ComponentPolicy>,
+    pub(super) tokens: Vec<Token>,
 }
 
 impl Policy {
@@ -339,6 +359,12 @@ impl Policy {
 
     /// The tool names with a section of their own under `component`, so the
     /// loader can refuse one that names no real tool.
+    /// The hints the policy declares for `tool` of `component`, if any
+    /// (`hints` in its tool section).
+    pub fn declared_hints(&self, component: &str, tool: &str) -> Option<Hints> {
+        self.components.get(component)?.hints.get(tool).copied()
+    }
+
     pub fn tool_sections(&self, component: &str) -> impl Iterator<Item = &str> {
         self.components
             .get(component)
@@ -366,440 +392,6 @@ impl Policy {
             )
             .any(|s| s.limits.fuel.is_some())
     }
-}
-
-// ---------------------------------------------------------------------------
-// The file as written. Spanned fields are those checked after parsing, so
-// their errors can point at the value.
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPolicy {
-    audit: Option<String>,
-    #[serde(default)]
-    defaults: Option<RawSection>,
-    #[serde(default)]
-    components: BTreeMap<String, RawComponent>,
-    #[serde(default)]
-    tokens: Vec<RawToken>,
-}
-
-/// `[defaults]` and `[components.X.tools.Y]`.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSection {
-    folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<Spanned<String>>>,
-    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    limits: Option<RawLimits>,
-    destructive: Option<RawConsent>,
-}
-
-/// `[components.X]`: a section plus what only a component has. (Written out
-/// rather than flattened: serde cannot combine flatten with
-/// `deny_unknown_fields`.)
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawComponent {
-    source: Option<String>,
-    sha256: Option<Spanned<String>>,
-    folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<Spanned<String>>>,
-    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    limits: Option<RawLimits>,
-    destructive: Option<RawConsent>,
-    #[serde(default)]
-    tools: BTreeMap<String, RawSection>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawFolder {
-    host: Spanned<String>,
-    guest: Spanned<String>,
-    #[serde(default)]
-    mode: FolderMode,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLimits {
-    memory: Option<Spanned<Size>>,
-    time: Option<Spanned<Time>>,
-    fuel: Option<Spanned<u64>>,
-    output: Option<Spanned<Size>>,
-    log: Option<Size>,
-    concurrency: Option<Spanned<u32>>,
-    write: Option<Spanned<Size>>,
-    files: Option<Spanned<u64>>,
-    open: Option<Spanned<u64>>,
-    messages: Option<Spanned<u64>>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum RawConsent {
-    Deny,
-    Allow,
-    Confirm,
-}
-
-impl From<RawConsent> for Consent {
-    fn from(c: RawConsent) -> Consent {
-        match c {
-            RawConsent::Deny => Consent::Deny,
-            RawConsent::Allow => Consent::Allow,
-            RawConsent::Confirm => Consent::Confirm,
-        }
-    }
-}
-
-/// An environment value: `"literal"` or `{ from = "VAR" }`.
-enum RawEnv {
-    Literal(String),
-    From(String),
-}
-
-impl<'de> Deserialize<'de> for RawEnv {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawEnv;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, or a table { from = \"VARIABLE\" }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawEnv, E> {
-                Ok(RawEnv::Literal(v.to_string()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEnv, A::Error> {
-                let mut from = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key != "from" {
-                        return Err(de::Error::unknown_field(&key, &["from"]));
-                    }
-                    if from.is_some() {
-                        return Err(de::Error::duplicate_field("from"));
-                    }
-                    from = Some(map.next_value::<String>()?);
-                }
-                from.map(RawEnv::From)
-                    .ok_or_else(|| de::Error::missing_field("from"))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawToken {
-    name: Spanned<String>,
-    sha256: Spanned<String>,
-    tools: Option<Vec<String>>,
-}
-
-// ---------------------------------------------------------------------------
-
-/// Turns text into a [`Policy`], remembering where it came from for errors.
-struct Parser<'a> {
-    text: &'a str,
-    file: &'a str,
-    base: &'a Path,
-    env: &'a dyn Fn(&str) -> Result<String, VarError>,
-}
-
-impl Parser<'_> {
-    /// An error at byte `offset` of the text.
-    fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
-        let before = self.text.get(..offset).unwrap_or(self.text);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        PolicyError::Invalid {
-            file: self.file.to_string(),
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-
-    fn policy(&self) -> Result<Policy, PolicyError> {
-        let raw: RawPolicy = toml::from_str(self.text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            self.error(offset, e.message().trim_end())
-        })?;
-        let defaults = match raw.defaults {
-            Some(s) => self.section(s)?,
-            None => Section::default(),
-        };
-        let mut components = BTreeMap::new();
-        for (name, c) in raw.components {
-            let component = self.component(&name, c)?;
-            components.insert(name, component);
-        }
-        let mut tokens: Vec<Token> = Vec::new();
-        for t in raw.tokens {
-            if tokens.iter().any(|known| known.name == *t.name.get_ref()) {
-                return Err(self.error(
-                    t.name.span().start,
-                    format!("token name {:?} is used twice", t.name.get_ref()),
-                ));
-            }
-            let digest = self.sha256(&t.sha256)?;
-            let mut sha256 = [0u8; 32];
-            // `sha256()` checked 64 hex digits, so this cannot fail.
-            hex::decode_to_slice(&digest, &mut sha256)
-                .map_err(|e| self.error(t.sha256.span().start, e.to_string()))?;
-            tokens.push(Token {
-                name: t.name.into_inner(),
-                sha256,
-                tools: t.tools,
-            });
-        }
-        Ok(Policy {
-            audit: raw.audit.map(|a| self.resolve(&a)),
-            defaults,
-            components,
-            tokens,
-        })
-    }
-
-    fn component(&self, name: &str, c: RawComponent) -> Result<ComponentPolicy, PolicyError> {
-        let section = self.section(RawSection {
-            folders: c.folders,
-            network: c.network,
-            env: c.env,
-            limits: c.limits,
-            destructive: c.destructive,
-        })?;
-        let mut tools = BTreeMap::new();
-        for (tool, s) in c.tools {
-            tools.insert(tool, self.section(s)?);
-        }
-        Ok(ComponentPolicy {
-            name: name.to_string(),
-            source: c.source.map(|s| self.resolve(&s)),
-            sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
-            section,
-            tools,
-        })
-    }
-
-    /// Checks a digest and returns it in lower case.
-    fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
-        let text = digest.get_ref();
-        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(self.error(
-                digest.span().start,
-                format!(
-                    "sha256 must be 64 hexadecimal digits, got {} characters",
-                    text.chars().count()
-                ),
-            ));
-        }
-        Ok(text.to_ascii_lowercase())
-    }
-
-    fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
-        Ok(Section {
-            folders: raw.folders.map(|f| self.folders(f)).transpose()?,
-            network: raw.network.map(|n| self.network(n)).transpose()?,
-            env: raw.env.map(|e| self.env(e)).transpose()?,
-            limits: raw
-                .limits
-                .map(|l| self.limits(l))
-                .transpose()?
-                .unwrap_or_default(),
-            destructive: raw.destructive.map(Consent::from),
-        })
-    }
-
-    fn network(&self, raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, PolicyError> {
-        raw.into_iter()
-            .map(|p| {
-                p.get_ref()
-                    .parse()
-                    .map_err(|e: super::HostPatternError| self.error(p.span().start, e.to_string()))
-            })
-            .collect()
-    }
-
-    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
-        let mut folders: Vec<Folder> = Vec::new();
-        for f in raw.into_inner() {
-            let at = f.guest.span().start;
-            let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
-            if let Some(other) = folders.iter().find(|o| nested(&o.guest, &guest)) {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
-                        other.guest
-                    ),
-                ));
-            }
-            let host = self.resolve(f.host.get_ref());
-            let at = f.host.span().start;
-            match std::fs::metadata(&host) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} is not a folder", host.display()),
-                    ));
-                }
-                Err(e) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} cannot be used: {e}", host.display()),
-                    ));
-                }
-            }
-            folders.push(Folder {
-                host,
-                guest,
-                mode: f.mode,
-            });
-        }
-        Ok(folders)
-    }
-
-    fn env(
-        &self,
-        raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>,
-    ) -> Result<Vec<(String, String)>, PolicyError> {
-        let mut vars = Vec::new();
-        for (name, value) in raw {
-            let at = name.span().start;
-            let name = name.into_inner();
-            if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(self.error(
-                    at,
-                    format!("{name:?} is not a valid environment variable name"),
-                ));
-            }
-            let at = value.span().start;
-            let value = match value.into_inner() {
-                RawEnv::Literal(v) => v,
-                // Messages name the variable, never its value.
-                RawEnv::From(var) => match (self.env)(&var) {
-                    Ok(v) => v,
-                    Err(VarError::NotPresent) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not set"),
-                        ));
-                    }
-                    Err(VarError::NotUnicode(_)) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not valid Unicode"),
-                        ));
-                    }
-                },
-            };
-            if value.contains('\0') {
-                return Err(self.error(at, format!("the value of {name} contains a NUL character")));
-            }
-            vars.push((name, value));
-        }
-        Ok(vars)
-    }
-
-    /// A path of the policy resolved against its folder, without `.`
-    /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
-    /// so it reads right and compares equal to the same path spelled
-    /// another way.
-    fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
-        let resolved: PathBuf = self
-            .base
-            .join(path)
-            .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect();
-        if resolved.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            resolved
-        }
-    }
-
-    fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {
-        // A zero limit would make every call fail; it is always a mistake.
-        let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
-            Some((0, at)) => Err(self.error(at, format!("limit {name} must be greater than 0"))),
-            Some((v, _)) => Ok(Some(v)),
-            None => Ok(None),
-        };
-        let time = match raw.time {
-            Some(t) if t.get_ref().0.is_zero() => {
-                return Err(self.error(t.span().start, "limit time must be greater than 0"));
-            }
-            t => t.map(|t| t.into_inner().0),
-        };
-        let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
-        let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
-        Ok(LimitsPatch {
-            memory: nonzero("memory", sized(&raw.memory))?,
-            time,
-            fuel: nonzero(
-                "fuel",
-                raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)),
-            )?,
-            output: nonzero("output", sized(&raw.output))?,
-            log: raw.log.map(|l| l.0),
-            concurrency: nonzero(
-                "concurrency",
-                raw.concurrency
-                    .as_ref()
-                    .map(|c| (u64::from(*c.get_ref()), c.span().start)),
-            )?
-            .and_then(|c| u32::try_from(c).ok()),
-            write: nonzero("write", sized(&raw.write))?,
-            files: nonzero("files", counted(&raw.files))?,
-            open: nonzero("open", counted(&raw.open))?,
-            messages: counted(&raw.messages).map(|(n, _)| n),
-        })
-    }
-}
-
-/// Checks a guest path: absolute, no `.`/`..`/empty parts. Returns it
-/// without a trailing `/` (except for `/` itself).
-fn check_guest_path(path: &str) -> Result<String, String> {
-    if !path.starts_with('/') {
-        return Err(format!(
-            "guest path {path:?} must be absolute (start with '/')"
-        ));
-    }
-    let trimmed = if path.len() > 1 {
-        path.strip_suffix('/').unwrap_or(path)
-    } else {
-        path
-    };
-    if trimmed != "/"
-        && trimmed[1..]
-            .split('/')
-            .any(|part| part.is_empty() || part == "." || part == "..")
-    {
-        return Err(format!(
-            "guest path {path:?} may not contain '.', '..' or '//'"
-        ));
-    }
-    if trimmed.contains('\0') {
-        return Err(format!("guest path {path:?} contains a NUL character"));
-    }
-    Ok(trimmed.to_string())
-}
-
-/// Whether one guest path is the other or inside it.
-fn nested(a: &str, b: &str) -> bool {
-    let inside = |outer: &str, inner: &str| {
-        outer == "/"
-            || inner == outer
-            || inner
-                .strip_prefix(outer)
-                .is_some_and(|r| r.starts_with('/'))
-    };
-    inside(a, b) || inside(b, a)
 }
 
 #[cfg(test)]

@@ -157,6 +157,8 @@ pub struct Grant {
     pub network: Option<NetworkGrant>,
     /// Environment variables the guest sees, exactly these.
     pub env: Vec<(String, String)>,
+    /// What `wasi:config/store` answers, exactly these.
+    pub config: Vec<(String, String)>,
     pub limits: Limits,
     /// How a destructive tool's calls get consent; `None` for a tool that
     /// is not destructive (it never needs any).

@@ -12,6 +12,8 @@ mod effective;
 pub mod file;
 mod grant;
 pub mod host;
+mod parse;
+mod raw;
 mod units;
 
 pub use effective::effective;

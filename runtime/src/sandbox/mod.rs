@@ -9,9 +9,11 @@
 mod bindings;
 mod budget;
 mod cache;
+mod config;
 mod folders;
 mod network;
 mod pipe;
+mod plain;
 mod state;
 mod waits;
 
@@ -25,6 +27,7 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
+pub use plain::FunctionsPre;
 pub use state::{CallState, CancelToken};
 
 use crate::logtext::GuestText;
@@ -227,6 +230,7 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
+        config::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
@@ -286,10 +290,13 @@ impl Sandbox {
     }
 
     /// Links a component against what the runtime provides. Fails when it
-    /// imports anything else, or does not export the tool contract.
-    pub fn link(&self, component: &Component) -> wasmtime::Result<ToolPre<CallState>> {
+    /// imports anything else, or lacks the exports its kind needs.
+    pub fn link(&self, component: &Component, kind: Exports) -> wasmtime::Result<Linked> {
         let pre = self.linker.instantiate_pre(component)?;
-        ToolPre::new(pre)
+        Ok(match kind {
+            Exports::Contract => Linked::Tool(ToolPre::new(pre)?),
+            Exports::Functions(functions) => Linked::Functions(FunctionsPre::new(pre, functions)?),
+        })
     }
 
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
@@ -316,7 +323,7 @@ impl Sandbox {
     /// [`Teardown`]: drop it once the outcome is on its way.
     pub fn call(
         &self,
-        pre: &ToolPre<CallState>,
+        pre: &Linked,
         name: &str,
         arguments: &str,
         grant: &Grant,
@@ -327,7 +334,10 @@ impl Sandbox {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
-        let result = run.call(pre, name, arguments);
+        let result = match pre {
+            Linked::Tool(pre) => run.call(pre, name, arguments),
+            Linked::Functions(pre) => run.call_function(pre, name, arguments),
+        };
         let teardown = Teardown {
             _store: Some(run.store),
         };
@@ -398,6 +408,44 @@ impl Teardown {
     }
 }
 
+/// What a component exports that the runtime serves, found before it is
+/// linked: the airlock contract, or plain functions.
+pub enum Exports {
+    Contract,
+    Functions(Vec<crate::functions::Function>),
+}
+
+/// A component linked against the runtime, by kind: what a call
+/// instantiates.
+pub enum Linked {
+    /// Exports `airlock:tool/tools` (see [`CONTRACT`]).
+    Tool(ToolPre<CallState>),
+    /// Exports plain functions (see [`crate::functions`]).
+    Functions(FunctionsPre),
+}
+
+impl Linked {
+    /// The contract's bindings; `None` for other kinds.
+    pub fn tool(&self) -> Option<&ToolPre<CallState>> {
+        match self {
+            Linked::Tool(pre) => Some(pre),
+            Linked::Functions(_) => None,
+        }
+    }
+
+    /// [`ToolPre::instantiate_call`], for the benchmarks' phase timings;
+    /// fails for components without the contract.
+    #[doc(hidden)]
+    pub fn instantiate_call<'a>(
+        &self,
+        store: impl wasmtime::AsContextMut<Data = CallState>,
+    ) -> wasmtime::Result<(wasmtime::component::Instance, bindings::CallFunc<'a>)> {
+        self.tool()
+            .ok_or_else(|| wasmtime::format_err!("not an airlock tool component"))?
+            .instantiate_call(store)
+    }
+}
+
 /// One store in use, and what is needed to explain how it ended.
 struct Run {
     store: Store<CallState>,
@@ -422,32 +470,38 @@ impl Run {
         let returned = self.finish(result)?;
         let guest_log = self.output.take();
         match returned {
-            Ok(out) => {
-                let raw = RawOutput {
-                    content: out.content.into_iter().map(Content::from).collect(),
-                    structured: out.structured,
-                    guest_log,
-                };
-                let size = output_size(&raw);
-                if size > self.limits.output {
-                    return Err(RunError::OutputTooLarge {
-                        actual: size,
-                        limit: self.limits.output,
-                    });
-                }
-                Ok(raw)
-            }
+            Ok(out) => self.checked(RawOutput {
+                content: out.content.into_iter().map(Content::from).collect(),
+                structured: out.structured,
+                guest_log,
+            }),
             Err(types::Error::InvalidArguments(message)) => {
                 Err(RunError::InvalidArguments(message))
             }
-            Err(types::Error::Failed(mut message)) => {
-                let reached = self.store.data().folder_guard.limits_reached();
-                if !reached.is_empty() {
-                    message = format!("{message} (the call reached {})", reached.join(", "));
-                }
-                Err(RunError::Failed(message))
-            }
+            Err(types::Error::Failed(message)) => Err(self.failed(message)),
         }
+    }
+
+    /// `raw`, unless it is larger than the grant's output limit.
+    fn checked(&self, raw: RawOutput) -> Result<RawOutput, RunError> {
+        let size = output_size(&raw);
+        if size > self.limits.output {
+            return Err(RunError::OutputTooLarge {
+                actual: size,
+                limit: self.limits.output,
+            });
+        }
+        Ok(raw)
+    }
+
+    /// The tool's own failure, noting the folder limits the call reached
+    /// (often the reason it failed).
+    fn failed(&self, mut message: String) -> RunError {
+        let reached = self.store.data().folder_guard.limits_reached();
+        if !reached.is_empty() {
+            message = format!("{message} (the call reached {})", reached.join(", "));
+        }
+        RunError::Failed(message)
     }
 
     /// Turns a guest's trap into the limit or fault that caused it.
@@ -594,68 +648,4 @@ fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     c
-}
-
-impl From<types::Tool> for DescribedTool {
-    fn from(t: types::Tool) -> Self {
-        DescribedTool {
-            name: t.name,
-            title: t.title,
-            description: t.description,
-            input_schema: t.input_schema,
-            output_schema: t.output_schema,
-            hints: Hints {
-                read_only: t.hints.contains(types::Hints::READ_ONLY),
-                destructive: t.hints.contains(types::Hints::DESTRUCTIVE),
-                idempotent: t.hints.contains(types::Hints::IDEMPOTENT),
-                open_world: t.hints.contains(types::Hints::OPEN_WORLD),
-            },
-            icons: t
-                .icons
-                .into_iter()
-                .map(|i| Icon {
-                    src: i.src,
-                    mime_type: i.mime_type,
-                    sizes: i.sizes,
-                })
-                .collect(),
-            task_support: match t.task_support {
-                types::TaskSupport::Forbidden => TaskSupport::Forbidden,
-                types::TaskSupport::Optional => TaskSupport::Optional,
-                types::TaskSupport::Required => TaskSupport::Required,
-            },
-        }
-    }
-}
-
-impl From<types::Content> for Content {
-    fn from(c: types::Content) -> Self {
-        match c {
-            types::Content::Text(text) => Content::Text(text),
-            types::Content::Image(m) => Content::Image {
-                data: m.data,
-                mime_type: m.mime_type,
-            },
-            types::Content::Audio(m) => Content::Audio {
-                data: m.data,
-                mime_type: m.mime_type,
-            },
-            types::Content::Embedded(r) => Content::Embedded {
-                uri: r.uri,
-                mime_type: r.mime_type,
-                body: match r.body {
-                    types::ResourceBody::Text(t) => ResourceBody::Text(t),
-                    types::ResourceBody::Blob(b) => ResourceBody::Blob(b),
-                },
-            },
-            types::Content::Link(l) => Content::Link {
-                uri: l.uri,
-                name: l.name,
-                title: l.title,
-                description: l.description,
-                mime_type: l.mime_type,
-                size: l.size,
-            },
-        }
-    }
 }

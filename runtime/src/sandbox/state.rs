@@ -136,6 +136,8 @@ pub struct CallState {
     pub notices: Notices,
     /// When the call's wall time runs out; bounds blocking host calls too.
     pub deadline: std::time::Instant,
+    /// What `wasi:config/store` answers (the grant's `config`).
+    pub config: Vec<(String, String)>,
     last_progress: Option<f64>,
 }
 
@@ -161,6 +163,7 @@ impl CallState {
             folder_guard: FolderGuard::for_grant(grant),
             notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
+            config: grant.config.clone(),
             last_progress: None,
         }
     }
