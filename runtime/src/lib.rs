@@ -9,6 +9,7 @@
 //! policy    (policy file, grants, hints → effective grant)
 //! args      (parse, coerce, default, validate arguments)
 //! functions (plain WIT functions: types → schemas, JSON ↔ values)
+//! wasmcp    (wasmcp tools components: their records ↔ tools and content)
 //! sandbox   (engine, per-call store, WASI context, limits, network filter)
 //! catalog   (load, validate, index tools; the kind of a component)
 //! audit     (one JSON line per call)
@@ -41,5 +42,6 @@ pub mod sandbox;
 mod sync;
 pub mod tool;
 pub mod transport;
+pub mod wasmcp;
 
 pub use runtime::{LoadReport, Runtime};

@@ -1,12 +1,14 @@
 //! What kind of component a file is, from the names of its top-level
 //! exports, read before anything is compiled: an airlock tool component
-//! (exports [`CONTRACT`]), or plain functions (anything else that exports
+//! (exports [`CONTRACT`]), a wasmcp tools component (exports
+//! [`wasmcp::TOOLS`]), or plain functions (anything else that exports
 //! functions). A component that exports nothing airlock can serve is
 //! refused at once, with what to do, instead of after a full compile.
 
 use wasmparser::{ComponentExternalKind, Parser, Payload};
 
 use super::CONTRACT;
+use crate::wasmcp;
 
 /// How the runtime serves a component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,6 +19,9 @@ pub enum Kind {
     /// Exports plain WIT functions: each becomes a tool (see
     /// [`crate::functions`]).
     Functions,
+    /// Exports `wasmcp:mcp-v20251125/tools`: tools, schemas and hints
+    /// come from its `list-tools` (see [`crate::wasmcp`]).
+    Wasmcp,
 }
 
 impl Kind {
@@ -25,6 +30,7 @@ impl Kind {
         match self {
             Kind::Tool => "airlock tool",
             Kind::Functions => "plain functions",
+            Kind::Wasmcp => "wasmcp tools",
         }
     }
 }
@@ -47,6 +53,16 @@ pub fn detect(bytes: &[u8]) -> Result<Kind, String> {
     {
         return Err(format!(
             "exports {other}, but this airlock serves {CONTRACT}; rebuild it with a matching SDK"
+        ));
+    }
+    if exports.iter().any(|(name, _)| wasmcp::is_tools_export(name)) {
+        return Ok(Kind::Wasmcp);
+    }
+    if let Some((other, _)) = exports.iter().find(|(name, _)| name.starts_with("wasmcp:")) {
+        return Err(format!(
+            "exports {other}, but of wasmcp's interfaces airlock serves only `{}@0.1.x` (a tools \
+             component, before wasmcp's composition)",
+            wasmcp::TOOLS
         ));
     }
     // Interfaces of `wasi:` packages are entry points for other hosts.

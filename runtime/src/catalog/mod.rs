@@ -46,6 +46,10 @@ pub enum LoadError {
         "{path}: does not export `{CONTRACT}`; build it with the airlock SDK or against wit/tool.wit"
     )]
     NoContract { path: PathBuf },
+    /// A wasmcp tools component that needs what only wasmcp's composition
+    /// provides.
+    #[error("{path}: {reason}")]
+    Wasmcp { path: PathBuf, reason: String },
     /// Nothing it exports can be served, found before compiling.
     #[error("{path}: {reason}")]
     NothingToServe { path: PathBuf, reason: String },
@@ -78,7 +82,8 @@ pub struct Component {
     /// SHA-256 of the file, lowercase hex.
     pub digest: String,
     pub imports: Vec<String>,
-    /// How it is served: its own contract, or plain functions.
+    /// How it is served: its own contract, plain functions, or wasmcp's
+    /// tools.
     pub kind: Kind,
     pub pre: Linked,
 }
@@ -89,6 +94,9 @@ pub struct Tool {
     pub args: ArgumentSchema,
     pub output: Option<OutputSchema>,
     pub component: Arc<Component>,
+    /// Whether the component declares this tool's hints itself (else the
+    /// policy may, see [`apply_policy_hints`]).
+    pub own_hints: bool,
     /// Calls of this tool running now (for the per-tool concurrency limit).
     pub running: std::sync::atomic::AtomicU32,
 }
@@ -175,6 +183,7 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
     })?;
     let (exports, described) = match kind {
         Kind::Tool => (Exports::Contract, None),
+        Kind::Wasmcp => (Exports::Wasmcp, None),
         Kind::Functions => {
             let functions =
                 crate::functions::describe(bytes).map_err(|cause| LoadError::Functions {
@@ -193,6 +202,12 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
             reason: format!("{e:#}"),
         })?;
     let imports = sandbox.imports(&compiled);
+    if kind == Kind::Wasmcp {
+        crate::sandbox::check_wasmcp_imports(&compiled).map_err(|reason| LoadError::Wasmcp {
+            path: path_buf.clone(),
+            reason,
+        })?;
+    }
     let pre = sandbox
         .link(&compiled, exports)
         .map_err(|e| validate::link_error(path, &imports, e))?;
@@ -207,14 +222,16 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
         kind,
         pre,
     });
-    let described = match (described, component.pre.tool()) {
-        (Some(described), _) => described,
-        (None, Some(pre)) => sandbox.describe(pre).map_err(|cause| LoadError::Describe {
-            path: path_buf.clone(),
-            cause,
-        })?,
-        (None, None) => return Err(LoadError::NoContract { path: path_buf }),
+    let listed = match (described, &component.pre) {
+        (Some(described), _) => Ok(described),
+        (None, Linked::Tool(pre)) => sandbox.describe(pre),
+        (None, Linked::Wasmcp(pre)) => sandbox.list_wasmcp(pre),
+        (None, Linked::Functions(_)) => return Err(LoadError::NoContract { path: path_buf }),
     };
+    let described = listed.map_err(|cause| LoadError::Describe {
+        path: path_buf.clone(),
+        cause,
+    })?;
     if described.is_empty() {
         return Err(LoadError::Empty { path: path_buf });
     }
@@ -231,6 +248,7 @@ fn plain_tool(function: &crate::functions::Function) -> DescribedTool {
         input_schema: crate::json::to_string(&function.input_schema()),
         output_schema: Some(crate::json::to_string(&function.output_schema())),
         hints: Hints::default(),
+        own_hints: false,
         icons: Vec::new(),
         task_support: Default::default(),
     }
@@ -238,8 +256,9 @@ fn plain_tool(function: &crate::functions::Function) -> DescribedTool {
 
 /// Gives the tools of a component the hints its policy declares for them
 /// (`hints` of `[components.NAME.tools.TOOL]`). Only tools that carry no
-/// hints of their own (plain functions) may be given hints: a policy never
-/// rewrites what a tool says of itself.
+/// hints of their own (plain functions, wasmcp tools without annotated
+/// hints) may be given hints: a policy never rewrites, and so never
+/// widens, what a tool says of itself.
 pub fn apply_policy_hints(
     tools: &mut [Tool],
     declared: impl Fn(&str) -> Option<Hints>,
@@ -248,13 +267,13 @@ pub fn apply_policy_hints(
         let Some(hints) = declared(&tool.info.name) else {
             continue;
         };
-        if tool.component.kind != Kind::Functions {
+        if tool.own_hints {
             return Err(LoadError::BadTool {
                 path: tool.component.path.clone(),
                 tool: tool.info.name.clone(),
                 rule: format!(
-                    "the policy declares hints for it, but it is an {} that declares its own; \
-                     remove `hints` from [components.{}.tools.{}]",
+                    "the policy declares hints for it, but the component ({}) declares its own, \
+                     which a policy never widens; remove `hints` from [components.{}.tools.{}]",
                     tool.component.kind.as_str(),
                     tool.component.name,
                     tool.info.name

@@ -117,6 +117,7 @@ pub fn tools(
             args,
             output,
             component: component.clone(),
+            own_hints: d.own_hints,
             running: Default::default(),
         });
     }

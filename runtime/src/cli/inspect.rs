@@ -139,17 +139,18 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
         {
             out.push('\n');
             tool_text(&mut out, tool);
-            if component.kind == crate::catalog::Kind::Functions {
+            if component.kind != crate::catalog::Kind::Tool {
                 let declared = runtime
                     .policy()
                     .declared_hints(&component.name, &tool.info.name);
                 let _ = writeln!(
                     out,
                     "    hints: {}",
-                    match declared {
-                        Some(_) => "declared by the policy",
-                        None =>
-                            "none (a plain function declares none; the policy may, with `hints`)",
+                    match (tool.own_hints, declared) {
+                        (true, _) => "the tool's own annotations",
+                        (false, Some(_)) => "declared by the policy",
+                        (false, None) =>
+                            "none (the tool declares none; the policy may, with `hints`)",
                     }
                 );
             }

@@ -98,6 +98,7 @@ impl From<types::Tool> for DescribedTool {
                 idempotent: t.hints.contains(types::Hints::IDEMPOTENT),
                 open_world: t.hints.contains(types::Hints::OPEN_WORLD),
             },
+            own_hints: true,
             icons: t
                 .icons
                 .into_iter()

@@ -16,6 +16,7 @@ mod pipe;
 mod plain;
 mod state;
 mod waits;
+mod wasmcp;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +30,7 @@ pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
 pub use plain::FunctionsPre;
 pub use state::{CallState, CancelToken};
+pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::logtext::GuestText;
 use crate::observe::CallObserver;
@@ -168,6 +170,9 @@ pub struct DescribedTool {
     pub input_schema: String,
     pub output_schema: Option<String>,
     pub hints: Hints,
+    /// Whether the tool declares its hints itself (a policy may declare
+    /// hints only for a tool that does not).
+    pub own_hints: bool,
     pub icons: Vec<Icon>,
     pub task_support: TaskSupport,
 }
@@ -197,10 +202,13 @@ pub const DESCRIBE_LIMITS: Limits = Limits {
     messages: 100,
 };
 
-/// The engine, the linker and the epoch ticker.
+/// The engine, the linkers and the epoch ticker.
 pub struct Sandbox {
     engine: Engine,
     linker: Linker<CallState>,
+    /// `linker` plus airlock's answers to wasmcp's composition, for
+    /// wasmcp tools components only.
+    wasmcp_linker: Linker<CallState>,
     cache: Option<CompileCache>,
     fuel: bool,
     ticker: Arc<AtomicBool>,
@@ -236,6 +244,8 @@ impl Sandbox {
             &mut linker,
             |state| state,
         )?;
+        let mut wasmcp_linker = linker.clone();
+        wasmcp::add_stubs(&mut wasmcp_linker)?;
         let stop = Arc::new(AtomicBool::new(false));
         let ticker_engine = engine.clone();
         let ticker_stop = stop.clone();
@@ -250,6 +260,7 @@ impl Sandbox {
         Ok(Sandbox {
             engine,
             linker,
+            wasmcp_linker,
             cache: config.cache.clone(),
             fuel: config.fuel,
             ticker: stop,
@@ -292,10 +303,15 @@ impl Sandbox {
     /// Links a component against what the runtime provides. Fails when it
     /// imports anything else, or lacks the exports its kind needs.
     pub fn link(&self, component: &Component, kind: Exports) -> wasmtime::Result<Linked> {
-        let pre = self.linker.instantiate_pre(component)?;
+        let linker = match kind {
+            Exports::Wasmcp => &self.wasmcp_linker,
+            _ => &self.linker,
+        };
+        let pre = linker.instantiate_pre(component)?;
         Ok(match kind {
             Exports::Contract => Linked::Tool(ToolPre::new(pre)?),
             Exports::Functions(functions) => Linked::Functions(FunctionsPre::new(pre, functions)?),
+            Exports::Wasmcp => Linked::Wasmcp(WasmcpPre::new(pre)?),
         })
     }
 
@@ -337,6 +353,7 @@ impl Sandbox {
         let result = match pre {
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
+            Linked::Wasmcp(pre) => run.call_wasmcp(pre, name, arguments),
         };
         let teardown = Teardown {
             _store: Some(run.store),
@@ -409,10 +426,11 @@ impl Teardown {
 }
 
 /// What a component exports that the runtime serves, found before it is
-/// linked: the airlock contract, or plain functions.
+/// linked: the airlock contract, plain functions, or wasmcp's tools.
 pub enum Exports {
     Contract,
     Functions(Vec<crate::functions::Function>),
+    Wasmcp,
 }
 
 /// A component linked against the runtime, by kind: what a call
@@ -422,6 +440,8 @@ pub enum Linked {
     Tool(ToolPre<CallState>),
     /// Exports plain functions (see [`crate::functions`]).
     Functions(FunctionsPre),
+    /// Exports `wasmcp:mcp-v20251125/tools` (see [`crate::wasmcp`]).
+    Wasmcp(WasmcpPre),
 }
 
 impl Linked {
@@ -429,7 +449,7 @@ impl Linked {
     pub fn tool(&self) -> Option<&ToolPre<CallState>> {
         match self {
             Linked::Tool(pre) => Some(pre),
-            Linked::Functions(_) => None,
+            Linked::Functions(_) | Linked::Wasmcp(_) => None,
         }
     }
 

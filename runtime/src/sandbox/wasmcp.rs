@@ -1,0 +1,258 @@
+//! Calls of wasmcp tools components (see [`crate::wasmcp`]): the component
+//! linked once, against the runtime plus airlock's answers to the few
+//! functions of wasmcp's composition it may stand in for; `list-tools` and
+//! `call-tool` resolved once; `list-tools` at load, `call-tool` per call in
+//! a fresh instance.
+
+use std::sync::Arc;
+
+use wasmtime::component::types::ComponentItem;
+use wasmtime::component::{
+    Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val,
+};
+
+use super::{CallState, DESCRIBE_LIMITS, DescribedTool, RawOutput, Run, RunError, Sandbox};
+use crate::policy::Grant;
+use crate::tool::Hints;
+use crate::wasmcp::{self, Called, value};
+
+/// Most pages of `list-tools` read at load (a component whose cursor never
+/// ends is refused instead of listing forever).
+const MAX_PAGES: usize = 100;
+
+/// A wasmcp tools component linked against the runtime, with its two
+/// exports resolved.
+#[derive(Clone)]
+pub struct WasmcpPre {
+    pre: InstancePre<CallState>,
+    list: ComponentExportIndex,
+    call: ComponentExportIndex,
+}
+
+impl WasmcpPre {
+    /// Fails when the component lacks `list-tools` or `call-tool`.
+    pub fn new(pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
+        let component = pre.component();
+        let engine = component.engine();
+        let export = component
+            .component_type()
+            .exports(engine)
+            .map(|(name, _)| name)
+            .find(|name| wasmcp::is_tools_export(name))
+            .map(str::to_string)
+            .ok_or_else(|| wasmtime::format_err!("it does not export `{}`", wasmcp::TOOLS))?;
+        let tools = component
+            .get_export_index(None, &export)
+            .ok_or_else(|| wasmtime::format_err!("it does not export `{export}`"))?;
+        let function = |name: &str| {
+            component
+                .get_export_index(Some(&tools), name)
+                .ok_or_else(|| wasmtime::format_err!("`{export}` exports no function `{name}`"))
+        };
+        Ok(WasmcpPre {
+            list: function("list-tools")?,
+            call: function("call-tool")?,
+            pre,
+        })
+    }
+}
+
+/// Defines airlock's answers to the functions of wasmcp's composition it
+/// stands in for ([`wasmcp::STUBS`]).
+pub(super) fn add_stubs(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    let mut interfaces: Vec<&str> = wasmcp::STUBS.iter().map(|(i, _, _)| *i).collect();
+    interfaces.dedup();
+    for interface in interfaces {
+        let name = format!("wasmcp:mcp-v20251125/{interface}@{}", wasmcp::STUB_VERSION);
+        let mut instance = linker.instance(&name)?;
+        for (_, function, stub) in wasmcp::STUBS.iter().filter(|(i, _, _)| *i == interface) {
+            let (function, stub) = (*function, *stub);
+            instance.func_new(function, move |mut store, _, params, results| {
+                tracing::debug!("a wasmcp tool called {function}; airlock answers {stub:?}");
+                // A handle the guest lent (the stream to send to) must be
+                // given back before the call returns.
+                let mut handles = Vec::new();
+                resources(params, &mut handles);
+                for handle in handles {
+                    handle.resource_drop(&mut store)?;
+                }
+                if let Some(result) = results.first_mut() {
+                    *result = value::stub_answer(stub);
+                }
+                Ok(())
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// Every resource handle in `values`, however deeply nested.
+fn resources(values: &[Val], found: &mut Vec<ResourceAny>) {
+    for v in values {
+        match v {
+            Val::Resource(handle) => found.push(*handle),
+            Val::List(items) | Val::Tuple(items) | Val::FixedLengthList(items) => {
+                resources(items, found)
+            }
+            Val::Record(fields) => {
+                for (_, v) in fields {
+                    resources(std::slice::from_ref(v), found);
+                }
+            }
+            Val::Variant(_, Some(v)) | Val::Option(Some(v)) => {
+                resources(std::slice::from_ref(v), found)
+            }
+            Val::Result(Ok(Some(v)) | Err(Some(v))) => resources(std::slice::from_ref(v), found),
+            Val::Map(pairs) => {
+                for (k, v) in pairs {
+                    resources(&[k.clone(), v.clone()], found);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Checks what the component imports from `wasmcp:` packages: only types,
+/// and the functions airlock answers. The error says what is missing.
+///
+/// A resource that a `wasmcp:` interface only names (wasmcp's `mcp` uses
+/// `wasi:io/streams`' `input-stream`) is the other import's, and fine.
+pub fn check_imports(component: &Component) -> Result<(), String> {
+    let engine = component.engine();
+    let ty = component.component_type();
+    let (wasmcp, others): (Vec<_>, Vec<_>) = ty
+        .imports(engine)
+        .partition(|(import, _)| import.starts_with("wasmcp:"));
+    let provided: Vec<_> = others
+        .iter()
+        .filter_map(|(_, item)| match &item.ty {
+            ComponentItem::ComponentInstance(instance) => Some(instance),
+            _ => None,
+        })
+        .flat_map(|instance| instance.exports(engine))
+        .filter_map(|(_, item)| match item.ty {
+            ComponentItem::Resource(resource) => Some(resource),
+            _ => None,
+        })
+        .collect();
+    for (import, item) in wasmcp {
+        let ComponentItem::ComponentInstance(instance) = item.ty else {
+            return wasmcp::check_import(import, import, true);
+        };
+        for (name, item) in instance.exports(engine) {
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => wasmcp::check_import(import, name, true)?,
+                ComponentItem::Resource(resource) if !provided.contains(&resource) => {
+                    wasmcp::check_import(import, name, false)?
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Sandbox {
+    /// Lists the component's tools by calling `list-tools` (every page, in
+    /// one instance), under [`DESCRIBE_LIMITS`].
+    pub fn list_wasmcp(&self, pre: &WasmcpPre) -> Result<Vec<DescribedTool>, RunError> {
+        let grant = Grant {
+            limits: DESCRIBE_LIMITS,
+            ..Grant::default()
+        };
+        let mut run = self.start(
+            &grant,
+            Arc::new(crate::observe::Unobserved),
+            super::CancelToken::new(),
+        )?;
+        let instantiated = pre.pre.instantiate(&mut run.store);
+        let instance = run.finish(instantiated)?;
+        let func = instance
+            .get_func(&mut run.store, pre.list)
+            .ok_or_else(|| RunError::Setup("the instance lacks `list-tools`".into()))?;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = [
+                value::message_context(),
+                value::list_request(cursor.as_deref()),
+            ];
+            let mut results = [Val::Bool(false)];
+            let called = func.call(&mut run.store, &params, &mut results);
+            run.finish(called)?;
+            let (page, next) = value::tools_page(&results[0]).map_err(RunError::BadOutput)?;
+            tools.extend(page.into_iter().map(described));
+            match next {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                Some(_) => {
+                    return Err(RunError::BadOutput(
+                        "list-tools answered the same cursor twice".into(),
+                    ));
+                }
+                None => return Ok(tools),
+            }
+        }
+        Err(RunError::BadOutput(format!(
+            "list-tools answered more than {MAX_PAGES} pages"
+        )))
+    }
+}
+
+/// A listed tool as the catalog checks tools. A tool that declares no hint
+/// gets none (the strictest sandbox) and may be given hints by the policy.
+fn described(tool: wasmcp::ListedTool) -> DescribedTool {
+    DescribedTool {
+        description: tool.description_or_fallback(),
+        name: tool.name,
+        title: tool.title,
+        input_schema: tool.input_schema,
+        output_schema: tool.output_schema,
+        own_hints: tool.hints.is_some(),
+        hints: tool.hints.unwrap_or(Hints::default()),
+        icons: tool.icons,
+        task_support: Default::default(),
+    }
+}
+
+impl Run {
+    /// Instantiates the component and calls `call-tool` for tool `name`
+    /// with `arguments` (the prepared JSON object, as text).
+    pub(super) fn call_wasmcp(
+        &mut self,
+        pre: &WasmcpPre,
+        name: &str,
+        arguments: &str,
+    ) -> Result<RawOutput, RunError> {
+        let params = [
+            value::message_context(),
+            value::call_request(name, arguments),
+        ];
+        let mut results = [Val::Bool(false)];
+        let store = &mut self.store;
+        let called = pre.pre.instantiate(&mut *store).and_then(|instance| {
+            let func = instance
+                .get_func(&mut *store, pre.call)
+                .ok_or_else(|| wasmtime::format_err!("the instance lacks `call-tool`"))?;
+            func.call(&mut *store, &params, &mut results)
+        });
+        self.store.data_mut().flush_notices();
+        self.finish(called)?;
+        let guest_log = self.output.take();
+        match value::call_result(&results[0]).map_err(RunError::BadOutput)? {
+            Called::Done {
+                content,
+                structured,
+            } => self.checked(RawOutput {
+                content,
+                structured,
+                guest_log,
+            }),
+            Called::ToolError(message) | Called::Failed(message) => Err(self.failed(message)),
+            Called::InvalidArguments(message) => Err(RunError::InvalidArguments(message)),
+            Called::NotHandled => Err(RunError::Failed(format!(
+                "the component's call-tool does not handle {name:?}, which its list-tools lists"
+            ))),
+        }
+    }
+}
