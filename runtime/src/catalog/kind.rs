@@ -55,7 +55,10 @@ pub fn detect(bytes: &[u8]) -> Result<Kind, String> {
             "exports {other}, but this airlock serves {CONTRACT}; rebuild it with a matching SDK"
         ));
     }
-    if exports.iter().any(|(name, _)| wasmcp::is_tools_export(name)) {
+    if exports
+        .iter()
+        .any(|(name, _)| wasmcp::is_tools_export(name))
+    {
         return Ok(Kind::Wasmcp);
     }
     if let Some((other, _)) = exports.iter().find(|(name, _)| name.starts_with("wasmcp:")) {

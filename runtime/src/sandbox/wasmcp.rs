@@ -7,9 +7,7 @@
 use std::sync::Arc;
 
 use wasmtime::component::types::ComponentItem;
-use wasmtime::component::{
-    Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val,
-};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val};
 
 use super::{CallState, DESCRIBE_LIMITS, DescribedTool, RawOutput, Run, RunError, Sandbox};
 use crate::policy::Grant;

@@ -48,7 +48,10 @@ pub fn message_context() -> Val {
 
 /// A `list-tools-request` for the page at `cursor`.
 pub fn list_request(cursor: Option<&str>) -> Val {
-    record(&[("cursor", Val::Option(cursor.map(|c| Box::new(Val::String(c.into())))))])
+    record(&[(
+        "cursor",
+        Val::Option(cursor.map(|c| Box::new(Val::String(c.into())))),
+    )])
 }
 
 /// A `call-tool-request`: the tool's name and its arguments (JSON text).
@@ -86,48 +89,41 @@ pub fn tools_page(returned: &Val) -> Result<(Vec<ListedTool>, Option<String>), S
 fn listed_tool(tool: &Val) -> Result<ListedTool, String> {
     let fields = as_record(tool, "tool")?;
     let name = string(field(fields, "name")?)?;
-    let in_tool = |why: String| format!("tool {name:?}: {why}");
-    let input_schema = string(field(fields, "input-schema")?).map_err(in_tool)?;
-    let Some(options) = optional(fields, "options").map_err(in_tool)? else {
-        return Ok(ListedTool {
-            name,
-            title: None,
-            description: None,
-            input_schema,
-            output_schema: None,
-            hints: None,
-            icons: Vec::new(),
-        });
+    tool_fields(fields, &name).map_err(|why| format!("tool {name:?}: {why}"))
+}
+
+/// The rest of a `tool` record, after its name.
+fn tool_fields(fields: &Fields, name: &str) -> Result<ListedTool, String> {
+    let mut tool = ListedTool {
+        name: name.to_string(),
+        title: None,
+        description: None,
+        input_schema: string(field(fields, "input-schema")?)?,
+        output_schema: None,
+        hints: None,
+        icons: Vec::new(),
     };
-    let options = as_record(options, "tool-options").map_err(in_tool)?;
+    let Some(options) = optional(fields, "options")? else {
+        return Ok(tool);
+    };
+    let options = as_record(options, "tool-options")?;
     let text = |name: &str| -> Result<Option<String>, String> {
         optional(options, name)?.map(string).transpose()
     };
-    let annotations = optional(options, "annotations")
-        .and_then(|a| a.map(|a| as_record(a, "tool-annotations")).transpose())
-        .map_err(in_tool)?;
-    let (annotated_title, hints) = match annotations {
-        Some(a) => (
-            optional(a, "title")?.map(string).transpose()?,
-            hints(a).map_err(in_tool)?,
-        ),
-        None => (None, None),
-    };
-    let icons = match optional(options, "icons").map_err(in_tool)? {
-        Some(Val::List(icons)) => icons.iter().map(icon).collect::<Result<_, _>>(),
-        Some(other) => Err(format!("`icons` is not a list: {}", kind(other))),
-        None => Ok(Vec::new()),
+    if let Some(annotations) = optional(options, "annotations")? {
+        let annotations = as_record(annotations, "tool-annotations")?;
+        tool.title = optional(annotations, "title")?.map(string).transpose()?;
+        tool.hints = hints(annotations)?;
     }
-    .map_err(in_tool)?;
-    Ok(ListedTool {
-        title: text("title").map_err(in_tool)?.or(annotated_title),
-        description: text("description").map_err(in_tool)?,
-        output_schema: text("output-schema").map_err(in_tool)?,
-        input_schema,
-        hints,
-        icons,
-        name,
-    })
+    tool.title = text("title")?.or(tool.title);
+    tool.description = text("description")?;
+    tool.output_schema = text("output-schema")?;
+    tool.icons = match optional(options, "icons")? {
+        Some(Val::List(icons)) => icons.iter().map(icon).collect::<Result<_, _>>()?,
+        Some(other) => return Err(format!("`icons` is not a list: {}", kind(other))),
+        None => Vec::new(),
+    };
+    Ok(tool)
 }
 
 /// The four hints of `tool-annotations`; `None` when none is set.
@@ -215,7 +211,10 @@ pub fn call_result(returned: &Val) -> Result<Called, String> {
 /// A JSON-RPC `error-code` from `call-tool`.
 fn error_code(code: &Val) -> Result<Called, String> {
     let Val::Variant(case, Some(error)) = code else {
-        return Err(format!("`error-code` is not a variant with an error: {}", kind(code)));
+        return Err(format!(
+            "`error-code` is not a variant with an error: {}",
+            kind(code)
+        ));
     };
     let fields = as_record(error, "error")?;
     let message = string(field(fields, "message")?)?;
@@ -258,7 +257,9 @@ fn content(block: &Val) -> Result<Content, String> {
             };
             let size = match options.map(|o| optional(o, "size")).transpose()?.flatten() {
                 Some(Val::U64(n)) => Some(*n),
-                Some(other) => return Err(format!("a link's `size` is not a u64: {}", kind(other))),
+                Some(other) => {
+                    return Err(format!("a link's `size` is not a u64: {}", kind(other)));
+                }
                 None => None,
             };
             Content::Link {
@@ -287,9 +288,12 @@ fn embedded(resource: &Val) -> Result<Content, String> {
         other => return Err(format!("unknown resource contents `{other}`")),
     };
     let mime_type = match optional(fields, "options")? {
-        Some(options) => optional(as_record(options, "embedded-resource-options")?, "mime-type")?
-            .map(string)
-            .transpose()?,
+        Some(options) => optional(
+            as_record(options, "embedded-resource-options")?,
+            "mime-type",
+        )?
+        .map(string)
+        .transpose()?,
         None => None,
     };
     Ok(Content::Embedded {
