@@ -11,7 +11,6 @@ use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, 
 
 use super::{CallState, DESCRIBE_LIMITS, DescribedTool, RawOutput, Run, RunError, Sandbox};
 use crate::policy::Grant;
-use crate::tool::Hints;
 use crate::wasmcp::{self, Called, value};
 
 /// Most pages of `list-tools` read at load (a component whose cursor never
@@ -207,7 +206,7 @@ fn described(tool: wasmcp::ListedTool) -> DescribedTool {
         input_schema: tool.input_schema,
         output_schema: tool.output_schema,
         own_hints: tool.hints.is_some(),
-        hints: tool.hints.unwrap_or(Hints::default()),
+        hints: tool.hints.unwrap_or_default(),
         icons: tool.icons,
         task_support: Default::default(),
     }
