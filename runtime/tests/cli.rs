@@ -394,3 +394,68 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
     );
     assert!(!err.contains("[components.catalog]"), "{err}");
 }
+
+/// `airlock policy import`: a policy in wassette's format becomes a policy
+/// section airlock accepts, on stdout; what it tightened is on stderr.
+#[test]
+fn policy_import_converts_a_wassette_policy_and_says_what_it_tightened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("notes")).expect("mkdir");
+    let wassette = dir.path().join("fetch.policy.yaml");
+    std::fs::write(
+        &wassette,
+        "version: \"1.0\"\n\
+         description: \"Permission policy for fetch-rs\"\n\
+         permissions:\n\
+         \x20 storage:\n\
+         \x20   allow:\n\
+         \x20     - uri: \"fs://notes/**\"\n\
+         \x20       access: [\"read\", \"write\"]\n\
+         \x20 network:\n\
+         \x20   allow:\n\
+         \x20     - host: \"https://rss.nytimes.com/\"\n",
+    )
+    .expect("write");
+    let out = airlock(&["policy", "import", &path(wassette.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let toml = stdout(&out);
+    assert!(toml.contains("[components.fetch]\n"), "{toml}");
+    assert!(
+        toml.contains(&format!(
+            "folders = [\n    {{ host = \"{}\", guest = \"/notes\", mode = \"read-write\" }},\n]\n\
+             network = [\"https://rss.nytimes.com\"]\n",
+            dir.path().join("notes").display()
+        )),
+        "{toml}"
+    );
+    let notes = stderr(&out);
+    for expected in [
+        "tightened: a read-write folder is read-write only for a destructive tool",
+        "tightened: only open-world tools reach the listed hosts",
+        "tightened: wassette sets no time limit",
+    ] {
+        assert!(notes.contains(expected), "{expected}: {notes}");
+    }
+    let converted = dir.path().join("airlock.toml");
+    std::fs::write(&converted, &toml).expect("write");
+    let check = airlock(&["check", &path(converted)]);
+    assert!(check.status.success(), "{}", stderr(&check));
+
+    // A file named only `policy.yaml` does not say which component it is for.
+    let bare = dir.path().join("policy.yaml");
+    std::fs::write(&bare, "version: \"1.0\"\npermissions:\n  bogus: 1\n").expect("write");
+    let out = airlock(&["policy", "import", &path(bare.clone())]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--component NAME"),
+        "{}",
+        stderr(&out)
+    );
+    let out = airlock(&["policy", "import", &path(bare.clone()), "--component", "x"]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out).contains(&format!("{}:3:3: unknown key \"bogus\"", bare.display())),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -5,6 +5,7 @@ mod call;
 mod check;
 mod inspect;
 mod new;
+mod policy;
 mod serve;
 
 use std::path::PathBuf;
@@ -71,6 +72,7 @@ enum Command {
     Check(check::Args),
     Serve(serve::Args),
     New(new::Args),
+    Policy(policy::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -93,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
         Command::New(args) => new::run(args),
+        Command::Policy(args) => policy::run(args),
     };
     exit.into()
 }

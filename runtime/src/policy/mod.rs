@@ -6,7 +6,9 @@
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
 //!   only capability input of the sandbox;
 //! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
-//!   [`Consent`], [`Limits`], [`Narrowing`].
+//!   [`Consent`], [`Limits`], [`Narrowing`];
+//! - [`wassette`]: a wassette policy (YAML) converted into a policy section
+//!   (`airlock policy import`).
 
 mod effective;
 pub mod file;
@@ -15,6 +17,7 @@ pub mod host;
 mod parse;
 mod raw;
 mod units;
+pub mod wassette;
 
 pub use effective::effective;
 pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Settings, Token};
