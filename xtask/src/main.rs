@@ -46,7 +46,8 @@ fn main() -> Result<()> {
                  test-clients  only the MCP clients (conformance suite, Python SDK, Inspector)\n          \
                  against target/debug/airlock and target/components\n  \
                  build-examples  install the pinned Python/JS toolchains under target/ and\n          \
-                 build examples/python/* and examples/js/* into target/examples/\n  \
+                 build examples/python/* and examples/js/* into target/examples/ (and the\n          \
+                 plain Python/JS test components into target/test-components/)\n  \
                  fuzz [TARGET|all] [--seconds N] [--seed S]  run the fuzz targets on the\n          \
                  stable toolchain (random and mutated inputs; see fuzz/README.md)\n  \
                  bench [--quick]  release build, run the benchmark suite, write\n          \
@@ -424,7 +425,10 @@ fn newest_or(paths: &[PathBuf], or: std::time::SystemTime) -> std::time::SystemT
 }
 
 /// Builds `examples/python/NAME/app.py` and `examples/js/NAME/app.js` into
-/// `target/examples/NAME.wasm` (skipped when newer than its sources).
+/// `target/examples/NAME.wasm`, and the plain Python and JavaScript test
+/// components (`tests/components/plain_py`, `plain_js`: their own WIT, no
+/// SDK) into `target/test-components/`; each skipped when newer than its
+/// sources.
 fn build_examples(root: &Path) -> Result<()> {
     ensure_toolchains(root)?;
     let out_dir = root.join("target/examples");
@@ -442,33 +446,59 @@ fn build_examples(root: &Path) -> Result<()> {
                 continue;
             }
             let name = dir.file_name().context("name")?.to_string_lossy();
-            let out = out_dir.join(format!("{name}.wasm"));
             let sources = [dir.clone(), root.join(sdk), root.join("wit")];
-            let built = std::fs::metadata(&out).and_then(|m| m.modified()).ok();
-            if built.is_some() && built >= newest(&sources) {
-                continue;
-            }
-            let mut cmd;
-            if lang == "python" {
-                cmd = Command::new(root.join("target/py/bin/componentize-py"));
-                cmd.args(["-d", "wit", "-w", "toolbox", "componentize", "-s"])
-                    .args(["-p", "sdk/python", "-p"])
-                    .arg(&dir)
-                    .arg("app");
-            } else {
-                cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
-                cmd.arg("componentize")
-                    .arg(dir.join(entry))
-                    .arg("--cwd")
-                    .arg(root)
-                    .args(["--wit", "wit", "--world-name", "toolbox"])
-                    .args(["--backend", "qjs", "--backend-qjs-disable-async"])
-                    .arg("--backend-qjs-stub-wasi");
-            }
-            run(cmd.arg("-o").arg(&out))?;
+            let out = out_dir.join(format!("{name}.wasm"));
+            componentize(root, &dir, &root.join("wit"), "toolbox", &sources, &out)?;
         }
     }
+    let tests = root.join("target/test-components");
+    std::fs::create_dir_all(&tests)?;
+    for name in ["plain_py", "plain_js"] {
+        let dir = root.join("tests/components").join(name);
+        let out = tests.join(format!("{name}.wasm"));
+        let world = name.replace('_', "-");
+        componentize(root, &dir, &dir.join("wit"), &world, &[dir.clone()], &out)?;
+    }
     Ok(())
+}
+
+/// Builds `dir/app.py` (componentize-py) or `dir/app.js` (jco, QuickJS,
+/// synchronous) against world `world` of `wit` into `out`, with every WASI
+/// import stubbed; skipped when `out` is newer than `sources`.
+fn componentize(
+    root: &Path,
+    dir: &Path,
+    wit: &Path,
+    world: &str,
+    sources: &[PathBuf],
+    out: &Path,
+) -> Result<()> {
+    let built = std::fs::metadata(out).and_then(|m| m.modified()).ok();
+    if built.is_some() && built >= newest(sources) {
+        return Ok(());
+    }
+    let mut cmd;
+    if dir.join("app.py").is_file() {
+        cmd = Command::new(root.join("target/py/bin/componentize-py"));
+        cmd.arg("-d")
+            .arg(wit)
+            .args(["-w", world, "componentize", "-s"])
+            .args(["-p", "sdk/python", "-p"])
+            .arg(dir)
+            .arg("app");
+    } else {
+        cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
+        cmd.arg("componentize")
+            .arg(dir.join("app.js"))
+            .arg("--cwd")
+            .arg(root)
+            .arg("--wit")
+            .arg(wit)
+            .args(["--world-name", world])
+            .args(["--backend", "qjs", "--backend-qjs-disable-async"])
+            .arg("--backend-qjs-stub-wasi");
+    }
+    run(cmd.arg("-o").arg(out))
 }
 
 /// The Python helper's unit tests, then the heavy `airlock new` tests

@@ -17,7 +17,9 @@
 //! Two functions with the same name refuse the component. Interfaces of
 //! `wasi:` packages (`wasi:cli/run`, `wasi:http/incoming-handler`) are entry
 //! points for other hosts, not tools, and are left out; so are resource
-//! methods and constructors.
+//! methods and constructors, and the `init` entry points that componentize-py
+//! and componentize-js add to every component they build (they start the
+//! language's runtime; see `TOOLCHAIN_ENTRIES`).
 //!
 //! # Descriptions
 //!
@@ -83,6 +85,7 @@ pub fn describe(bytes: &[u8]) -> Result<Vec<Function>, DescribeError> {
     for (key, item) in &resolve.worlds[world].exports {
         let export = resolve.name_world_key(key);
         match item {
+            WorldItem::Function(f) if is_toolchain_entry(None, f) => skipped.push(export),
             WorldItem::Function(f) => {
                 functions.extend(function(&resolve, None, &f.name, f)?);
             }
@@ -101,7 +104,15 @@ pub fn describe(bytes: &[u8]) -> Result<Vec<Function>, DescribeError> {
                         interface.name.clone().unwrap_or_else(|| export.clone())
                     }
                 };
+                let name = match key {
+                    WorldKey::Name(name) => Some(name.as_str()),
+                    WorldKey::Interface(_) => None,
+                };
                 for f in interface.functions.values() {
+                    if is_toolchain_entry(name, f) {
+                        skipped.push(format!("{export}#{}", f.name));
+                        continue;
+                    }
                     let tool = format!("{short}.{}", f.name);
                     functions.extend(function(&resolve, Some(&export), &tool, f)?);
                 }
@@ -126,6 +137,37 @@ pub fn describe(bytes: &[u8]) -> Result<Vec<Function>, DescribeError> {
         }
     }
     Ok(functions)
+}
+
+/// The entry points toolchains add to every component they build (each
+/// starts the language's runtime when the component is made): the export
+/// they are in (`None` at the root), the function and its parameters.
+const TOOLCHAIN_ENTRIES: [(Option<&str>, &str, &[&str]); 2] = [
+    // componentize-py
+    (
+        Some("exports"),
+        "init",
+        &["app-name", "symbols", "stub-wasi"],
+    ),
+    // componentize-js (jco componentize), QuickJS
+    (
+        None,
+        "init",
+        &["shim", "script", "entry-path", "disable-gc"],
+    ),
+];
+
+/// Whether `f`, exported at `export` (`None` at the root), is one of
+/// [`TOOLCHAIN_ENTRIES`], which are no tools.
+fn is_toolchain_entry(export: Option<&str>, f: &wit_parser::Function) -> bool {
+    TOOLCHAIN_ENTRIES.iter().any(|(at, name, params)| {
+        *at == export
+            && f.name == *name
+            && f.params
+                .iter()
+                .map(|p| p.name.as_str())
+                .eq(params.iter().copied())
+    })
 }
 
 /// One exported function as a tool; `None` for resource methods and
