@@ -457,7 +457,14 @@ fn build_examples(root: &Path) -> Result<()> {
         let dir = root.join("tests/components").join(name);
         let out = tests.join(format!("{name}.wasm"));
         let world = name.replace('_', "-");
-        componentize(root, &dir, &dir.join("wit"), &world, &[dir.clone()], &out)?;
+        componentize(
+            root,
+            &dir,
+            &dir.join("wit"),
+            &world,
+            std::slice::from_ref(&dir),
+            &out,
+        )?;
     }
     Ok(())
 }
