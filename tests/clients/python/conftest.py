@@ -26,9 +26,10 @@ def anyio_backend() -> str:
 
 
 class Served:
-    """``airlock serve --listen 127.0.0.1:PORT COMPONENTS``, with its log."""
+    """``airlock serve --listen 127.0.0.1:PORT COMPONENTS…``, with its log."""
 
-    def __init__(self, components: str = COMPONENTS, start_timeout: float = 60) -> None:
+    def __init__(self, components: str | list[str] = COMPONENTS, start_timeout: float = 60) -> None:
+        paths = [components] if isinstance(components, str) else list(components)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
@@ -36,7 +37,7 @@ class Served:
         self.url = f"{self.base}/mcp"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
-            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", components],
+            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", *paths],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
