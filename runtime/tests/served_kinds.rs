@@ -73,6 +73,10 @@ fn javascript_plain_functions_are_listed_and_called() {
         })
     );
     assert_eq!(
+        tool(&tools, "text.stats")["description"],
+        "`stats: func(text: string) -> text-stats` of `airlock-test:plain-js/text@0.1.0` (no doc comment in its WIT)."
+    );
+    assert_eq!(
         tool(&tools, "text.stats")["outputSchema"],
         json!({
             "type": "object",
@@ -161,6 +165,11 @@ fn python_plain_functions_are_listed_and_called() {
         })
     );
     assert_eq!(tool(&tools, "shout")["annotations"], no_hints());
+    // A named type is named in the signature.
+    assert_eq!(
+        tool(&tools, "norm")["description"],
+        "`norm: func(p: point) -> f64` (no doc comment in its WIT)."
+    );
 
     assert_eq!(
         call(&mut mcp, "add", json!({"a": "40", "b": 2}))["structuredContent"],

@@ -73,7 +73,7 @@ pub fn of(ty: &Ty) -> Value {
             "items": false,
             "minItems": items.len(),
         }),
-        Ty::Record { docs, fields } => {
+        Ty::Record { docs, fields, .. } => {
             let mut properties = Map::new();
             let mut required = Vec::new();
             for field in fields {
@@ -92,7 +92,7 @@ pub fn of(ty: &Ty) -> Value {
                 docs,
             )
         }
-        Ty::Variant { docs, cases } => {
+        Ty::Variant { docs, cases, .. } => {
             let one_of: Vec<Value> = cases
                 .iter()
                 .map(|case| {
@@ -105,11 +105,11 @@ pub fn of(ty: &Ty) -> Value {
                 .collect();
             described(json!({ "oneOf": one_of }), docs)
         }
-        Ty::Enum { docs, cases } => {
+        Ty::Enum { docs, cases, .. } => {
             let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
             described(json!({"type": "string", "enum": names}), docs)
         }
-        Ty::Flags { docs, flags } => {
+        Ty::Flags { docs, flags, .. } => {
             let names: Vec<&str> = flags.iter().map(|f| f.name.as_str()).collect();
             described(
                 json!({

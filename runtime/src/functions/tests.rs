@@ -11,6 +11,7 @@ use crate::args::ArgumentSchema;
 
 fn point() -> Ty {
     Ty::Record {
+        name: None,
         docs: Some("A point.".into()),
         fields: vec![
             Field {
@@ -29,6 +30,7 @@ fn point() -> Ty {
 
 fn shape() -> Ty {
     Ty::Variant {
+        name: None,
         docs: None,
         cases: vec![
             Case {
@@ -97,6 +99,7 @@ fn rows() -> Vec<(Ty, Value)> {
         (shape(), json!("dot")),
         (
             Ty::Enum {
+                name: None,
                 docs: None,
                 cases: named(&["red", "green"]),
             },
@@ -104,6 +107,7 @@ fn rows() -> Vec<(Ty, Value)> {
         ),
         (
             Ty::Flags {
+                name: None,
                 docs: None,
                 flags: named(&["read", "write"]),
             },
@@ -195,6 +199,7 @@ fn shapes_that_do_not_fit_are_refused_before_the_guest() {
         (shape(), json!("square")),
         (
             Ty::Enum {
+                name: None,
                 docs: None,
                 cases: named(&["red"]),
             },
@@ -202,6 +207,7 @@ fn shapes_that_do_not_fit_are_refused_before_the_guest() {
         ),
         (
             Ty::Flags {
+                name: None,
                 docs: None,
                 flags: named(&["read"]),
             },

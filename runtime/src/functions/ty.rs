@@ -40,18 +40,26 @@ pub enum Ty {
     },
     Tuple(Vec<Ty>),
     Record {
+        /// The WIT name (`point`), for signatures.
+        name: Option<String>,
         docs: Option<String>,
         fields: Vec<Field>,
     },
     Variant {
+        /// The WIT name (`point`), for signatures.
+        name: Option<String>,
         docs: Option<String>,
         cases: Vec<Case>,
     },
     Enum {
+        /// The WIT name (`point`), for signatures.
+        name: Option<String>,
         docs: Option<String>,
         cases: Vec<Named>,
     },
     Flags {
+        /// The WIT name (`point`), for signatures.
+        name: Option<String>,
         docs: Option<String>,
         flags: Vec<Named>,
     },
@@ -144,6 +152,7 @@ impl Ty {
                         Ty::Tuple(t.types.iter().map(inner).collect::<Result<_, _>>()?)
                     }
                     TypeDefKind::Record(r) => Ty::Record {
+                        name: def.name.clone(),
                         docs,
                         fields: r
                             .fields
@@ -158,6 +167,7 @@ impl Ty {
                             .collect::<Result<_, String>>()?,
                     },
                     TypeDefKind::Variant(v) => Ty::Variant {
+                        name: def.name.clone(),
                         docs,
                         cases: v
                             .cases
@@ -172,6 +182,7 @@ impl Ty {
                             .collect::<Result<_, String>>()?,
                     },
                     TypeDefKind::Enum(e) => Ty::Enum {
+                        name: def.name.clone(),
                         docs,
                         cases: e
                             .cases
@@ -180,6 +191,7 @@ impl Ty {
                             .collect(),
                     },
                     TypeDefKind::Flags(f) => Ty::Flags {
+                        name: def.name.clone(),
                         docs,
                         flags: f
                             .flags
@@ -237,10 +249,10 @@ impl Ty {
                 "tuple<{}>",
                 items.iter().map(Ty::wit).collect::<Vec<_>>().join(", ")
             ),
-            Ty::Record { .. } => "record".into(),
-            Ty::Variant { .. } => "variant".into(),
-            Ty::Enum { .. } => "enum".into(),
-            Ty::Flags { .. } => "flags".into(),
+            Ty::Record { name, .. } => name.clone().unwrap_or_else(|| "record".into()),
+            Ty::Variant { name, .. } => name.clone().unwrap_or_else(|| "variant".into()),
+            Ty::Enum { name, .. } => name.clone().unwrap_or_else(|| "enum".into()),
+            Ty::Flags { name, .. } => name.clone().unwrap_or_else(|| "flags".into()),
         }
     }
 }
