@@ -43,7 +43,11 @@ fn contract_name() -> &'static str {
 /// The kind of the component in `bytes`, or why it has none: the text says
 /// what it exports instead and what to do.
 pub fn detect(bytes: &[u8]) -> Result<Kind, String> {
-    let exports = top_level_exports(bytes)?;
+    classify(&top_level_exports(bytes)?)
+}
+
+/// The kind of a component with these top-level exports.
+fn classify(exports: &[(String, ComponentExternalKind)]) -> Result<Kind, String> {
     if exports.iter().any(|(name, _)| name == CONTRACT) {
         return Ok(Kind::Tool);
     }
@@ -109,4 +113,47 @@ fn top_level_exports(bytes: &[u8]) -> Result<Vec<(String, ComponentExternalKind)
         }
     }
     Ok(exports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind_of(exports: &[(&str, ComponentExternalKind)]) -> Result<Kind, String> {
+        let exports: Vec<(String, ComponentExternalKind)> =
+            exports.iter().map(|(n, k)| (n.to_string(), *k)).collect();
+        classify(&exports)
+    }
+
+    #[test]
+    fn wasmcp_tools_at_0_1_are_a_kind_of_their_own() {
+        use ComponentExternalKind::Instance;
+        assert_eq!(
+            kind_of(&[("wasmcp:mcp-v20251125/tools@0.1.1", Instance)]),
+            Ok(Kind::Wasmcp)
+        );
+        // A tools component that also exports what wasmcp's other
+        // capabilities export is still served for its tools.
+        assert_eq!(
+            kind_of(&[
+                ("wasmcp:mcp-v20251125/resources@0.1.1", Instance),
+                ("wasmcp:mcp-v20251125/tools@0.1.0", Instance),
+            ]),
+            Ok(Kind::Wasmcp)
+        );
+        let err = kind_of(&[("wasmcp:mcp-v20251125/server-handler@0.1.1", Instance)])
+            .expect_err("refused");
+        assert!(
+            err.starts_with(
+                "exports wasmcp:mcp-v20251125/server-handler@0.1.1, but of wasmcp's interfaces \
+                 airlock serves only `wasmcp:mcp-v20251125/tools@0.1.x`"
+            ),
+            "{err}"
+        );
+        assert!(kind_of(&[("wasmcp:mcp-v20251125/tools@0.2.0", Instance)]).is_err());
+        assert_eq!(
+            kind_of(&[("demo:text/strings@1.0.0", Instance)]),
+            Ok(Kind::Functions)
+        );
+    }
 }
