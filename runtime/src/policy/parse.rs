@@ -352,12 +352,14 @@ fn check_guest_path(path: &str) -> Result<String, String> {
 
 /// Whether one guest path is the other or inside it.
 fn nested(a: &str, b: &str) -> bool {
-    let inside = |outer: &str, inner: &str| {
-        outer == "/"
-            || inner == outer
-            || inner
-                .strip_prefix(outer)
-                .is_some_and(|r| r.starts_with('/'))
-    };
     inside(a, b) || inside(b, a)
+}
+
+/// Whether guest path `inner` is `outer` or inside it.
+pub(super) fn inside(outer: &str, inner: &str) -> bool {
+    outer == "/"
+        || inner == outer
+        || inner
+            .strip_prefix(outer)
+            .is_some_and(|r| r.starts_with('/'))
 }

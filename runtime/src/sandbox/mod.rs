@@ -317,15 +317,7 @@ impl Sandbox {
 
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
     pub fn describe(&self, pre: &ToolPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
-        let grant = Grant {
-            limits: DESCRIBE_LIMITS,
-            ..Grant::default()
-        };
-        let mut run = self.start(
-            &grant,
-            Arc::new(crate::observe::Unobserved),
-            CancelToken::new(),
-        )?;
+        let mut run = self.start_listing()?;
         let result = pre
             .toolbox()
             .instantiate(&mut run.store)
@@ -359,6 +351,20 @@ impl Sandbox {
             _store: Some(run.store),
         };
         (result, teardown)
+    }
+
+    /// A store for listing a component's tools: no grant but
+    /// [`DESCRIBE_LIMITS`], no one observing.
+    fn start_listing(&self) -> Result<Run, RunError> {
+        let grant = Grant {
+            limits: DESCRIBE_LIMITS,
+            ..Grant::default()
+        };
+        self.start(
+            &grant,
+            Arc::new(crate::observe::Unobserved),
+            CancelToken::new(),
+        )
     }
 
     fn start(

@@ -4,13 +4,10 @@
 //! `call-tool` resolved once; `list-tools` at load, `call-tool` per call in
 //! a fresh instance.
 
-use std::sync::Arc;
-
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val};
 
-use super::{CallState, DESCRIBE_LIMITS, DescribedTool, RawOutput, Run, RunError, Sandbox};
-use crate::policy::Grant;
+use super::{CallState, DescribedTool, RawOutput, Run, RunError, Sandbox};
 use crate::wasmcp::{self, Called, value};
 
 /// Most pages of `list-tools` read at load (a component whose cursor never
@@ -152,17 +149,9 @@ pub fn check_imports(component: &Component) -> Result<(), String> {
 
 impl Sandbox {
     /// Lists the component's tools by calling `list-tools` (every page, in
-    /// one instance), under [`DESCRIBE_LIMITS`].
+    /// one instance), under [`super::DESCRIBE_LIMITS`].
     pub fn list_wasmcp(&self, pre: &WasmcpPre) -> Result<Vec<DescribedTool>, RunError> {
-        let grant = Grant {
-            limits: DESCRIBE_LIMITS,
-            ..Grant::default()
-        };
-        let mut run = self.start(
-            &grant,
-            Arc::new(crate::observe::Unobserved),
-            super::CancelToken::new(),
-        )?;
+        let mut run = self.start_listing()?;
         let instantiated = pre.pre.instantiate(&mut run.store);
         let instance = run.finish(instantiated)?;
         let func = instance

@@ -69,8 +69,22 @@ def served() -> AsyncIterator[Served]:
     server.stop()
 
 
-def stdio_params() -> StdioServerParameters:
-    return StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", COMPONENTS])
+def opener(paths: list[str], served: Served, transport: str, mode: str, timeout: float = 30):
+    """``async with opener(...)(**kwargs) as client``: the official SDK's
+    Client for ``paths``, over stdio (a server of its own) or Streamable HTTP
+    (``served``), in ``mode``."""
+
+    @asynccontextmanager
+    async def open_client(**kwargs) -> AsyncIterator[Client]:
+        server = (
+            StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", *paths])
+            if transport == "stdio"
+            else served.url
+        )
+        async with Client(server, mode=mode, read_timeout_seconds=timeout, **kwargs) as client:
+            yield client
+
+    return open_client
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -87,11 +101,4 @@ def mode(request: pytest.FixtureRequest) -> str:
 def connect(transport: str, mode: str, served: Served):
     """``async with connect(**kwargs) as client``: the official SDK's Client
     over the parametrized transport and mode."""
-
-    @asynccontextmanager
-    async def open_client(**kwargs) -> AsyncIterator[Client]:
-        server = stdio_params() if transport == "stdio" else served.url
-        async with Client(server, mode=mode, read_timeout_seconds=30, **kwargs) as client:
-            yield client
-
-    return open_client
+    return opener([COMPONENTS], served, transport, mode)

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import base64
 import os
-from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator
 
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 
-from conftest import AIRLOCK, ROOT, Served
+from conftest import ROOT, Served, opener
 
 pytestmark = pytest.mark.anyio
 
@@ -43,17 +42,7 @@ def served_kinds() -> AsyncIterator[Served]:
 
 @pytest.fixture
 def kinds(transport: str, mode: str, served_kinds: Served):
-    @asynccontextmanager
-    async def open_client() -> AsyncIterator[Client]:
-        server = (
-            StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", *FILES])
-            if transport == "stdio"
-            else served_kinds.url
-        )
-        async with Client(server, mode=mode, read_timeout_seconds=60) as client:
-            yield client
-
-    return open_client
+    return opener(FILES, served_kinds, transport, mode, timeout=60)
 
 
 def wire(model: Any) -> Any:

@@ -6,13 +6,11 @@ argument coercion by the runtime, and a tool error from each language."""
 from __future__ import annotations
 
 import os
-from contextlib import asynccontextmanager
 from typing import AsyncIterator
 
 import pytest
-from mcp import Client, StdioServerParameters
 
-from conftest import AIRLOCK, ROOT, Served
+from conftest import ROOT, Served, opener
 
 pytestmark = pytest.mark.anyio
 
@@ -30,17 +28,7 @@ def served_examples() -> AsyncIterator[Served]:
 
 @pytest.fixture
 def examples(transport: str, mode: str, served_examples: Served):
-    @asynccontextmanager
-    async def open_client() -> AsyncIterator[Client]:
-        server = (
-            StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", EXAMPLES])
-            if transport == "stdio"
-            else served_examples.url
-        )
-        async with Client(server, mode=mode, read_timeout_seconds=60) as client:
-            yield client
-
-    return open_client
+    return opener([EXAMPLES], served_examples, transport, mode, timeout=60)
 
 
 def text_of(result) -> str:

@@ -27,6 +27,7 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, Scalar, YamlData};
 
 use super::HostPattern;
+use super::parse::inside;
 use super::units::{format_size, parse_time};
 use write::{mode_name, toml_key};
 use yaml::{Node, at, field, field_text, mapping, scalar_text, sequence, unknown, unsigned};
@@ -426,47 +427,38 @@ fn k8s_memory(node: &Node) -> Result<u64, ImportError> {
         .ok_or_else(|| at(node, format!("memory {text:?} is too large")))
 }
 
+/// Why `inner` is not granted on its own: it lies inside `outer` (a
+/// tightening when it asked for more than `outer` gives).
+fn nested_note(inner: &Folder, outer: &Folder) -> String {
+    let narrowed = inner.mode == Mode::ReadWrite && outer.mode == Mode::ReadOnly;
+    format!(
+        "{}: storage {} lies inside {}, which is granted {}; airlock does not nest folders",
+        if narrowed { "tightened" } else { "note" },
+        inner.uri,
+        outer.uri,
+        mode_name(outer.mode)
+    )
+}
+
 impl Section {
     /// Adds a folder, unless one contains it or it contains one: airlock
     /// does not nest mounts, so the outer one stays (and says so when the
     /// inner asked for more).
     fn add_folder(&mut self, folder: Folder) {
-        let inside = |outer: &str, inner: &str| {
-            outer == "/"
-                || inner == outer
-                || inner
-                    .strip_prefix(outer)
-                    .is_some_and(|r| r.starts_with('/'))
-        };
         if let Some(outer) = self
             .folders
             .iter()
             .find(|f| inside(&f.guest, &folder.guest))
         {
-            let narrowed = folder.mode == Mode::ReadWrite && outer.mode == Mode::ReadOnly;
-            self.notes.push(format!(
-                "{}: storage {} lies inside {}, which is granted {}; airlock does not nest \
-                 folders",
-                if narrowed { "tightened" } else { "note" },
-                folder.uri,
-                outer.uri,
-                mode_name(outer.mode)
-            ));
+            let note = nested_note(&folder, outer);
+            self.notes.push(note);
             return;
         }
         let (inner, rest): (Vec<Folder>, Vec<Folder>) = std::mem::take(&mut self.folders)
             .into_iter()
             .partition(|f| inside(&folder.guest, &f.guest));
         for f in &inner {
-            let narrowed = f.mode == Mode::ReadWrite && folder.mode == Mode::ReadOnly;
-            self.notes.push(format!(
-                "{}: storage {} lies inside {}, which is granted {}; airlock does not nest \
-                 folders",
-                if narrowed { "tightened" } else { "note" },
-                f.uri,
-                folder.uri,
-                mode_name(folder.mode)
-            ));
+            self.notes.push(nested_note(f, &folder));
         }
         self.folders = rest;
         self.folders.push(folder);
