@@ -112,7 +112,6 @@ fn grant_json(grant: &Grant) -> Value {
             "concurrency": grant.limits.concurrency,
         },
         "destructive": grant.consent.map(Consent::as_str),
-        "retry": grant.retry,
         "narrowings": grant.narrowings.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
     })
 }
@@ -271,15 +270,6 @@ fn grant_text(out: &mut String, grant: &Grant) {
     if let Some(consent) = grant.consent {
         let _ = writeln!(out, "      destructive calls: {}", consent.as_str());
     }
-    let _ = writeln!(
-        out,
-        "      retry: {}",
-        if grant.retry {
-            "allowed (idempotent)"
-        } else {
-            "never"
-        }
-    );
     for n in &grant.narrowings {
         let _ = writeln!(out, "      narrowed {n}");
     }

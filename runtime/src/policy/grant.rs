@@ -163,7 +163,5 @@ pub struct Grant {
     /// How a destructive tool's calls get consent; `None` for a tool that
     /// is not destructive (it never needs any).
     pub consent: Option<Consent>,
-    /// Whether the runtime may retry a failed call by itself.
-    pub retry: bool,
     pub narrowings: Vec<Narrowing>,
 }
