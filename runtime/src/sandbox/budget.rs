@@ -161,6 +161,8 @@ fn soft_descriptor_limit() -> usize {
 pub struct Descriptors {
     open: Arc<AtomicU64>,
     limit: u64,
+    /// Set once a descriptor was refused, so the call's error can say why.
+    refused: Arc<AtomicBool>,
 }
 
 /// Why a descriptor was not handed out.
@@ -179,6 +181,7 @@ impl Descriptors {
         Descriptors {
             open: Arc::new(AtomicU64::new(0)),
             limit,
+            refused: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -186,9 +189,23 @@ impl Descriptors {
         self.limit
     }
 
+    /// Whether a descriptor was refused (files, listings, sockets, HTTP
+    /// connections alike).
+    pub fn was_refused(&self) -> bool {
+        self.refused.load(Ordering::Relaxed)
+    }
+
     /// A place for one more descriptor in the call's and the process's
     /// budget, held until the [`Held`] is dropped.
     pub fn take(&self) -> Result<Held, NoDescriptor> {
+        let taken = self.take_place();
+        if taken.is_err() {
+            self.refused.store(true, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    fn take_place(&self) -> Result<Held, NoDescriptor> {
         let limit = self.limit;
         self.open
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {

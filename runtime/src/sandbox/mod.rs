@@ -7,11 +7,13 @@
 //! message is read from the guest's captured stderr).
 
 mod bindings;
+mod bounded_fs;
 mod budget;
 mod cache;
 mod folders;
 mod network;
 mod pipe;
+mod sockets;
 mod state;
 mod waits;
 
@@ -228,6 +230,8 @@ impl Sandbox {
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
+        // Each TCP socket holds a place among the call's descriptors.
+        sockets::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |state| state,

@@ -62,12 +62,28 @@ pub fn free_port() -> u16 {
 /// Starts the server with `policy` (TOML, may be empty), the given
 /// components and extra arguments; returns once it listens.
 pub fn serve(policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
+    start(Command::new(env!("CARGO_BIN_EXE_airlock")), policy, files, extra)
+}
+
+/// [`serve`] with the soft limit on open files (`ulimit -Sn`) set to
+/// `nofile` for the server.
+pub fn serve_with_nofile(policy: &str, files: &[PathBuf], extra: &[&str], nofile: u64) -> Served {
+    let mut shell = Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(format!("ulimit -Sn {nofile} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_airlock"));
+    start(shell, policy, files, extra)
+}
+
+/// Runs `command` with `serve` and its arguments appended.
+fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy_path = dir.path().join("airlock.toml");
     std::fs::write(&policy_path, policy).expect("policy");
     let port = free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let mut child = command
         .arg("serve")
         .arg("--policy")
         .arg(&policy_path)
