@@ -85,23 +85,40 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         length: fs::Filesize,
         advice: fs::Advice,
     ) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::advise(&mut self.fs, fd, offset, length, advice.into()))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::advise(&mut self.fs, fd, offset, length, advice.into()),
+        )
     }
 
     fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::sync_data(&mut self.fs, fd))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::sync_data(&mut self.fs, fd),
+        )
     }
 
     fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorFlags> {
-        within(&mut self.limit, afs::HostDescriptor::get_flags(&mut self.fs, fd)).map(Into::into)
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::get_flags(&mut self.fs, fd),
+        )
+        .map(Into::into)
     }
 
     fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorType> {
-        within(&mut self.limit, afs::HostDescriptor::get_type(&mut self.fs, fd)).map(Into::into)
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::get_type(&mut self.fs, fd),
+        )
+        .map(Into::into)
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::set_size(&mut self.fs, fd, size))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::set_size(&mut self.fs, fd, size),
+        )
     }
 
     fn set_times(
@@ -110,7 +127,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         atim: fs::NewTimestamp,
         mtim: fs::NewTimestamp,
     ) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::set_times(&mut self.fs, fd, atim.into(), mtim.into()))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::set_times(&mut self.fs, fd, atim.into(), mtim.into()),
+        )
     }
 
     fn read(
@@ -119,7 +139,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         length: fs::Filesize,
         offset: fs::Filesize,
     ) -> FsResult<(Vec<u8>, bool)> {
-        within(&mut self.limit, afs::HostDescriptor::read(&mut self.fs, fd, length, offset))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::read(&mut self.fs, fd, length, offset),
+        )
     }
 
     fn write(
@@ -128,14 +151,20 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         buffer: Vec<u8>,
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
-        within(&mut self.limit, afs::HostDescriptor::write(&mut self.fs, fd, buffer, offset))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::write(&mut self.fs, fd, buffer, offset),
+        )
     }
 
     fn read_directory(
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
-        within(&mut self.limit, afs::HostDescriptor::read_directory(&mut self.fs, fd))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::read_directory(&mut self.fs, fd),
+        )
     }
 
     fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
@@ -143,7 +172,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::create_directory_at(&mut self.fs, fd, path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::create_directory_at(&mut self.fs, fd, path),
+        )
     }
 
     fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorStat> {
@@ -156,7 +188,11 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::DescriptorStat> {
-        within(&mut self.limit, afs::HostDescriptor::stat_at(&mut self.fs, fd, path_flags.into(), path)).map(Into::into)
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::stat_at(&mut self.fs, fd, path_flags.into(), path),
+        )
+        .map(Into::into)
     }
 
     fn set_times_at(
@@ -168,7 +204,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         mtim: fs::NewTimestamp,
     ) -> FsResult<()> {
         let (flags, atim, mtim) = (path_flags.into(), atim.into(), mtim.into());
-        within(&mut self.limit, afs::HostDescriptor::set_times_at(&mut self.fs, fd, flags, path, atim, mtim))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::set_times_at(&mut self.fs, fd, flags, path, atim, mtim),
+        )
     }
 
     fn link_at(
@@ -180,7 +219,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         new_path: String,
     ) -> FsResult<()> {
         let flags = old_path_flags.into();
-        within(&mut self.limit, afs::HostDescriptor::link_at(&mut self.fs, fd, flags, old_path, new_fd, new_path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::link_at(&mut self.fs, fd, flags, old_path, new_fd, new_path),
+        )
     }
 
     fn open_at(
@@ -192,15 +234,24 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         flags: fs::DescriptorFlags,
     ) -> FsResult<Resource<Descriptor>> {
         let (path_flags, oflags, flags) = (path_flags.into(), oflags.into(), flags.into());
-        within(&mut self.limit, afs::HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags),
+        )
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
-        within(&mut self.limit, afs::HostDescriptor::readlink_at(&mut self.fs, fd, path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::readlink_at(&mut self.fs, fd, path),
+        )
     }
 
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::remove_directory_at(&mut self.fs, fd, path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::remove_directory_at(&mut self.fs, fd, path),
+        )
     }
 
     fn rename_at(
@@ -210,7 +261,10 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path),
+        )
     }
 
     fn symlink_at(
@@ -219,11 +273,17 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         old_path: String,
         new_path: String,
     ) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::symlink_at(&mut self.fs, fd, old_path, new_path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::symlink_at(&mut self.fs, fd, old_path, new_path),
+        )
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
-        within(&mut self.limit, afs::HostDescriptor::unlink_file_at(&mut self.fs, fd, path))
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::unlink_file_at(&mut self.fs, fd, path),
+        )
     }
 
     fn is_same_object(
@@ -236,7 +296,11 @@ impl fs::HostDescriptor for BoundedFs<'_> {
     }
 
     fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::MetadataHashValue> {
-        within(&mut self.limit, afs::HostDescriptor::metadata_hash(&mut self.fs, fd)).map(Into::into)
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::metadata_hash(&mut self.fs, fd),
+        )
+        .map(Into::into)
     }
 
     fn metadata_hash_at(
@@ -245,8 +309,11 @@ impl fs::HostDescriptor for BoundedFs<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::MetadataHashValue> {
-        within(&mut self.limit, afs::HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags.into(), path))
-            .map(Into::into)
+        within(
+            &mut self.limit,
+            afs::HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags.into(), path),
+        )
+        .map(Into::into)
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {

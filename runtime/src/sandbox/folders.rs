@@ -673,9 +673,9 @@ mod tests {
     //! one operation per call).
 
     use super::*;
+    use std::time::{Duration, Instant};
     use wasmtime::component::ResourceTable;
     use wasmtime_wasi::p2::bindings::filesystem::preopens;
-    use std::time::{Duration, Instant};
 
     use super::super::state::{CancelToken, Interruption};
     use super::super::waits::Limit;

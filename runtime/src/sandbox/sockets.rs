@@ -16,11 +16,11 @@ use std::collections::HashMap;
 
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddressFamily, Network};
-use wasmtime_wasi::p2::{SocketError, SocketResult};
 use wasmtime_wasi::p2::bindings::sockets::tcp_create_socket;
 use wasmtime_wasi::p2::bindings::sync::sockets::tcp::{
     self, Duration, InputStream, IpSocketAddress, OutputStream, Pollable, ShutdownType, TcpSocket,
 };
+use wasmtime_wasi::p2::{SocketError, SocketResult};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 
 use super::budget::{Descriptors, Held, NoDescriptor};
@@ -76,7 +76,9 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
         linker,
         CallState::counted_sockets,
     )
-    .and_then(|()| tcp::add_to_linker::<CallState, CountedSockets>(linker, CallState::counted_sockets));
+    .and_then(|()| {
+        tcp::add_to_linker::<CallState, CountedSockets>(linker, CallState::counted_sockets)
+    });
     linker.allow_shadowing(false);
     linked
 }
@@ -190,7 +192,11 @@ impl tcp::HostTcpSocket for Sockets<'_> {
         tcp::HostTcpSocket::address_family(&mut self.view, this)
     }
 
-    fn set_listen_backlog_size(&mut self, this: Resource<TcpSocket>, value: u64) -> SocketResult<()> {
+    fn set_listen_backlog_size(
+        &mut self,
+        this: Resource<TcpSocket>,
+        value: u64,
+    ) -> SocketResult<()> {
         tcp::HostTcpSocket::set_listen_backlog_size(&mut self.view, this, value)
     }
 
@@ -198,7 +204,11 @@ impl tcp::HostTcpSocket for Sockets<'_> {
         tcp::HostTcpSocket::keep_alive_enabled(&mut self.view, this)
     }
 
-    fn set_keep_alive_enabled(&mut self, this: Resource<TcpSocket>, value: bool) -> SocketResult<()> {
+    fn set_keep_alive_enabled(
+        &mut self,
+        this: Resource<TcpSocket>,
+        value: bool,
+    ) -> SocketResult<()> {
         tcp::HostTcpSocket::set_keep_alive_enabled(&mut self.view, this, value)
     }
 
@@ -246,7 +256,11 @@ impl tcp::HostTcpSocket for Sockets<'_> {
         tcp::HostTcpSocket::receive_buffer_size(&mut self.view, this)
     }
 
-    fn set_receive_buffer_size(&mut self, this: Resource<TcpSocket>, value: u64) -> SocketResult<()> {
+    fn set_receive_buffer_size(
+        &mut self,
+        this: Resource<TcpSocket>,
+        value: u64,
+    ) -> SocketResult<()> {
         tcp::HostTcpSocket::set_receive_buffer_size(&mut self.view, this, value)
     }
 

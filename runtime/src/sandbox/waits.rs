@@ -101,7 +101,8 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
 
 impl poll::Host for Bounded<'_> {
     fn poll(&mut self, pollables: Vec<Resource<DynPollable>>) -> wasmtime::Result<Vec<u32>> {
-        self.limit.trap(async_poll::Host::poll(&mut *self.table, pollables))?
+        self.limit
+            .trap(async_poll::Host::poll(&mut *self.table, pollables))?
     }
 }
 
@@ -111,7 +112,8 @@ impl poll::HostPollable for Bounded<'_> {
     }
 
     fn block(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
-        self.limit.trap(async_poll::HostPollable::block(&mut *self.table, pollable))?
+        self.limit
+            .trap(async_poll::HostPollable::block(&mut *self.table, pollable))?
     }
 
     fn drop(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
@@ -127,7 +129,8 @@ impl streams::Host for Bounded<'_> {
 
 impl streams::HostInputStream for Bounded<'_> {
     fn drop(&mut self, stream: Resource<DynInputStream>) -> wasmtime::Result<()> {
-        self.limit.trap(AsyncInput::drop(&mut *self.table, stream))?
+        self.limit
+            .trap(AsyncInput::drop(&mut *self.table, stream))?
     }
 
     fn read(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<Vec<u8>> {
@@ -139,7 +142,8 @@ impl streams::HostInputStream for Bounded<'_> {
         stream: Resource<DynInputStream>,
         len: u64,
     ) -> StreamResult<Vec<u8>> {
-        self.limit.stream(AsyncInput::blocking_read(&mut *self.table, stream, len))
+        self.limit
+            .stream(AsyncInput::blocking_read(&mut *self.table, stream, len))
     }
 
     fn skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
@@ -147,7 +151,8 @@ impl streams::HostInputStream for Bounded<'_> {
     }
 
     fn blocking_skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
-        self.limit.stream(AsyncInput::blocking_skip(&mut *self.table, stream, len))
+        self.limit
+            .stream(AsyncInput::blocking_skip(&mut *self.table, stream, len))
     }
 
     fn subscribe(
@@ -160,7 +165,8 @@ impl streams::HostInputStream for Bounded<'_> {
 
 impl streams::HostOutputStream for Bounded<'_> {
     fn drop(&mut self, stream: Resource<DynOutputStream>) -> wasmtime::Result<()> {
-        self.limit.trap(AsyncOutput::drop(&mut *self.table, stream))?
+        self.limit
+            .trap(AsyncOutput::drop(&mut *self.table, stream))?
     }
 
     fn check_write(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<u64> {
@@ -176,7 +182,11 @@ impl streams::HostOutputStream for Bounded<'_> {
         stream: Resource<DynOutputStream>,
         bytes: Vec<u8>,
     ) -> StreamResult<()> {
-        self.limit.stream(AsyncOutput::blocking_write_and_flush(&mut *self.table, stream, bytes))
+        self.limit.stream(AsyncOutput::blocking_write_and_flush(
+            &mut *self.table,
+            stream,
+            bytes,
+        ))
     }
 
     fn blocking_write_zeroes_and_flush(
@@ -184,7 +194,12 @@ impl streams::HostOutputStream for Bounded<'_> {
         stream: Resource<DynOutputStream>,
         len: u64,
     ) -> StreamResult<()> {
-        self.limit.stream(AsyncOutput::blocking_write_zeroes_and_flush(&mut *self.table, stream, len))
+        self.limit
+            .stream(AsyncOutput::blocking_write_zeroes_and_flush(
+                &mut *self.table,
+                stream,
+                len,
+            ))
     }
 
     fn subscribe(
@@ -203,7 +218,8 @@ impl streams::HostOutputStream for Bounded<'_> {
     }
 
     fn blocking_flush(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<()> {
-        self.limit.stream(AsyncOutput::blocking_flush(&mut *self.table, stream))
+        self.limit
+            .stream(AsyncOutput::blocking_flush(&mut *self.table, stream))
     }
 
     fn splice(
@@ -221,6 +237,11 @@ impl streams::HostOutputStream for Bounded<'_> {
         src: Resource<DynInputStream>,
         len: u64,
     ) -> StreamResult<u64> {
-        self.limit.stream(AsyncOutput::blocking_splice(&mut *self.table, dst, src, len))
+        self.limit.stream(AsyncOutput::blocking_splice(
+            &mut *self.table,
+            dst,
+            src,
+            len,
+        ))
     }
 }

@@ -62,7 +62,12 @@ pub fn free_port() -> u16 {
 /// Starts the server with `policy` (TOML, may be empty), the given
 /// components and extra arguments; returns once it listens.
 pub fn serve(policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
-    start(Command::new(env!("CARGO_BIN_EXE_airlock")), policy, files, extra)
+    start(
+        Command::new(env!("CARGO_BIN_EXE_airlock")),
+        policy,
+        files,
+        extra,
+    )
 }
 
 /// [`serve`] with the soft limit on open files (`ulimit -Sn`) set to

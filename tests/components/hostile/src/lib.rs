@@ -202,18 +202,12 @@ fn fs_op(args: &str) -> Result<Output, Error> {
         "open" => std::fs::File::open(&path)
             .map_err(fail)
             .and_then(|_| text("opened")),
-        // Opens `path` for reading and writing, then reads at offset 0 with
-        // `descriptor.read` (a FIFO nobody else writes blocks there).
-        "pread" => {
-            use wasi::filesystem::types::{DescriptorFlags, OpenFlags};
-            let (dir, rest) = preopen(&path)?;
-            let flags = DescriptorFlags::READ | DescriptorFlags::WRITE;
-            let file = dir
-                .open_at(PathFlags::empty(), &rest, OpenFlags::empty(), flags)
-                .map_err(|e| fail(format!("{e:?}")))?;
-            let (data, _) = file.read(64, 0).map_err(|e| fail(format!("{e:?}")))?;
-            text(format!("read {}", data.len()))
-        }
+        // Opens `path` for writing (a FIFO nobody reads blocks in `open`).
+        "open_write" => std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(fail)
+            .and_then(|_| text("opened")),
         other => Err(Error::InvalidArguments(format!("unknown op {other}"))),
     }
 }
@@ -324,8 +318,9 @@ fn http(args: &str) -> Result<Output, Error> {
 /// - kind `http-request` (the body of a POST, sent to `url` when given so
 ///   that someone reads it), `file-write` (a stream into `path`, created
 ///   unless it exists): output streams; `fill` first writes until the
-///   stream stays not ready (its not-ready form), `src` is the file an
-///   output splices from.
+///   stream stays not ready (its not-ready form), `busy` first writes once
+///   without waiting (a file stream is not ready while that write runs),
+///   `src` is the file an output splices from.
 ///
 /// Returns `OP RESULT` (`read 5`, `ready false`, `check-write 0`, ...).
 /// Every resource is forgotten, not dropped: dropping a stream with an
@@ -346,7 +341,9 @@ fn io(args: &str) -> Result<Output, Error> {
         }
         "file-read" => {
             let file = open_file(&need(args, "path")?, false)?;
-            let stream = file.read_via_stream(0).map_err(|e| fail(format!("{e:?}")))?;
+            let stream = file
+                .read_via_stream(0)
+                .map_err(|e| fail(format!("{e:?}")))?;
             if arg(args, "wait").is_some() {
                 stream.subscribe().block();
             }
@@ -362,7 +359,9 @@ fn io(args: &str) -> Result<Output, Error> {
         }
         "file-write" => {
             let file = open_file(&need(args, "path")?, true)?;
-            let stream = file.write_via_stream(0).map_err(|e| fail(format!("{e:?}")))?;
+            let stream = file
+                .write_via_stream(0)
+                .map_err(|e| fail(format!("{e:?}")))?;
             let done = output_op(&stream, &op, args)?;
             std::mem::forget((stream, file));
             done
@@ -414,6 +413,9 @@ fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Erro
     if arg(args, "fill").is_some() {
         fill(stream)?;
     }
+    if arg(args, "busy").is_some() {
+        stream.write(b"hello").map_err(|e| fail(format!("{e:?}")))?;
+    }
     let unit = |()| "ok".to_string();
     let count = |n: u64| n.to_string();
     Ok(match op {
@@ -435,7 +437,9 @@ fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Erro
         }
         "splice" | "blocking-splice" => {
             let file = open_file(&need(args, "src")?, false)?;
-            let src = file.read_via_stream(0).map_err(|e| fail(format!("{e:?}")))?;
+            let src = file
+                .read_via_stream(0)
+                .map_err(|e| fail(format!("{e:?}")))?;
             // The source is ready: what is tested is the output.
             src.subscribe().block();
             let spliced = if op == "splice" {
@@ -458,7 +462,9 @@ fn fill(stream: &OutputStream) -> Result<(), Error> {
         let permitted = stream.check_write().map_err(|e| fail(format!("{e:?}")))?;
         if permitted > 0 {
             let n = chunk.len().min(permitted as usize);
-            stream.write(&chunk[..n]).map_err(|e| fail(format!("{e:?}")))?;
+            stream
+                .write(&chunk[..n])
+                .map_err(|e| fail(format!("{e:?}")))?;
             written += n;
             if written > 64 << 20 {
                 return Err(fail("64 MiB written and the stream is still ready"));
@@ -483,7 +489,11 @@ fn open_file(path: &str, write: bool) -> Result<Descriptor, Error> {
     let (dir, rest) = preopen(path)?;
     let (oflags, flags) = if write {
         let exists = dir.stat_at(PathFlags::empty(), &rest).is_ok();
-        let create = if exists { OpenFlags::empty() } else { OpenFlags::CREATE };
+        let create = if exists {
+            OpenFlags::empty()
+        } else {
+            OpenFlags::CREATE
+        };
         (create, DescriptorFlags::WRITE)
     } else {
         (OpenFlags::empty(), DescriptorFlags::READ)
@@ -493,14 +503,19 @@ fn open_file(path: &str, write: bool) -> Result<Descriptor, Error> {
 }
 
 /// A request for `method` to `url` (`http://HOST:PORT/PATH`).
-fn outgoing(method: &wasi::http::types::Method, url: &str) -> Result<wasi::http::types::OutgoingRequest, Error> {
+fn outgoing(
+    method: &wasi::http::types::Method,
+    url: &str,
+) -> Result<wasi::http::types::OutgoingRequest, Error> {
     use wasi::http::types::{Fields, OutgoingRequest, Scheme};
     let rest = url
         .strip_prefix("http://")
         .ok_or_else(|| Error::InvalidArguments("only http:// urls".into()))?;
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let request = OutgoingRequest::new(Fields::new());
-    request.set_method(method).map_err(|()| fail("bad method"))?;
+    request
+        .set_method(method)
+        .map_err(|()| fail("bad method"))?;
     request
         .set_scheme(Some(&Scheme::Http))
         .map_err(|()| fail("bad scheme"))?;
@@ -516,7 +531,7 @@ fn outgoing(method: &wasi::http::types::Method, url: &str) -> Result<wasi::http:
 
 /// The body stream of the response to GET `url` (once its head arrived),
 /// and the resources it belongs to.
-fn response_body(url: &str) -> Result<(InputStream, impl Sized), Error> {
+fn response_body(url: &str) -> Result<(InputStream, impl Sized + use<>), Error> {
     use wasi::http::types::{Method, OutgoingBody};
     let request = outgoing(&Method::Get, url)?;
     let body = request.body().map_err(|()| fail("no request body"))?;
@@ -535,7 +550,7 @@ fn response_body(url: &str) -> Result<(InputStream, impl Sized), Error> {
 }
 
 /// The body stream of a POST; sent to `url` (someone reads it) when given.
-fn request_body(url: Option<&str>) -> Result<(OutputStream, impl Sized), Error> {
+fn request_body(url: Option<&str>) -> Result<(OutputStream, impl Sized + use<>), Error> {
     use wasi::http::types::Method;
     let request = outgoing(&Method::Post, url.unwrap_or("http://127.0.0.1:9/"))?;
     let body = request.body().map_err(|()| fail("no request body"))?;
