@@ -12,9 +12,10 @@
 //!
 //! A create-only folder is mounted read-write in wasmtime-wasi, so that
 //! creation itself works, and every `wasi:filesystem/types` function is
-//! linked to [`Guarded`] instead of wasmtime-wasi directly. Each function
-//! either delegates unchanged (reads, listing, `stat`, `sync`, …) or first
-//! asks the call's [`FolderGuard`]:
+//! linked to [`Guarded`] instead of wasmtime-wasi directly (through
+//! [`BoundedFs`], so that every function also ends at the call's deadline).
+//! Each function either delegates unchanged (reads, listing, `stat`,
+//! `sync`, …) or first asks the call's [`FolderGuard`]:
 //!
 //! - the guard records the *identity* of everything the call creates: the
 //!   metadata hash wasmtime-wasi derives from device and inode, taken from

@@ -11,6 +11,8 @@
 //! Tokio context: a non-blocking `read` of an HTTP body that is not ready
 //! yet polls the body (and its deadline timer) on the guest's thread, which
 //! is no Tokio thread, and a timer created outside a runtime panics.
+//!
+//! `wasi:filesystem` waits within the same [`Limit`] (see `bounded_fs`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
