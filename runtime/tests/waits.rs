@@ -15,7 +15,7 @@
 mod support;
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::sync::OnceLock;
@@ -27,6 +27,7 @@ use airlock::Runtime;
 use airlock::call::CallError;
 use airlock::sandbox::RunError;
 use serde_json::{Value, json};
+use support::http::read_request_head;
 use support::{call, test_component, text};
 
 /// The calls' wall time: every blocking case must end right after it.
@@ -74,12 +75,7 @@ fn body_server() -> u16 {
                     .set_read_timeout(Some(Duration::from_secs(30)))
                     .expect("timeout");
                 let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut first = String::new();
-                let _ = reader.read_line(&mut first);
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
+                let first = read_request_head(&mut reader);
                 if first.contains("/sink") {
                     let _ = std::io::copy(&mut reader, &mut std::io::sink());
                     return;

@@ -52,6 +52,18 @@ impl Drop for Served {
     }
 }
 
+/// Reads a request's head (for the tests' own small servers); returns its
+/// request line, empty when the client sent nothing.
+pub fn read_request_head(reader: &mut impl BufRead) -> String {
+    let mut first = String::new();
+    let _ = reader.read_line(&mut first);
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    first.trim_end().to_string()
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())

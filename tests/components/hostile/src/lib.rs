@@ -330,8 +330,12 @@ fn io(args: &str) -> Result<Output, Error> {
     let kind = need(args, "kind")?;
     let op = need(args, "op")?;
     let done = match kind.as_str() {
-        "http-body" => {
-            let (stream, keep) = response_body(&need(args, "url")?)?;
+        "http-body" | "file-read" => {
+            let (stream, keep) = if kind == "http-body" {
+                response_body(&need(args, "url")?)?
+            } else {
+                file_input(&need(args, "path")?)?
+            };
             if arg(args, "wait").is_some() {
                 stream.subscribe().block();
             }
@@ -339,31 +343,14 @@ fn io(args: &str) -> Result<Output, Error> {
             std::mem::forget((stream, keep));
             done
         }
-        "file-read" => {
-            let file = open_file(&need(args, "path")?, false)?;
-            let stream = file
-                .read_via_stream(0)
-                .map_err(|e| fail(format!("{e:?}")))?;
-            if arg(args, "wait").is_some() {
-                stream.subscribe().block();
-            }
-            let done = input_op(&stream, &op)?;
-            std::mem::forget((stream, file));
-            done
-        }
-        "http-request" => {
-            let (stream, keep) = request_body(arg(args, "url").as_deref())?;
+        "http-request" | "file-write" => {
+            let (stream, keep) = if kind == "http-request" {
+                request_body(arg(args, "url").as_deref())?
+            } else {
+                file_output(&need(args, "path")?)?
+            };
             let done = output_op(&stream, &op, args)?;
             std::mem::forget((stream, keep));
-            done
-        }
-        "file-write" => {
-            let file = open_file(&need(args, "path")?, true)?;
-            let stream = file
-                .write_via_stream(0)
-                .map_err(|e| fail(format!("{e:?}")))?;
-            let done = output_op(&stream, &op, args)?;
-            std::mem::forget((stream, file));
             done
         }
         other => return Err(Error::InvalidArguments(format!("unknown kind {other}"))),
@@ -436,10 +423,7 @@ fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Erro
             "block ok".into()
         }
         "splice" | "blocking-splice" => {
-            let file = open_file(&need(args, "src")?, false)?;
-            let src = file
-                .read_via_stream(0)
-                .map_err(|e| fail(format!("{e:?}")))?;
+            let (src, file) = file_input(&need(args, "src")?)?;
             // The source is ready: what is tested is the output.
             src.subscribe().block();
             let spliced = if op == "splice" {
@@ -502,6 +486,28 @@ fn open_file(path: &str, write: bool) -> Result<Descriptor, Error> {
         .map_err(|e| fail(format!("{e:?}")))
 }
 
+/// What a stream under test belongs to: kept (never dropped) until the
+/// call ends.
+type Parents = Box<dyn std::any::Any>;
+
+/// A stream of the file `path`, from its start.
+fn file_input(path: &str) -> Result<(InputStream, Parents), Error> {
+    let file = open_file(path, false)?;
+    let stream = file
+        .read_via_stream(0)
+        .map_err(|e| fail(format!("{e:?}")))?;
+    Ok((stream, Box::new(file)))
+}
+
+/// A stream into the file `path` (created unless it exists), from its start.
+fn file_output(path: &str) -> Result<(OutputStream, Parents), Error> {
+    let file = open_file(path, true)?;
+    let stream = file
+        .write_via_stream(0)
+        .map_err(|e| fail(format!("{e:?}")))?;
+    Ok((stream, Box::new(file)))
+}
+
 /// A request for `method` to `url` (`http://HOST:PORT/PATH`).
 fn outgoing(
     method: &wasi::http::types::Method,
@@ -531,7 +537,7 @@ fn outgoing(
 
 /// The body stream of the response to GET `url` (once its head arrived),
 /// and the resources it belongs to.
-fn response_body(url: &str) -> Result<(InputStream, impl Sized + use<>), Error> {
+fn response_body(url: &str) -> Result<(InputStream, Parents), Error> {
     use wasi::http::types::{Method, OutgoingBody};
     let request = outgoing(&Method::Get, url)?;
     let body = request.body().map_err(|()| fail("no request body"))?;
@@ -546,11 +552,11 @@ fn response_body(url: &str) -> Result<(InputStream, impl Sized + use<>), Error> 
         .map_err(|e| fail(format!("{e:?}")))?;
     let incoming = response.consume().map_err(|()| fail("no response body"))?;
     let stream = incoming.stream().map_err(|()| fail("no body stream"))?;
-    Ok((stream, (incoming, response, pending)))
+    Ok((stream, Box::new((incoming, response, pending))))
 }
 
 /// The body stream of a POST; sent to `url` (someone reads it) when given.
-fn request_body(url: Option<&str>) -> Result<(OutputStream, impl Sized + use<>), Error> {
+fn request_body(url: Option<&str>) -> Result<(OutputStream, Parents), Error> {
     use wasi::http::types::Method;
     let request = outgoing(&Method::Post, url.unwrap_or("http://127.0.0.1:9/"))?;
     let body = request.body().map_err(|()| fail("no request body"))?;
@@ -565,7 +571,7 @@ fn request_body(url: Option<&str>) -> Result<(OutputStream, impl Sized + use<>),
             None
         }
     };
-    Ok((stream, (body, pending)))
+    Ok((stream, Box::new((body, pending))))
 }
 
 impl exports::airlock::tool::tools::Guest for Hostile {
