@@ -228,7 +228,7 @@ fn preopen(path: &str) -> Result<(Descriptor, String), Error> {
 /// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
 /// `HttpRequestDenied`).
 fn http(args: &str) -> Result<Output, Error> {
-    use wasi::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+    use wasi::http::types::{Method, OutgoingBody};
     let url = need(args, "url")?;
     let method = match arg(args, "method").as_deref().unwrap_or("GET") {
         "GET" => Method::Get,
@@ -239,29 +239,7 @@ fn http(args: &str) -> Result<Output, Error> {
         "OPTIONS" => Method::Options,
         other => Method::Other(other.into()),
     };
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
-    let scheme = match scheme {
-        "http" => Scheme::Http,
-        "https" => Scheme::Https,
-        other => Scheme::Other(other.into()),
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let request = OutgoingRequest::new(Fields::new());
-    request
-        .set_method(&method)
-        .map_err(|()| fail("bad method"))?;
-    request
-        .set_scheme(Some(&scheme))
-        .map_err(|()| fail("bad scheme"))?;
-    request
-        .set_authority(Some(authority))
-        .map_err(|()| fail("bad authority"))?;
-    let path = if path.is_empty() { "/" } else { path };
-    request
-        .set_path_with_query(Some(path))
-        .map_err(|()| fail("bad path"))?;
+    let request = outgoing(&method, &url)?;
     let body = request.body().map_err(|()| fail("no request body"))?;
     if let Some(content) = arg(args, "body") {
         let stream = body.write().map_err(|()| fail("no body stream"))?;
@@ -508,22 +486,27 @@ fn file_output(path: &str) -> Result<(OutputStream, Parents), Error> {
     Ok((stream, Box::new(file)))
 }
 
-/// A request for `method` to `url` (`http://HOST:PORT/PATH`).
+/// A request for `method` to `url` (`SCHEME://HOST:PORT/PATH`).
 fn outgoing(
     method: &wasi::http::types::Method,
     url: &str,
 ) -> Result<wasi::http::types::OutgoingRequest, Error> {
     use wasi::http::types::{Fields, OutgoingRequest, Scheme};
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| Error::InvalidArguments("only http:// urls".into()))?;
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
+    let scheme = match scheme {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.into()),
+    };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     let request = OutgoingRequest::new(Fields::new());
     request
         .set_method(method)
         .map_err(|()| fail("bad method"))?;
     request
-        .set_scheme(Some(&Scheme::Http))
+        .set_scheme(Some(&scheme))
         .map_err(|()| fail("bad scheme"))?;
     request
         .set_authority(Some(authority))
