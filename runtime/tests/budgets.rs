@@ -224,3 +224,15 @@ fn result_text(reply: &serde_json::Value) -> String {
         .unwrap_or_else(|| panic!("no text result: {reply}"))
         .to_string()
 }
+
+#[test]
+fn name_lookups_count_as_open_descriptors() {
+    // Each lookup runs on the shared blocking pool until its stream is
+    // dropped: at most `limits.open` of them at once, and all back after.
+    for round in 0..2 {
+        let args = json!({ "lookups": true, "name": "localhost" });
+        let (lookups, why) = attack_with("tcp_open", args);
+        assert_eq!(lookups, 20, "round {round}: {why}");
+        assert!(why.contains("new-socket-limit"), "round {round}: {why}");
+    }
+}

@@ -1,13 +1,16 @@
 //! What one call may take of the host's disk and descriptors.
 //!
 //! Memory and time are bounded by wasmtime; these are the host resources a
-//! guest reaches through `wasi:filesystem`: bytes written into granted
-//! folders and files created there (`limits.write`, `limits.files`), and
-//! descriptors held open at once (`limits.open`). Each is checked by the
-//! host *before* the operation, so the guest sees an ordinary error
-//! (`insufficient-space` for bytes, `quota` for files and descriptors) long
-//! before the operating system would refuse — and long before one call could
-//! take the descriptors the server needs to accept connections.
+//! guest reaches through `wasi:filesystem`, `wasi:sockets` and `wasi:http`:
+//! bytes written into granted folders and files created there
+//! (`limits.write`, `limits.files`), and descriptors held open at once
+//! (`limits.open`: files, folder listings, file streams, TCP sockets, name
+//! lookups, HTTP connections). Each is checked by the host *before* the
+//! operation, so the guest sees an ordinary error (`insufficient-space` for
+//! bytes, `quota` for files and descriptors, `new-socket-limit` and
+//! `connection-limit-reached` for the network) long before the operating
+//! system would refuse — and long before one call could take the
+//! descriptors the server needs to accept connections.
 //!
 //! Descriptors are also bounded for the whole process: all calls together
 //! may hold at most the soft `RLIMIT_NOFILE` minus a reserve kept for the

@@ -230,7 +230,8 @@ impl Sandbox {
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
-        // Each TCP socket holds a place among the call's descriptors.
+        // Each TCP socket and name lookup holds a place among the call's
+        // descriptors.
         sockets::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,

@@ -1,5 +1,5 @@
-//! TCP sockets of one call, each holding a place among the call's
-//! descriptors (`limits.open`, and the process-wide budget; see
+//! TCP sockets and name lookups of one call, each holding a place among the
+//! call's descriptors (`limits.open`, and the process-wide budget; see
 //! [`super::budget`]).
 //!
 //! wasmtime-wasi opens the operating system's socket when the guest creates
@@ -7,14 +7,19 @@
 //! its children: the socket cannot be dropped before them). So
 //! `create-tcp-socket` takes a place before the socket exists, `accept`
 //! before it hands out another one, and dropping the socket gives it back;
-//! every other function delegates to wasmtime-wasi unchanged. A refusal is
-//! `new-socket-limit`, the error the guest would get from the system at
-//! `EMFILE`. Which addresses a socket may reach is decided elsewhere
-//! ([`super::network::configure_sockets`]).
+//! every other function delegates to wasmtime-wasi unchanged. A name lookup
+//! runs `getaddrinfo` on a thread of the shared blocking pool, with a socket
+//! of its own for the resolver: `resolve-addresses` takes a place too, given
+//! back when the guest drops the lookup's stream — so one call cannot start
+//! lookups without bound and fill the pool every call's file I/O runs on. A
+//! refusal is `new-socket-limit`, the error the guest would get from the
+//! system at `EMFILE`. Which addresses a socket may reach is decided
+//! elsewhere ([`super::network::configure_sockets`]).
 
 use std::collections::HashMap;
 
 use wasmtime::component::{HasData, Linker, Resource};
+use wasmtime_wasi::p2::bindings::sockets::ip_name_lookup::{self, IpAddress, ResolveAddressStream};
 use wasmtime_wasi::p2::bindings::sockets::network::{self, ErrorCode, IpAddressFamily, Network};
 use wasmtime_wasi::p2::bindings::sockets::tcp_create_socket;
 use wasmtime_wasi::p2::bindings::sync::sockets::tcp::{
@@ -67,18 +72,15 @@ impl HasData for CountedSockets {
     type Data<'a> = Sockets<'a>;
 }
 
-/// Links `wasi:sockets/tcp-create-socket` and `wasi:sockets/tcp` through
-/// this layer, replacing what `wasmtime_wasi::p2::add_to_linker_sync`
-/// linked. Call after that.
+/// Links `wasi:sockets/tcp-create-socket`, `wasi:sockets/tcp` and
+/// `wasi:sockets/ip-name-lookup` through this layer, replacing what
+/// `wasmtime_wasi::p2::add_to_linker_sync` linked. Call after that.
 pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+    let get = CallState::counted_sockets;
     linker.allow_shadowing(true);
-    let linked = tcp_create_socket::add_to_linker::<CallState, CountedSockets>(
-        linker,
-        CallState::counted_sockets,
-    )
-    .and_then(|()| {
-        tcp::add_to_linker::<CallState, CountedSockets>(linker, CallState::counted_sockets)
-    });
+    let linked = tcp_create_socket::add_to_linker::<CallState, CountedSockets>(linker, get)
+        .and_then(|()| tcp::add_to_linker::<CallState, CountedSockets>(linker, get))
+        .and_then(|()| ip_name_lookup::add_to_linker::<CallState, CountedSockets>(linker, get));
     linker.allow_shadowing(false);
     linked
 }
@@ -92,6 +94,42 @@ impl tcp_create_socket::Host for Sockets<'_> {
         let socket = tcp_create_socket::Host::create_tcp_socket(&mut self.view, address_family)?;
         self.holds.held.insert(socket.rep(), held);
         Ok(socket)
+    }
+}
+
+impl ip_name_lookup::Host for Sockets<'_> {
+    fn resolve_addresses(
+        &mut self,
+        network: Resource<Network>,
+        name: String,
+    ) -> SocketResult<Resource<ResolveAddressStream>> {
+        let held = self.holds.take()?;
+        let lookup = ip_name_lookup::Host::resolve_addresses(&mut self.view, network, name)?;
+        self.holds.held.insert(lookup.rep(), held);
+        Ok(lookup)
+    }
+}
+
+impl ip_name_lookup::HostResolveAddressStream for Sockets<'_> {
+    fn resolve_next_address(
+        &mut self,
+        lookup: Resource<ResolveAddressStream>,
+    ) -> SocketResult<Option<IpAddress>> {
+        ip_name_lookup::HostResolveAddressStream::resolve_next_address(&mut self.view, lookup)
+    }
+
+    fn subscribe(
+        &mut self,
+        lookup: Resource<ResolveAddressStream>,
+    ) -> wasmtime::Result<Resource<Pollable>> {
+        ip_name_lookup::HostResolveAddressStream::subscribe(&mut self.view, lookup)
+    }
+
+    fn drop(&mut self, lookup: Resource<ResolveAddressStream>) -> wasmtime::Result<()> {
+        let rep = lookup.rep();
+        ip_name_lookup::HostResolveAddressStream::drop(&mut self.view, lookup)?;
+        self.holds.held.remove(&rep);
+        Ok(())
     }
 }
 

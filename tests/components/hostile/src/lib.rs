@@ -656,6 +656,22 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                     None => text("never refused"),
                 }
             }
+            "tcp_closed" | "tcp_open" if arg(&args, "lookups").is_some() => {
+                // Starts lookups of `name` again and again, holding every
+                // one, until refused.
+                use wasi::sockets::{instance_network, ip_name_lookup};
+                let network = instance_network::instance_network();
+                let name = need(&args, "name")?;
+                let mut held = Vec::new();
+                let why = loop {
+                    match ip_name_lookup::resolve_addresses(&network, &name) {
+                        Ok(lookup) if held.len() < 1_000_000 => held.push(lookup),
+                        Ok(_) => break "never refused".to_string(),
+                        Err(why) => break format!("{why:?}"),
+                    }
+                };
+                text(format!("{} {why}", held.len()))
+            }
             "tcp_closed" | "tcp_open" => {
                 let addr = need(&args, "addr")?;
                 let mut stream = std::net::TcpStream::connect(&addr).map_err(fail)?;
