@@ -197,8 +197,10 @@ fn input_ops(ready: bool) -> Vec<(&'static str, Expect)> {
             ("blocking-skip", Text("skip 5")),
             ("ready", Text("ready true")),
             ("block", Text("block ok")),
+            ("poll", Text("poll [0]")),
             ("splice", Text("splice 5")),
             ("blocking-splice", Text("splice 5")),
+            ("drop", Text("drop")),
         ];
     }
     vec![
@@ -208,8 +210,10 @@ fn input_ops(ready: bool) -> Vec<(&'static str, Expect)> {
         ("blocking-skip", TimedOut),
         ("ready", Text("ready false")),
         ("block", TimedOut),
+        ("poll", TimedOut),
         ("splice", Text("splice 0")),
         ("blocking-splice", TimedOut),
+        ("drop", Text("drop")),
     ]
 }
 
@@ -227,8 +231,10 @@ fn output_ops(ready: bool) -> Vec<(&'static str, Expect)> {
             ("blocking-flush", Text("flush ok")),
             ("ready", Text("ready true")),
             ("block", Text("block ok")),
+            ("poll", Text("poll [0]")),
             ("splice", Text("splice 5")),
             ("blocking-splice", Text("splice 5")),
+            ("drop", Text("drop")),
         ];
     }
     vec![
@@ -241,8 +247,10 @@ fn output_ops(ready: bool) -> Vec<(&'static str, Expect)> {
         ("blocking-flush", TimedOut),
         ("ready", Text("ready false")),
         ("block", TimedOut),
+        ("poll", TimedOut),
         ("splice", Text("splice 0")),
         ("blocking-splice", TimedOut),
+        ("drop", Text("drop")),
     ]
 }
 
@@ -303,7 +311,7 @@ fn run(cases: &[Case]) -> Vec<String> {
 fn every_stream_operation_on_http_bodies_ends_cleanly_ready_or_not() {
     let later_blocking: Vec<_> = input_ops(true)
         .into_iter()
-        .filter(|(op, _)| op.starts_with("blocking") || *op == "block")
+        .filter(|(op, _)| op.starts_with("blocking") || ["block", "poll"].contains(op))
         .collect();
     let cases = [
         Case {
@@ -357,8 +365,11 @@ fn every_stream_operation_on_files_ends_cleanly_ready_or_not() {
                 // Ready as soon as the background read is done.
                 ("ready", Starts("ready ")),
                 ("block", Text("block ok")),
+                ("poll", Text("poll [0]")),
                 ("splice", Text("splice 0")),
                 ("blocking-splice", Text("splice 5")),
+                // Waits for the read it started.
+                ("drop", Text("drop")),
             ],
         },
         Case {
@@ -381,8 +392,11 @@ fn every_stream_operation_on_files_ends_cleanly_ready_or_not() {
                 ("blocking-flush", Text("flush ok")),
                 ("ready", Starts("ready ")),
                 ("block", Text("block ok")),
+                ("poll", Text("poll [0]")),
                 ("splice", Text("splice 0")),
                 ("blocking-splice", Text("splice 5")),
+                // Waits for the write that runs.
+                ("drop", Text("drop")),
             ],
         },
     ];

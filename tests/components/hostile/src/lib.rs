@@ -300,10 +300,12 @@ fn http(args: &str) -> Result<Output, Error> {
 ///   without waiting (a file stream is not ready while that write runs),
 ///   `src` is the file an output splices from.
 ///
+/// Operations: those of `input-stream` and `output-stream` by their WIT
+/// names, `ready`, `block` and `poll` on the stream's pollable, and `drop`.
 /// Returns `OP RESULT` (`read 5`, `ready false`, `check-write 0`, ...).
-/// Every resource is forgotten, not dropped: dropping a stream with an
-/// operation pending waits for it (wasmtime-wasi's rule), which is not the
-/// operation under test.
+/// Every resource but the one `drop` drops is forgotten: dropping a stream
+/// with an operation pending waits for it (wasmtime-wasi's rule), which is
+/// not the operation under test.
 fn io(args: &str) -> Result<Output, Error> {
     let kind = need(args, "kind")?;
     let op = need(args, "op")?;
@@ -314,11 +316,8 @@ fn io(args: &str) -> Result<Output, Error> {
             } else {
                 file_input(&need(args, "path")?)?
             };
-            if arg(args, "wait").is_some() {
-                stream.subscribe().block();
-            }
-            let done = input_op(&stream, &op)?;
-            std::mem::forget((stream, keep));
+            let done = input_op(&stream, &op, args)?;
+            finish(stream, keep, &op, &done);
             done
         }
         "http-request" | "file-write" => {
@@ -328,7 +327,7 @@ fn io(args: &str) -> Result<Output, Error> {
                 file_output(&need(args, "path")?)?
             };
             let done = output_op(&stream, &op, args)?;
-            std::mem::forget((stream, keep));
+            finish(stream, keep, &op, &done);
             done
         }
         other => return Err(Error::InvalidArguments(format!("unknown kind {other}"))),
@@ -337,6 +336,35 @@ fn io(args: &str) -> Result<Output, Error> {
 }
 
 use wasi::io::streams::{InputStream, OutputStream, StreamError};
+
+/// Forgets the stream under test and its parents, or for `drop`, drops the
+/// stream (which waits for an operation it has pending).
+fn finish<S: 'static>(stream: S, parents: Parents, op: &str, done: &str) {
+    if op == "drop" && done == "drop" {
+        drop(stream);
+    } else {
+        std::mem::forget(stream);
+    }
+    std::mem::forget(parents);
+}
+
+/// The operations any stream has: waiting on its pollable, and `drop`
+/// (done by [`finish`]). `None` for other operations.
+fn pollable_op(pollable: impl FnOnce() -> wasi::io::poll::Pollable, op: &str) -> Option<String> {
+    Some(match op {
+        "ready" => format!("ready {}", pollable().ready()),
+        "block" => {
+            pollable().block();
+            "block ok".into()
+        }
+        "poll" => {
+            let ready = wasi::io::poll::poll(&[&pollable()]);
+            format!("poll {ready:?}")
+        }
+        "drop" => "drop".into(),
+        _ => return None,
+    })
+}
 
 /// `read 5`, or what ended the stream.
 fn outcome<T>(op: &str, result: Result<T, StreamError>, show: impl Fn(T) -> String) -> String {
@@ -347,7 +375,13 @@ fn outcome<T>(op: &str, result: Result<T, StreamError>, show: impl Fn(T) -> Stri
     }
 }
 
-fn input_op(stream: &InputStream, op: &str) -> Result<String, Error> {
+fn input_op(stream: &InputStream, op: &str, args: &str) -> Result<String, Error> {
+    if arg(args, "wait").is_some() {
+        stream.subscribe().block();
+    }
+    if let Some(done) = pollable_op(|| stream.subscribe(), op) {
+        return Ok(done);
+    }
     let len = |data: Vec<u8>| data.len().to_string();
     let count = |n: u64| n.to_string();
     Ok(match op {
@@ -355,11 +389,6 @@ fn input_op(stream: &InputStream, op: &str) -> Result<String, Error> {
         "blocking-read" => outcome("read", stream.blocking_read(1024), len),
         "skip" => outcome("skip", stream.skip(1024), count),
         "blocking-skip" => outcome("skip", stream.blocking_skip(1024), count),
-        "ready" => format!("ready {}", stream.subscribe().ready()),
-        "block" => {
-            stream.subscribe().block();
-            "block ok".into()
-        }
         "splice" | "blocking-splice" => {
             let out = wasi::cli::stdout::get_stdout();
             let spliced = if op == "splice" {
@@ -381,6 +410,9 @@ fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Erro
     if arg(args, "busy").is_some() {
         stream.write(b"hello").map_err(|e| fail(format!("{e:?}")))?;
     }
+    if let Some(done) = pollable_op(|| stream.subscribe(), op) {
+        return Ok(done);
+    }
     let unit = |()| "ok".to_string();
     let count = |n: u64| n.to_string();
     Ok(match op {
@@ -395,11 +427,6 @@ fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Erro
         }
         "flush" => outcome("flush", stream.flush(), unit),
         "blocking-flush" => outcome("flush", stream.blocking_flush(), unit),
-        "ready" => format!("ready {}", stream.subscribe().ready()),
-        "block" => {
-            stream.subscribe().block();
-            "block ok".into()
-        }
         "splice" | "blocking-splice" => {
             let (src, file) = file_input(&need(args, "src")?)?;
             // The source is ready: what is tested is the output.
