@@ -1,19 +1,20 @@
 //! `wasi:filesystem/types` bounded by the call's deadline and cancellation.
 //!
 //! wasmtime-wasi runs each filesystem syscall on Tokio's blocking pool and
-//! its synchronous bindings wait for it without limit: opening a FIFO that
-//! nobody writes, reading from it, or any call into a hung network mount
-//! would hold the guest (and its place in the pool) past its wall time,
-//! where the epoch check never sees it. [`BoundedFs`] implements the
+//! its synchronous bindings wait for it without limit: opening a FIFO whose
+//! other end nobody opens, or any call into a hung network mount, would
+//! hold the guest (and its place in the pool) past its wall time, where the
+//! epoch check never sees it. (Reads and writes are positional, so on a
+//! FIFO they fail at once with `ESPIPE`.) [`BoundedFs`] implements the
 //! synchronous bindings by calling wasmtime-wasi's async implementation
 //! inside the call's [`Limit`]: at the deadline or on cancellation the wait
 //! ends and the guest traps like any interrupted call.
 //!
 //! What a dropped wait cannot do is stop the syscall itself: the pool
 //! thread stays in the kernel until the operation returns (a FIFO until
-//! someone opens its other end), holding the file it works on, outside any
-//! call's descriptor count. The call, its instance and its descriptors are
-//! gone at once.
+//! someone opens its other end), outside any call's descriptor count; what
+//! it opened then is closed at once. The call, its instance and its
+//! descriptors are gone at the deadline.
 //!
 //! Functions that do no I/O (stream constructors, `drop`, reading entries
 //! already listed by `read-directory`, error conversion) delegate as they
