@@ -7,6 +7,7 @@
 //! message is read from the guest's captured stderr).
 
 mod bindings;
+mod bounded_fs;
 mod budget;
 mod cache;
 mod config;
@@ -14,6 +15,7 @@ mod folders;
 mod network;
 mod pipe;
 mod plain;
+mod sockets;
 mod state;
 mod waits;
 
@@ -232,6 +234,9 @@ impl Sandbox {
         folders::add_to_linker(&mut linker)?;
         config::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
+        // Each TCP socket and name lookup holds a place among the call's
+        // descriptors.
+        sockets::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |state| state,
