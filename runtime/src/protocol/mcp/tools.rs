@@ -331,6 +331,7 @@ mod tests {
         let err = CallError::Busy {
             tool: "t".into(),
             limit: 2,
+            queue: 8,
         };
         let result = tool_error(&err);
         assert_eq!(result["isError"], true);
