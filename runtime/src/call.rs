@@ -209,6 +209,7 @@ impl PreparedCall {
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
+                credentials_used: &teardown.credentials_used(),
             });
         }
         (result, teardown)

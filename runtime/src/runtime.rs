@@ -242,6 +242,7 @@ impl Runtime {
                         duration: started.elapsed(),
                         bytes_in,
                         bytes_out: 0,
+                        credentials_used: &[],
                     });
                 }
                 Err(err)

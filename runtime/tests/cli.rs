@@ -10,11 +10,7 @@ use support::{component, test_component, workspace};
 
 /// `airlock ARGS` with the tests' compile cache, for more settings (`env`).
 fn command(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
-    command
-        .args(args)
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"));
-    command
+    support::airlock_command(args)
 }
 
 /// Runs `airlock ARGS` (stdin closed) and returns what it printed.

@@ -40,6 +40,10 @@
 //! # port (http 80, https 443; both when no scheme is given).
 //! network = ["api.example.com", "api.example.com:8443", "*.example.org",
 //!            "https://x.example.net", "10.1.2.3", "10.0.0.0/8", "[::1]:8080"]
+//! # What https certificates are checked against: "bundled" (Mozilla's
+//! # roots, the default) or "system" (the platform's store); `ca` adds a PEM
+//! # bundle (relative to this file's folder).
+//! tls = "bundled"
 //! # Exactly the variables the tool sees: literal, or copied from the
 //! # runtime's own environment when the file is loaded.
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
@@ -52,6 +56,12 @@
 //! [components.catalog.tools.restock]
 //! destructive = "allow"
 //!
+//! # `network` may also be written as one table per pattern, with headers
+//! # airlock adds to the requests to that host (the tool never sees them).
+//! [components.tracker.network."https://api.example.com"]
+//! headers = { Authorization = { from = "CATALOG_TOKEN", format = "Bearer {}" } }
+//! [components.tracker.network."uploads.example.com"]
+//!
 //! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
 //! [[tokens]]
 //! name = "agent-1"
@@ -63,8 +73,12 @@
 //! Durations: a string with `ms`, `s` or `m`.
 //!
 //! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network` and `env` are replaced as a whole by a more
-//! specific section (so a tool section can take a folder away).
+//! limit; `folders`, `network` (with its headers) and `env` are replaced as a
+//! whole by a more specific section (so a tool section can take a folder
+//! away), and so are `tls` and `ca`.
+//!
+//! The network keys are parsed in [`super::network`], environment values in
+//! `env.rs`.
 
 use std::collections::BTreeMap;
 use std::env::VarError;
@@ -73,12 +87,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use super::HostPattern;
+use super::env::RawEnv;
 use super::grant::{Consent, Limits};
+use super::network::{CaBundle, Credential, NetworkList, RawNetwork, Roots, Trust};
 use super::units::{Size, Time};
 
 /// Why a policy file was refused.
@@ -130,6 +145,10 @@ pub struct Folder {
 pub struct Settings {
     pub folders: Vec<Folder>,
     pub network: Vec<HostPattern>,
+    /// Headers added to requests to hosts of `network`; values are secrets.
+    pub credentials: Vec<Credential>,
+    /// What https certificates are checked against.
+    pub trust: Trust,
     /// Resolved values, in name order.
     pub env: Vec<(String, String)>,
     pub limits: Limits,
@@ -143,6 +162,8 @@ impl fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("folders", &self.folders)
             .field("network", &self.network)
+            .field("credentials", &self.credentials)
+            .field("trust", &self.trust)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
@@ -169,7 +190,9 @@ struct LimitsPatch {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct Section {
     folders: Option<Vec<Folder>>,
-    network: Option<Vec<HostPattern>>,
+    network: Option<NetworkList>,
+    tls: Option<Roots>,
+    ca: Option<CaBundle>,
     env: Option<Vec<(String, String)>>,
     limits: LimitsPatch,
     destructive: Option<Consent>,
@@ -181,7 +204,14 @@ impl Section {
             s.folders = f.clone();
         }
         if let Some(n) = &self.network {
-            s.network = n.clone();
+            s.network = n.allow.clone();
+            s.credentials = n.credentials.clone();
+        }
+        if let Some(roots) = self.tls {
+            s.trust.roots = roots;
+        }
+        if let Some(ca) = &self.ca {
+            s.trust.ca = Some(ca.clone());
         }
         if let Some(e) = &self.env {
             s.env = e.clone();
@@ -355,16 +385,28 @@ impl Policy {
         &self.tokens
     }
 
+    /// Whether any section gives credentials to inject.
+    pub fn has_credentials(&self) -> bool {
+        self.sections().any(|s| {
+            s.network
+                .as_ref()
+                .is_some_and(|n| !n.credentials.is_empty())
+        })
+    }
+
+    /// Every section: defaults, components, tools.
+    fn sections(&self) -> impl Iterator<Item = &Section> {
+        std::iter::once(&self.defaults).chain(
+            self.components
+                .values()
+                .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
+        )
+    }
+
     /// Whether any section sets a fuel limit, so the engine must meter fuel
     /// (metering costs time on every call, so it is off unless asked for).
     pub fn uses_fuel(&self) -> bool {
-        std::iter::once(&self.defaults)
-            .chain(
-                self.components
-                    .values()
-                    .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
-            )
-            .any(|s| s.limits.fuel.is_some())
+        self.sections().any(|s| s.limits.fuel.is_some())
     }
 }
 
@@ -389,7 +431,9 @@ struct RawPolicy {
 #[serde(deny_unknown_fields)]
 struct RawSection {
     folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<Spanned<String>>>,
+    network: Option<RawNetwork>,
+    tls: Option<Roots>,
+    ca: Option<Spanned<String>>,
     env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     limits: Option<RawLimits>,
     destructive: Option<RawConsent>,
@@ -404,7 +448,9 @@ struct RawComponent {
     source: Option<String>,
     sha256: Option<Spanned<String>>,
     folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<Vec<Spanned<String>>>,
+    network: Option<RawNetwork>,
+    tls: Option<Roots>,
+    ca: Option<Spanned<String>>,
     env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     limits: Option<RawLimits>,
     destructive: Option<RawConsent>,
@@ -454,42 +500,6 @@ impl From<RawConsent> for Consent {
     }
 }
 
-/// An environment value: `"literal"` or `{ from = "VAR" }`.
-enum RawEnv {
-    Literal(String),
-    From(String),
-}
-
-impl<'de> Deserialize<'de> for RawEnv {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawEnv;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, or a table { from = \"VARIABLE\" }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawEnv, E> {
-                Ok(RawEnv::Literal(v.to_string()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEnv, A::Error> {
-                let mut from = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key != "from" {
-                        return Err(de::Error::unknown_field(&key, &["from"]));
-                    }
-                    if from.is_some() {
-                        return Err(de::Error::duplicate_field("from"));
-                    }
-                    from = Some(map.next_value::<String>()?);
-                }
-                from.map(RawEnv::From)
-                    .ok_or_else(|| de::Error::missing_field("from"))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawToken {
@@ -501,16 +511,16 @@ struct RawToken {
 // ---------------------------------------------------------------------------
 
 /// Turns text into a [`Policy`], remembering where it came from for errors.
-struct Parser<'a> {
+pub(super) struct Parser<'a> {
     text: &'a str,
     file: &'a str,
     base: &'a Path,
-    env: &'a dyn Fn(&str) -> Result<String, VarError>,
+    pub(super) env: &'a dyn Fn(&str) -> Result<String, VarError>,
 }
 
 impl Parser<'_> {
     /// An error at byte `offset` of the text.
-    fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
         let before = self.text.get(..offset).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -567,6 +577,8 @@ impl Parser<'_> {
         let section = self.section(RawSection {
             folders: c.folders,
             network: c.network,
+            tls: c.tls,
+            ca: c.ca,
             env: c.env,
             limits: c.limits,
             destructive: c.destructive,
@@ -603,6 +615,8 @@ impl Parser<'_> {
         Ok(Section {
             folders: raw.folders.map(|f| self.folders(f)).transpose()?,
             network: raw.network.map(|n| self.network(n)).transpose()?,
+            tls: raw.tls,
+            ca: raw.ca.map(|c| self.ca(&c)).transpose()?,
             env: raw.env.map(|e| self.env(e)).transpose()?,
             limits: raw
                 .limits
@@ -611,16 +625,6 @@ impl Parser<'_> {
                 .unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
         })
-    }
-
-    fn network(&self, raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, PolicyError> {
-        raw.into_iter()
-            .map(|p| {
-                p.get_ref()
-                    .parse()
-                    .map_err(|e: super::HostPatternError| self.error(p.span().start, e.to_string()))
-            })
-            .collect()
     }
 
     fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
@@ -663,53 +667,11 @@ impl Parser<'_> {
         Ok(folders)
     }
 
-    fn env(
-        &self,
-        raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>,
-    ) -> Result<Vec<(String, String)>, PolicyError> {
-        let mut vars = Vec::new();
-        for (name, value) in raw {
-            let at = name.span().start;
-            let name = name.into_inner();
-            if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(self.error(
-                    at,
-                    format!("{name:?} is not a valid environment variable name"),
-                ));
-            }
-            let at = value.span().start;
-            let value = match value.into_inner() {
-                RawEnv::Literal(v) => v,
-                // Messages name the variable, never its value.
-                RawEnv::From(var) => match (self.env)(&var) {
-                    Ok(v) => v,
-                    Err(VarError::NotPresent) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not set"),
-                        ));
-                    }
-                    Err(VarError::NotUnicode(_)) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not valid Unicode"),
-                        ));
-                    }
-                },
-            };
-            if value.contains('\0') {
-                return Err(self.error(at, format!("the value of {name} contains a NUL character")));
-            }
-            vars.push((name, value));
-        }
-        Ok(vars)
-    }
-
     /// A path of the policy resolved against its folder, without `.`
     /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
     /// so it reads right and compares equal to the same path spelled
     /// another way.
-    fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
         let resolved: PathBuf = self
             .base
             .join(path)

@@ -15,9 +15,9 @@
 //!    GET, HEAD and OPTIONS;
 //! 2. the destination: scheme, host and port of the URL must match one of the
 //!    grant's [`HostPattern`]s ([`HostPattern::matches_host`]);
-//! 3. the scheme: only plain `http` is sent. This runtime has no TLS client
-//!    yet, so an `https` request to a listed host fails with an
-//!    `internal-error` that says so (never silently downgraded to http).
+//!    A pattern that names a scheme allows only that scheme: `http` to a
+//!    host listed as `https://host` is refused, and the other way round;
+//!    a request is never silently moved to another scheme.
 //!
 //! Then the runtime resolves a host name itself and checks **every** address
 //! it resolves to: each must be a public unicast address, or be allowed by an
@@ -30,6 +30,20 @@
 //! checked addresses — the request is never handed to anything that would
 //! resolve the name a second time. An IP literal in the URL is only matched
 //! by IP and CIDR patterns and is not resolved.
+//!
+//! An `https` request runs TLS over that checked socket (`tls`): the server
+//! name sent (SNI) and the certificate's check are the URL's host name,
+//! never the address, against the grant's [`crate::policy::Trust`]. A failed
+//! handshake reaches the guest as `TLS-certificate-error`,
+//! `TLS-alert-received` or `TLS-protocol-error`, and the operator's log says
+//! why in words and which policy key would change it.
+//!
+//! The grant's credentials whose pattern matches the request
+//! ([`crate::policy::Credential::applies_to`]) are added as headers once the
+//! addresses are checked, replacing any header of the same name the guest
+//! set (never merged with it); no other request carries them. The names of
+//! those used are kept for the audit log, and guest text in this module's
+//! log lines is redacted (`redact`).
 //!
 //! A request never outlives its call: connecting, waiting for the response
 //! head and reading the body all stop at the call's wall-time deadline (from
@@ -53,6 +67,7 @@
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
 
@@ -66,9 +81,11 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::budget::{Descriptors, Held};
+use super::redact::Redactor;
 use super::state::CancelToken;
+use super::tls;
 use crate::logtext::GuestText;
-use crate::policy::{Grant, HostPattern, HttpMethods, NetworkGrant};
+use crate::policy::{Credential, Grant, HostPattern, HttpMethods, NetworkGrant};
 
 /// Why an outgoing request was refused (for the operator's log).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,8 +102,6 @@ pub enum Refusal {
         host: String,
         port: u16,
     },
-    /// `https` to a listed host: no TLS client in this runtime.
-    NoTls,
     /// The name did not resolve.
     NotFound(String),
     /// The name resolved to an address that is not public and not listed.
@@ -109,7 +124,6 @@ impl std::fmt::Display for Refusal {
                 f,
                 "{scheme}://{host}:{port} is not listed in the policy's `network`"
             ),
-            Refusal::NoTls => f.write_str("https is not supported by this runtime yet"),
             Refusal::NotFound(host) => write!(f, "{host} did not resolve to any address"),
             Refusal::Prohibited { host, addr } => write!(
                 f,
@@ -128,9 +142,6 @@ impl Refusal {
                 HttpError::HttpRequestDenied
             }
             Refusal::BadUrl(_) => HttpError::HttpRequestUriInvalid,
-            Refusal::NoTls => HttpError::InternalError(Some(
-                "https is not supported by this runtime yet; only http".into(),
-            )),
             Refusal::NotFound(_) => HttpError::DnsError {
                 rcode: Some("no address".into()),
                 info_code: None,
@@ -149,12 +160,34 @@ pub enum Destination {
     Name(String, u16),
 }
 
+/// A request that passed [`check_request`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub destination: Destination,
+    /// `https`: TLS to [`Checked::server_name`].
+    pub https: bool,
+    /// The grant's credentials this request gets (by index), one per header
+    /// name: the first listed wins.
+    pub credentials: Vec<usize>,
+}
+
+impl Checked {
+    /// The name TLS sends and checks the certificate against: the URL's
+    /// host (a name, or an IP literal), never a resolved address.
+    pub fn server_name(&self) -> String {
+        match &self.destination {
+            Destination::Name(host, _) => host.clone(),
+            Destination::Addr(addr) => addr.ip().to_string(),
+        }
+    }
+}
+
 /// Checks method and URL of a request against the grant. Pure: no I/O.
 pub fn check_request(
     grant: Option<&NetworkGrant>,
     method: &http::Method,
     uri: &http::Uri,
-) -> Result<Destination, Refusal> {
+) -> Result<Checked, Refusal> {
     let grant = grant.ok_or(Refusal::NoNetwork)?;
     if grant.methods == HttpMethods::SafeOnly
         && ![http::Method::GET, http::Method::HEAD, http::Method::OPTIONS].contains(method)
@@ -191,17 +224,45 @@ pub fn check_request(
             port,
         });
     }
-    if scheme == "https" {
-        return Err(Refusal::NoTls);
+    let mut credentials: Vec<usize> = Vec::new();
+    for (i, c) in grant.credentials.iter().enumerate() {
+        if c.applies_to(scheme, host, port)
+            && !credentials
+                .iter()
+                .any(|&j| grant.credentials[j].header == c.header)
+        {
+            credentials.push(i);
+        }
     }
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    Ok(match bare.parse::<IpAddr>() {
+    let destination = match bare.parse::<IpAddr>() {
         Ok(ip) => Destination::Addr(SocketAddr::new(ip.to_canonical(), port)),
         Err(_) => Destination::Name(host.trim_end_matches('.').to_ascii_lowercase(), port),
+    };
+    Ok(Checked {
+        destination,
+        https: scheme == "https",
+        credentials,
     })
+}
+
+/// Puts the credentials into `headers`: each replaces every value of its
+/// name that the guest set.
+fn inject(headers: &mut http::HeaderMap, credentials: &[&Credential]) -> Result<(), HttpError> {
+    for c in credentials {
+        // Both were checked when the policy was loaded.
+        let name = http::HeaderName::from_bytes(c.header.as_bytes())
+            .map_err(|_| HttpError::ConfigurationError)?;
+        let mut value = http::HeaderValue::from_str(c.value.expose())
+            .map_err(|_| HttpError::ConfigurationError)?;
+        value.set_sensitive(true);
+        headers.remove(&name);
+        headers.insert(name, value);
+    }
+    Ok(())
 }
 
 /// Checks what `host` resolved to: every address must be public unicast or
@@ -334,6 +395,10 @@ pub struct HttpFilter {
     /// The call's descriptor budget: each connection holds a place in it
     /// until it closes (`limits.open`).
     descriptors: Option<Descriptors>,
+    /// The call's secrets, kept out of this module's log lines.
+    redactor: Redactor,
+    /// The credentials sent so far (`Credential::describe`), for the audit.
+    used: Arc<Mutex<Vec<String>>>,
 }
 
 impl Default for HttpFilter {
@@ -344,19 +409,34 @@ impl Default for HttpFilter {
             deadline: Instant::now(),
             cancel: CancelToken::new(),
             descriptors: None,
+            redactor: Redactor::default(),
+            used: Arc::default(),
         }
     }
 }
 
 impl HttpFilter {
     /// The filter of a call starting now with `grant`.
-    pub fn for_grant(grant: &Grant, cancel: CancelToken, descriptors: Descriptors) -> Self {
+    pub fn for_grant(
+        grant: &Grant,
+        cancel: CancelToken,
+        descriptors: Descriptors,
+        redactor: Redactor,
+    ) -> Self {
         HttpFilter {
             grant: grant.network.clone(),
             deadline: Instant::now() + grant.limits.time,
             cancel,
             descriptors: Some(descriptors),
+            redactor,
+            used: Arc::default(),
         }
+    }
+
+    /// The credentials this call's requests carried, each once, in the
+    /// words of [`Credential::describe`] (never a value).
+    pub fn credentials_used(&self) -> Vec<String> {
+        self.used.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
 
@@ -385,16 +465,26 @@ impl WasiHttpHooks for HttpFilter {
         _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
         let checked = check_request(self.grant.as_ref(), request.method(), request.uri());
-        let allow = self
-            .grant
-            .as_ref()
-            .map(|g| g.allow.clone())
-            .unwrap_or_default();
+        let (allow, trust, credentials) = match (&self.grant, &checked) {
+            (Some(g), Ok(c)) => (
+                g.allow.clone(),
+                c.https.then(|| g.trust.clone()),
+                c.credentials
+                    .iter()
+                    .filter_map(|&i| g.credentials.get(i).cloned())
+                    .collect::<Vec<_>>(),
+            ),
+            _ => (Vec::new(), None, Vec::new()),
+        };
         let stop = Stop {
             deadline: self.deadline,
             cancel: self.cancel.clone(),
         };
-        let what = format!("{} {}", request.method(), request.uri());
+        let redactor = self.redactor.clone();
+        let used = self.used.clone();
+        let what = redactor
+            .text(&format!("{} {}", request.method(), request.uri()))
+            .into_owned();
         // A connection is a descriptor: it holds a place until it closes.
         let held = match self.descriptors.as_ref().map(Descriptors::take) {
             Some(Ok(held)) => Some(held),
@@ -406,10 +496,17 @@ impl WasiHttpHooks for HttpFilter {
         };
         Box::new(async move {
             let refused = |r: Refusal| {
-                tracing::warn!("HTTP request {} refused: {r}", GuestText(&what));
+                let why = redactor.text(&r.to_string()).into_owned();
+                tracing::warn!(
+                    "HTTP request {} refused: {}",
+                    GuestText(&what),
+                    GuestText(&why)
+                );
                 r.to_error()
             };
-            let addrs = match checked.map_err(refused)? {
+            let checked = checked.map_err(refused)?;
+            let server_name = checked.server_name();
+            let addrs = match checked.destination {
                 Destination::Addr(addr) => vec![addr],
                 Destination::Name(host, port) => {
                     let found = stop
@@ -421,7 +518,33 @@ impl WasiHttpHooks for HttpFilter {
                     check_resolved(&allow, &host, found.map(|a| a.ip()), port).map_err(refused)?
                 }
             };
-            send(request, &addrs, options, stop, held).await
+            let tls = match trust {
+                None => None,
+                Some(trust) => match tls::connector(&trust) {
+                    Ok(connector) => Some((connector, server_name)),
+                    Err(why) => {
+                        tracing::error!("HTTP request {} failed: {why}", GuestText(&what));
+                        return Err(HttpError::ConfigurationError);
+                    }
+                },
+            };
+            let mut request = request;
+            let credentials: Vec<&Credential> = credentials.iter().collect();
+            inject(request.headers_mut(), &credentials)?;
+            if !credentials.is_empty() {
+                let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
+                for c in &credentials {
+                    let described = c.describe();
+                    if !used.contains(&described) {
+                        used.push(described);
+                    }
+                }
+            }
+            let sent = Sent {
+                what: &what,
+                redactor: &redactor,
+            };
+            send(request, &addrs, tls, options, stop, held, sent).await
         })
     }
 }
@@ -472,14 +595,28 @@ impl Stop {
     }
 }
 
-/// Sends `request` over plain HTTP/1.1 to the first of `addrs` that accepts
-/// a connection. Every address was checked; no name is resolved here.
+/// What a request's log lines say about it.
+struct Sent<'a> {
+    /// `METHOD URL`, redacted.
+    what: &'a str,
+    redactor: &'a Redactor,
+}
+
+/// A connection's byte stream: plain TCP, or TLS over it.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
+
+/// Sends `request` over HTTP/1.1 to the first of `addrs` that accepts a
+/// connection, through TLS to the given server name when `tls` is set.
+/// Every address was checked; no name is resolved here.
 async fn send(
     mut request: http::Request<WasiBody>,
     addrs: &[SocketAddr],
+    tls: Option<(tokio_rustls::TlsConnector, String)>,
     options: Option<RequestOptions>,
     stop: Stop,
     held: Option<Held>,
+    sent: Sent<'_>,
 ) -> Result<
     (
         http::Response<WasiBody>,
@@ -506,6 +643,44 @@ async fn send(
         }
     }
     let stream = stream.ok_or(last)?;
+    let stream: Box<dyn Io> = match tls {
+        None => Box::new(stream),
+        Some((connector, host)) => {
+            let name = rustls::pki_types::ServerName::try_from(host.clone())
+                .map_err(|_| HttpError::HttpRequestUriInvalid)?;
+            // Bounded like connecting: the guest's connect timeout, and the
+            // call's deadline (a server that accepts and never answers).
+            let handshake = stop
+                .bound_for(
+                    connector.connect(name, stream),
+                    options.connect_timeout,
+                    || HttpError::ConnectionTimeout,
+                )
+                .await;
+            match handshake {
+                Ok(Ok(tls)) => Box::new(tls),
+                Ok(Err(err)) => {
+                    let (code, words) = tls::handshake_failure(&err, &host);
+                    let words = sent.redactor.text(&words).into_owned();
+                    tracing::warn!(
+                        "HTTP request {} failed: {}",
+                        GuestText(sent.what),
+                        GuestText(&words)
+                    );
+                    return Err(code);
+                }
+                Err(timeout) => {
+                    tracing::info!(
+                        "HTTP request {} stopped: no TLS handshake with {} before the call's \
+                         deadline or its connect timeout (limits.time)",
+                        GuestText(sent.what),
+                        GuestText(&sent.redactor.text(&host))
+                    );
+                    return Err(timeout);
+                }
+            }
+        }
+    };
     let (mut sender, conn) = stop
         .bound(
             hyper::client::conn::http1::handshake(TokioIo::new(stream)),
@@ -613,6 +788,8 @@ mod tests {
                 .map(|p| p.parse().expect("pattern"))
                 .collect(),
             methods,
+            credentials: Vec::new(),
+            trust: Default::default(),
         }
     }
 
@@ -634,12 +811,13 @@ mod tests {
     fn host_scheme_and_port_must_match() {
         let g = grant(&["api.example.com", "127.0.0.1:8080"], HttpMethods::Any);
         let get = http::Method::GET;
+        let to = |u: &str| check_request(Some(&g), &get, &uri(u)).map(|c| c.destination);
         assert_eq!(
-            check_request(Some(&g), &get, &uri("http://api.example.com/x?y=1")),
+            to("http://api.example.com/x?y=1"),
             Ok(Destination::Name("api.example.com".into(), 80))
         );
         assert_eq!(
-            check_request(Some(&g), &get, &uri("http://127.0.0.1:8080/")),
+            to("http://127.0.0.1:8080/"),
             Ok(Destination::Addr("127.0.0.1:8080".parse().unwrap()))
         );
         for bad in [
@@ -658,14 +836,84 @@ mod tests {
                 "{bad} allowed"
             );
         }
+        let https =
+            check_request(Some(&g), &get, &uri("https://API.example.com./")).expect("https");
+        assert!(https.https);
+        assert_eq!(https.server_name(), "api.example.com");
         assert_eq!(
-            check_request(Some(&g), &get, &uri("https://api.example.com/")),
-            Err(Refusal::NoTls)
+            https.destination,
+            Destination::Name("api.example.com".into(), 443)
         );
+        let by_addr = check_request(Some(&g), &get, &uri("https://127.0.0.1:8080/")).expect("ip");
+        assert_eq!(by_addr.server_name(), "127.0.0.1");
         assert!(matches!(
             check_request(Some(&g), &get, &uri("http://u:p@api.example.com/")),
             Err(Refusal::BadUrl(_))
         ));
+    }
+
+    #[test]
+    fn a_scheme_in_the_pattern_is_the_only_scheme() {
+        let g = grant(
+            &[
+                "https://secure.example.com",
+                "http://plain.example.com",
+                "both.example.com",
+            ],
+            HttpMethods::Any,
+        );
+        let get = http::Method::GET;
+        let ok = |u: &str| check_request(Some(&g), &get, &uri(u)).is_ok();
+        assert!(ok("https://secure.example.com/"));
+        assert!(!ok("http://secure.example.com/"));
+        assert!(!ok("http://secure.example.com:443/"));
+        assert!(ok("http://plain.example.com/"));
+        assert!(!ok("https://plain.example.com/"));
+        assert!(ok("http://both.example.com/"));
+        assert!(ok("https://both.example.com/"));
+    }
+
+    #[test]
+    fn credentials_go_to_their_host_only_and_the_first_listed_wins() {
+        use crate::policy::{Credential, Secret};
+        let credential = |host: &str, header: &str, value: &str| Credential {
+            host: host.parse().expect("pattern"),
+            header: header.into(),
+            from: "T".into(),
+            secret: Secret::new(value),
+            value: Secret::new(value),
+        };
+        let mut g = grant(
+            &["api.example.com", "*.example.com", "other.example.org"],
+            HttpMethods::Any,
+        );
+        g.credentials = vec![
+            credential("api.example.com", "authorization", "first-secret"),
+            credential("*.example.com", "authorization", "wildcard-secret"),
+            credential("*.example.com", "x-api-key", "key-secret"),
+        ];
+        let get = http::Method::GET;
+        let gets = |u: &str| {
+            check_request(Some(&g), &get, &uri(u))
+                .expect("allowed")
+                .credentials
+        };
+        assert_eq!(gets("https://api.example.com/"), vec![0, 2]);
+        assert_eq!(gets("https://www.example.com/"), vec![1, 2]);
+        assert_eq!(gets("https://other.example.org/"), Vec::<usize>::new());
+        // A pattern without a scheme sends its secret over https only.
+        assert_eq!(gets("http://api.example.com/"), Vec::<usize>::new());
+
+        let mut headers = http::HeaderMap::new();
+        headers.append("Authorization", "guest-one".parse().unwrap());
+        headers.append("authorization", "guest-two".parse().unwrap());
+        headers.insert("accept", "text/plain".parse().unwrap());
+        inject(&mut headers, &[&g.credentials[0], &g.credentials[2]]).expect("inject");
+        let auth: Vec<_> = headers.get_all("authorization").iter().collect();
+        assert_eq!(auth, ["first-secret"]);
+        assert!(auth[0].is_sensitive());
+        assert_eq!(headers["x-api-key"], "key-secret");
+        assert_eq!(headers["accept"], "text/plain");
     }
 
     #[test]

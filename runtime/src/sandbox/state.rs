@@ -14,6 +14,7 @@ use super::bindings::host;
 use super::folders::{FolderGuard, Guarded};
 use super::network::HttpFilter;
 use super::pipe::CapturedOutput;
+use super::redact::Redactor;
 use crate::call::CallObserver;
 use crate::policy::Grant;
 use crate::tool::Level;
@@ -136,6 +137,8 @@ pub struct CallState {
     pub notices: Notices,
     /// When the call's wall time runs out; bounds blocking host calls too.
     pub deadline: std::time::Instant,
+    /// The call's injected secrets, kept out of what it sends its client.
+    pub redactor: Redactor,
     last_progress: Option<f64>,
 }
 
@@ -161,6 +164,7 @@ impl CallState {
             folder_guard: FolderGuard::for_grant(grant),
             notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
+            redactor: Redactor::default(),
             last_progress: None,
         }
     }
@@ -285,6 +289,8 @@ impl Notices {
 
 impl CallState {
     fn send_progress(&mut self, (done, total, message): HeldProgress) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = message.map(|m| self.redactor.text(&m).into_owned());
         let message = message.as_deref().map(clip);
         if self.notices.admit(message.map_or(0, str::len)) {
             self.notices.last_progress_sent = Some(Instant::now());
@@ -313,6 +319,8 @@ impl CallState {
 
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = self.redactor.text(&message);
         let message = clip(&message);
         if self.notices.admit(message.len()) {
             self.observer.log(level.into(), message);

@@ -192,8 +192,48 @@ fn fs_op(args: &str) -> Result<Output, Error> {
 
 /// Sends `{"method": M, "url": U, "body": B}` with `wasi:http/outgoing-handler`
 /// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
-/// `HttpRequestDenied`).
+/// `HttpRequestDenied`). `"authorization": A` sets that header itself;
+/// `"leak": "1"` hands the response back every other way too (stdout,
+/// stderr, log, progress, structured output, a link), and `"leak": "fail"`
+/// fails with it as the error's text.
 fn http(args: &str) -> Result<Output, Error> {
+    let answer = http_request(args)?;
+    match arg(args, "leak").as_deref() {
+        None => text(answer),
+        Some("fail") => Err(fail(answer)),
+        Some(_) => {
+            use airlock::tool::host;
+            println!("stdout: {answer}");
+            eprintln!("stderr: {answer}");
+            host::log(host::Level::Info, &format!("log: {answer}"));
+            host::progress(1.0, Some(1.0), Some(&format!("progress: {answer}")));
+            let escaped: String = answer
+                .chars()
+                .flat_map(|c| match c {
+                    '"' | '\\' => vec!['\\', c],
+                    c if c.is_control() => format!("\\u{:04x}", c as u32).chars().collect(),
+                    c => vec![c],
+                })
+                .collect();
+            Ok(Output {
+                content: vec![
+                    Content::Text(answer.clone()),
+                    Content::Link(airlock::tool::types::ResourceLink {
+                        uri: "https://example.com/".into(),
+                        name: answer.clone(),
+                        title: None,
+                        description: Some(answer),
+                        mime_type: None,
+                        size: None,
+                    }),
+                ],
+                structured: Some(format!("{{\"answer\":\"{escaped}\"}}")),
+            })
+        }
+    }
+}
+
+fn http_request(args: &str) -> Result<String, Error> {
     use wasi::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
     let url = need(args, "url")?;
     let method = match arg(args, "method").as_deref().unwrap_or("GET") {
@@ -214,7 +254,13 @@ fn http(args: &str) -> Result<Output, Error> {
         other => Scheme::Other(other.into()),
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let request = OutgoingRequest::new(Fields::new());
+    let headers = Fields::new();
+    if let Some(auth) = arg(args, "authorization") {
+        headers
+            .append("authorization", auth.as_bytes())
+            .map_err(|e| fail(format!("{e:?}")))?;
+    }
+    let request = OutgoingRequest::new(headers);
     request
         .set_method(&method)
         .map_err(|()| fail("bad method"))?;
@@ -272,7 +318,7 @@ fn http(args: &str) -> Result<Output, Error> {
             Err(e) => return Err(fail(format!("{e:?}"))),
         }
     }
-    text(format!("{status} {}", String::from_utf8_lossy(&data)))
+    Ok(format!("{status} {}", String::from_utf8_lossy(&data)))
 }
 
 impl exports::airlock::tool::tools::Guest for Hostile {
