@@ -168,7 +168,7 @@ mod tests {
                 .map(|s| format!("{:?}", s.suite()))
                 .collect::<Vec<_>>()
         };
-        assert_eq!(names(&default), names(&ring));
+        assert_eq!(names(default), names(&ring));
         assert_eq!(
             format!("{:?}", default.kx_groups),
             format!("{:?}", ring.kx_groups)
