@@ -418,3 +418,81 @@ fn the_secret_never_reaches_the_log_or_the_audit_file() {
     assert_eq!(entry["credentials_used"], json!([described]));
     assert_eq!(entry["grant"]["credentials"], json!([described]));
 }
+
+// ---------------------------------------------------------------------------
+// One open-world example per language, against a local HTTPS server: the
+// operator's CA, the host listed by name, a credential injected.
+
+/// A runtime serving `file` (component `name`) with a grant for `server`
+/// by name, and a credential for it.
+fn example_runtime(
+    name: &str,
+    file: std::path::PathBuf,
+    server: &HttpsServer,
+    dir: &std::path::Path,
+) -> Runtime {
+    let port = server.port();
+    let text = format!(
+        "[components.{name}]\n\
+         limits = {{ time = \"20s\", memory = \"256MiB\" }}\n\
+         ca = \"ca.pem\"\n\
+         [components.{name}.network.\"https://localhost:{port}\"]\n\
+         headers = {{ Authorization = {{ from = \"{VAR}\", format = \"Bearer {{}}\" }} }}\n\
+         [components.{name}.network.\"127.0.0.1:{port}\"]\n\
+         [components.{name}.network.\"[::1]:{port}\"]\n"
+    );
+    let policy = Policy::parse_with_env(&text, dir, |v| {
+        if v == VAR {
+            Ok(SECRET.to_string())
+        } else {
+            Err(std::env::VarError::NotPresent)
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    support::runtime_of(policy, &[file])
+}
+
+#[test]
+fn the_rust_example_fetches_over_https_and_never_sees_the_credential() {
+    let ca = Ca::new();
+    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let dir = tempfile::tempdir().expect("dir");
+    ca.write_pem(dir.path());
+    let runtime = example_runtime("fetch", support::component("fetch"), &server, dir.path());
+    let base = format!("https://localhost:{}", server.port());
+
+    let out = call(
+        &runtime,
+        "fetch_url",
+        json!({ "url": format!("{base}/json") }),
+    )
+    .expect("fetch");
+    let fetched = out.structured.clone().expect("structured");
+    assert_eq!(fetched["status"], 200);
+    assert_eq!(fetched["content_type"], "application/json");
+    assert_eq!(fetched["body"], support::tls::JSON);
+    assert_eq!(fetched["truncated"], false);
+
+    let out = call(
+        &runtime,
+        "fetch_url",
+        json!({ "url": format!("{base}/echo"), "max_bytes": 100000 }),
+    )
+    .expect("echo");
+    assert_eq!(
+        server.seen()[1].header("authorization"),
+        [format!("Bearer {SECRET}")]
+    );
+    let all = everything(&out);
+    assert!(all.contains("authorization: Bearer [redacted]"), "{all}");
+    assert_no_secret(&all);
+
+    // A host the operator did not list: the SDK's error names the code.
+    let err = call(
+        &runtime,
+        "fetch_url",
+        json!({ "url": "https://example.com/" }),
+    )
+    .expect_err("not listed");
+    assert!(err.to_string().contains("HTTP-request-denied"), "{err}");
+}

@@ -3,8 +3,9 @@
 //! (`rcgen`) and served on 127.0.0.1, on a random port.
 //!
 //! The server answers `GET /echo` with the request's headers, one
-//! `name: value` line each, and anything else with `hello`; it records
-//! what arrived. A stalled server accepts TCP and never says a word.
+//! `name: value` line each, `/json` with [`JSON`], `/page` with [`PAGE`],
+//! and anything else with `hello`; it records what arrived. A stalled
+//! server accepts TCP and never says a word.
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -20,6 +21,13 @@ use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+/// What `/json` answers.
+pub const JSON: &str = r#"{"name":"airlock","release":{"version":"1.2.3","assets":[{"size":42}]}}"#;
+
+/// What `/page` answers.
+pub const PAGE: &str =
+    "<!doctype html><html><head><title>Hello from airlock</title></head><body>hi</body></html>";
 
 /// A certificate authority that exists for one test.
 pub struct Ca {
@@ -178,16 +186,25 @@ fn answer(
             })
             .collect(),
     };
-    let body = if seen.path == "/echo" {
-        seen.headers
-            .iter()
-            .map(|(n, v)| format!("{n}: {v}\n"))
-            .collect::<String>()
-    } else {
-        "hello".to_string()
+    let (body, kind) = match seen.path.as_str() {
+        "/echo" => (
+            seen.headers
+                .iter()
+                .map(|(n, v)| format!("{n}: {v}\n"))
+                .collect::<String>(),
+            "text/plain",
+        ),
+        "/json" => (JSON.to_string(), "application/json"),
+        "/page" => (PAGE.to_string(), "text/html; charset=utf-8"),
+        _ => ("hello".to_string(), "text/plain"),
     };
     record.lock().expect("record").push(seen);
-    hyper::Response::new(Full::new(Bytes::from(body)))
+    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(kind),
+    );
+    response
 }
 
 /// A server that accepts TCP connections and never answers (a TLS
