@@ -15,7 +15,7 @@ use airlock::tool::{Content, Level, Output};
 use base64::Engine as _;
 use serde_json::json;
 use support::tls::{Ca, HttpsServer, Leaf, stalled_server};
-use support::{call, test_component, text};
+use support::{call, example, test_component, text};
 
 /// The secret the tests inject; the environment variable it comes from.
 const SECRET: &str = "tok-3f9a8b7c6d5e4f30";
@@ -491,6 +491,42 @@ fn the_rust_example_fetches_over_https_and_never_sees_the_credential() {
     let err = call(
         &runtime,
         "fetch_url",
+        json!({ "url": "https://example.com/" }),
+    )
+    .expect_err("not listed");
+    assert!(err.to_string().contains("HTTP-request-denied"), "{err}");
+}
+
+#[test]
+fn the_python_example_checks_a_link_over_https() {
+    let ca = Ca::new();
+    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let dir = tempfile::tempdir().expect("dir");
+    ca.write_pem(dir.path());
+    let runtime = example_runtime("linkcheck", example("linkcheck"), &server, dir.path());
+    let base = format!("https://localhost:{}", server.port());
+
+    let out = call(
+        &runtime,
+        "check_link",
+        json!({ "url": format!("{base}/page") }),
+    )
+    .expect("check");
+    let link = out.structured.clone().expect("structured");
+    assert_eq!(link["status"], 200);
+    assert_eq!(link["ok"], true);
+    assert_eq!(link["title"], "Hello from airlock");
+    assert_eq!(link["content_type"], "text/html; charset=utf-8");
+    assert_eq!(link["bytes"], support::tls::PAGE.len());
+    assert_eq!(
+        server.seen()[0].header("authorization"),
+        [format!("Bearer {SECRET}")]
+    );
+    assert_eq!(server.seen()[0].header("accept"), ["text/html, */*"]);
+
+    let err = call(
+        &runtime,
+        "check_link",
         json!({ "url": "https://example.com/" }),
     )
     .expect_err("not listed");

@@ -16,7 +16,8 @@ the ``tools`` interface of the ``airlock:tool@0.1.0`` world ``toolbox``::
     Tools = toolbox(add)          # componentize-py looks for `Tools`
 
 Build it with ``componentize-py -d wit -w toolbox componentize app -o app.wasm``
-(with this file on the module path, e.g. ``-p sdk/python``).
+(with this file on the module path, e.g. ``-p sdk/python``). A tool that
+makes HTTP requests uses ``airlock_http`` and the world ``toolbox-http``.
 
 The type table (parameter or result annotation -> JSON Schema):
 
@@ -497,8 +498,19 @@ def tool(
 # The WIT exports
 
 
+def _wit_types():
+    """The contract's ``types`` interface. In the world ``toolbox-http``
+    (for tools that use ``airlock_http``) componentize-py names it
+    ``airlock_tool_types``, since ``wasi:http`` has a ``types`` too."""
+    try:
+        from wit_world.imports import airlock_tool_types as t
+    except ImportError:
+        from wit_world.imports import types as t
+    return t
+
+
 def _to_wit_output(out: Output):
-    from wit_world.imports import types as t
+    t = _wit_types()
 
     blocks = []
     for block in out.content:
@@ -516,7 +528,7 @@ def _to_wit_output(out: Output):
 
 
 def _to_wit_tool(info: ToolInfo):
-    from wit_world.imports import types as t
+    t = _wit_types()
 
     hints = t.Hints(0)
     if info.read_only:
@@ -564,7 +576,8 @@ def toolbox(*tools: Tool):
 
         def call(self, name: str, arguments: str):
             from componentize_py_types import Err
-            from wit_world.imports import types as wt
+
+            wt = _wit_types()
 
             try:
                 out = run(by_name, name, arguments)

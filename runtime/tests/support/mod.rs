@@ -43,6 +43,12 @@ pub fn test_component(name: &str) -> PathBuf {
     built("target/test-components", name)
 }
 
+/// A Python or JavaScript example, built by `cargo xtask build` (or
+/// `cargo xtask build-examples`).
+pub fn example(name: &str) -> PathBuf {
+    built("target/examples", name)
+}
+
 /// The compile cache the tests share (so each component compiles once).
 pub fn cache() -> CompileCache {
     CompileCache::new(workspace().join("target/test-cache"))
