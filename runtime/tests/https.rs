@@ -532,3 +532,99 @@ fn the_python_example_checks_a_link_over_https() {
     .expect_err("not listed");
     assert!(err.to_string().contains("HTTP-request-denied"), "{err}");
 }
+
+#[test]
+fn the_javascript_example_picks_from_json_over_https_with_fetch() {
+    let ca = Ca::new();
+    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let dir = tempfile::tempdir().expect("dir");
+    ca.write_pem(dir.path());
+    let runtime = example_runtime("jsonpick", example("jsonpick"), &server, dir.path());
+    let url = format!("https://localhost:{}/json", server.port());
+
+    let out = call(
+        &runtime,
+        "json_pick",
+        json!({ "url": url, "path": "release.version" }),
+    )
+    .expect("pick");
+    assert_eq!(
+        out.structured,
+        Some(json!({ "status": 200, "value": "1.2.3" }))
+    );
+    let out = call(&runtime, "json_pick", json!({ "url": url })).expect("whole");
+    let whole: serde_json::Value = serde_json::from_str(support::tls::JSON).expect("json");
+    assert_eq!(out.structured.expect("structured")["value"], whole);
+    let seen = server.seen();
+    assert_eq!(
+        seen[0].header("authorization"),
+        [format!("Bearer {SECRET}")]
+    );
+    assert_eq!(seen[0].header("accept"), ["application/json"]);
+
+    let err = call(
+        &runtime,
+        "json_pick",
+        json!({ "url": url, "path": "release.missing" }),
+    )
+    .expect_err("no such key");
+    assert!(err.to_string().contains("no \"missing\""), "{err}");
+    // `fetch` rejects a refused request with the web's own error.
+    let err = call(
+        &runtime,
+        "json_pick",
+        json!({ "url": "https://example.com/" }),
+    )
+    .expect_err("not listed");
+    assert!(err.to_string().contains("NetworkError"), "{err}");
+}
+
+/// Size of each open-world example and the mean time of a call that makes
+/// one HTTPS request to a local server (fresh instance, TLS handshake and
+/// all): `cargo test -p airlock --test https per_request -- --ignored
+/// --nocapture`. Measurements, not assertions (docs/authoring.md).
+#[test]
+#[ignore = "a measurement: run it by name"]
+fn per_request_times() {
+    let ca = Ca::new();
+    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let dir = tempfile::tempdir().expect("dir");
+    ca.write_pem(dir.path());
+    let base = format!("https://localhost:{}", server.port());
+    let cases = [
+        (
+            "fetch",
+            support::component("fetch"),
+            "fetch_url",
+            json!({ "url": format!("{base}/json") }),
+        ),
+        (
+            "linkcheck",
+            example("linkcheck"),
+            "check_link",
+            json!({ "url": format!("{base}/page") }),
+        ),
+        (
+            "jsonpick",
+            example("jsonpick"),
+            "json_pick",
+            json!({ "url": format!("{base}/json") }),
+        ),
+    ];
+    for (name, file, tool, args) in cases {
+        let size = std::fs::metadata(&file).map(|m| m.len()).unwrap_or(0);
+        let runtime = example_runtime(name, file, &server, dir.path());
+        for _ in 0..3 {
+            call(&runtime, tool, args.clone()).expect("warm-up call");
+        }
+        let started = Instant::now();
+        for _ in 0..20 {
+            call(&runtime, tool, args.clone()).expect("call");
+        }
+        eprintln!(
+            "{name}: {:.1} MB, {:?} per call with one HTTPS request",
+            size as f64 / 1e6,
+            started.elapsed() / 20
+        );
+    }
+}

@@ -467,9 +467,15 @@ fn build_examples(root: &Path) -> Result<()> {
                     .arg(dir.join(entry))
                     .arg("--cwd")
                     .arg(root)
-                    .args(["--wit", "wit", "--world-name", "toolbox"])
-                    .args(["--backend", "qjs", "--backend-qjs-disable-async"])
-                    .arg("--backend-qjs-stub-wasi");
+                    .args(["--wit", "wit", "--world-name", "toolbox"]);
+                if source.contains("fetch(") {
+                    // The web's `fetch` is StarlingMonkey's (over wasi:http),
+                    // and it runs the event loop for an async handler.
+                    cmd.args(["-d", "fetch-event", "--bundle"]);
+                } else {
+                    cmd.args(["--backend", "qjs", "--backend-qjs-disable-async"])
+                        .arg("--backend-qjs-stub-wasi");
+                }
             }
             run(cmd.arg("-o").arg(&out))?;
         }

@@ -69,7 +69,10 @@ const PYTHON: &[File] = &[
         "wit/deps/clocks.wit",
         include_str!("../../../wit/deps/clocks.wit"),
     ),
-    ("wit/deps/http.wit", include_str!("../../../wit/deps/http.wit")),
+    (
+        "wit/deps/http.wit",
+        include_str!("../../../wit/deps/http.wit"),
+    ),
 ];
 
 const JS: &[File] = &[
