@@ -40,8 +40,9 @@ A parameter with a default in the signature is optional and the default is
 advertised in the schema (the runtime fills it in before the call). Describe
 a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``.
 
-This module imports the generated bindings (``wit_world``) only when the
-component runs, so schema generation can be unit-tested with plain CPython.
+This module works without the generated bindings (``wit_world``), so schema
+generation can be unit-tested with plain CPython; in a component it finds
+them when it is imported (at build time).
 """
 
 from __future__ import annotations
@@ -498,15 +499,30 @@ def tool(
 # The WIT exports
 
 
-def _wit_types():
-    """The contract's ``types`` interface. In the world ``toolbox-http``
-    (for tools that use ``airlock_http``) componentize-py names it
-    ``airlock_tool_types``, since ``wasi:http`` has a ``types`` too."""
+def _find_wit_types():
+    """The contract's ``types`` interface, found while the module is imported
+    (when componentize-py builds the component; a failed import at run time
+    would search files the component does not have). In the world
+    ``toolbox-http`` (tools that use ``airlock_http``) componentize-py names
+    it ``airlock_tool_types``, since ``wasi:http`` has a ``types`` too.
+    ``None`` under plain CPython."""
     try:
         from wit_world.imports import airlock_tool_types as t
     except ImportError:
-        from wit_world.imports import types as t
+        try:
+            from wit_world.imports import types as t
+        except ImportError:
+            return None
     return t
+
+
+_WIT_TYPES = _find_wit_types()
+
+
+def _wit_types():
+    if _WIT_TYPES is None:
+        raise ImportError("the airlock:tool bindings exist only inside a component")
+    return _WIT_TYPES
 
 
 def _to_wit_output(out: Output):
