@@ -78,7 +78,7 @@
 //! away), and so are `tls` and `ca`.
 //!
 //! The network keys are parsed in [`super::network`], environment values in
-//! `env.rs`.
+//! `env.rs`, folders in `folders.rs`, tokens in `tokens.rs`.
 
 use std::collections::BTreeMap;
 use std::env::VarError;
@@ -87,13 +87,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use super::HostPattern;
 use super::env::RawEnv;
+use super::folders::RawFolder;
+pub use super::folders::{Folder, FolderMode};
 use super::grant::{Consent, Limits};
 use super::network::{CaBundle, Credential, NetworkList, RawNetwork, Roots, Trust};
+use super::tokens::RawToken;
+pub use super::tokens::Token;
 use super::units::{Size, Time};
 
 /// Why a policy file was refused.
@@ -110,33 +113,6 @@ pub enum PolicyError {
         column: usize,
         message: String,
     },
-}
-
-/// How the policy mounts a folder (before the tool's hints narrow it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FolderMode {
-    #[default]
-    ReadOnly,
-    ReadWrite,
-}
-
-impl FolderMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FolderMode::ReadOnly => "read-only",
-            FolderMode::ReadWrite => "read-write",
-        }
-    }
-}
-
-/// A folder the policy grants: `host` is resolved against the policy file's
-/// folder and existed when the policy was loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Folder {
-    pub host: PathBuf,
-    pub guest: String,
-    pub mode: FolderMode,
 }
 
 /// What the policy grants one tool, all sections merged; the input of
@@ -245,45 +221,6 @@ pub struct ComponentPolicy {
     pub sha256: Option<String>,
     section: Section,
     tools: BTreeMap<String, Section>,
-}
-
-/// An HTTP bearer token the server accepts.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Token {
-    pub name: String,
-    /// SHA-256 of the token; the token itself is never stored.
-    pub sha256: [u8; 32],
-    /// Tools this token may list and call; `None` = all.
-    pub tools: Option<Vec<String>>,
-}
-
-impl Token {
-    /// Whether `bearer` is this token. Compares digests in constant time so
-    /// response timing says nothing about how close a guess was.
-    pub fn accepts(&self, bearer: &str) -> bool {
-        let digest = Sha256::digest(bearer.as_bytes());
-        digest
-            .iter()
-            .zip(self.sha256.iter())
-            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-            == 0
-    }
-
-    /// Whether this token may see and call `tool`.
-    pub fn allows_tool(&self, tool: &str) -> bool {
-        self.tools
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|t| t == tool))
-    }
-}
-
-impl fmt::Debug for Token {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Token")
-            .field("name", &self.name)
-            .field("tools", &self.tools)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A checked policy. [`Policy::default`] grants nothing: no folders, no
@@ -460,15 +397,6 @@ struct RawComponent {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawFolder {
-    host: Spanned<String>,
-    guest: Spanned<String>,
-    #[serde(default)]
-    mode: FolderMode,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct RawLimits {
     memory: Option<Spanned<Size>>,
     time: Option<Spanned<Time>>,
@@ -498,14 +426,6 @@ impl From<RawConsent> for Consent {
             RawConsent::Confirm => Consent::Confirm,
         }
     }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawToken {
-    name: Spanned<String>,
-    sha256: Spanned<String>,
-    tools: Option<Vec<String>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -546,25 +466,7 @@ impl Parser<'_> {
             let component = self.component(&name, c)?;
             components.insert(name, component);
         }
-        let mut tokens: Vec<Token> = Vec::new();
-        for t in raw.tokens {
-            if tokens.iter().any(|known| known.name == *t.name.get_ref()) {
-                return Err(self.error(
-                    t.name.span().start,
-                    format!("token name {:?} is used twice", t.name.get_ref()),
-                ));
-            }
-            let digest = self.sha256(&t.sha256)?;
-            let mut sha256 = [0u8; 32];
-            // `sha256()` checked 64 hex digits, so this cannot fail.
-            hex::decode_to_slice(&digest, &mut sha256)
-                .map_err(|e| self.error(t.sha256.span().start, e.to_string()))?;
-            tokens.push(Token {
-                name: t.name.into_inner(),
-                sha256,
-                tools: t.tools,
-            });
-        }
+        let tokens = self.tokens(raw.tokens)?;
         Ok(Policy {
             audit: raw.audit.map(|a| self.resolve(&a)),
             defaults,
@@ -597,7 +499,7 @@ impl Parser<'_> {
     }
 
     /// Checks a digest and returns it in lower case.
-    fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
+    pub(super) fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
         let text = digest.get_ref();
         if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(self.error(
@@ -625,46 +527,6 @@ impl Parser<'_> {
                 .unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
         })
-    }
-
-    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
-        let mut folders: Vec<Folder> = Vec::new();
-        for f in raw.into_inner() {
-            let at = f.guest.span().start;
-            let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
-            if let Some(other) = folders.iter().find(|o| nested(&o.guest, &guest)) {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
-                        other.guest
-                    ),
-                ));
-            }
-            let host = self.resolve(f.host.get_ref());
-            let at = f.host.span().start;
-            match std::fs::metadata(&host) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} is not a folder", host.display()),
-                    ));
-                }
-                Err(e) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} cannot be used: {e}", host.display()),
-                    ));
-                }
-            }
-            folders.push(Folder {
-                host,
-                guest,
-                mode: f.mode,
-            });
-        }
-        Ok(folders)
     }
 
     /// A path of the policy resolved against its folder, without `.`
@@ -722,46 +584,6 @@ impl Parser<'_> {
             messages: counted(&raw.messages).map(|(n, _)| n),
         })
     }
-}
-
-/// Checks a guest path: absolute, no `.`/`..`/empty parts. Returns it
-/// without a trailing `/` (except for `/` itself).
-fn check_guest_path(path: &str) -> Result<String, String> {
-    if !path.starts_with('/') {
-        return Err(format!(
-            "guest path {path:?} must be absolute (start with '/')"
-        ));
-    }
-    let trimmed = if path.len() > 1 {
-        path.strip_suffix('/').unwrap_or(path)
-    } else {
-        path
-    };
-    if trimmed != "/"
-        && trimmed[1..]
-            .split('/')
-            .any(|part| part.is_empty() || part == "." || part == "..")
-    {
-        return Err(format!(
-            "guest path {path:?} may not contain '.', '..' or '//'"
-        ));
-    }
-    if trimmed.contains('\0') {
-        return Err(format!("guest path {path:?} contains a NUL character"));
-    }
-    Ok(trimmed.to_string())
-}
-
-/// Whether one guest path is the other or inside it.
-fn nested(a: &str, b: &str) -> bool {
-    let inside = |outer: &str, inner: &str| {
-        outer == "/"
-            || inner == outer
-            || inner
-                .strip_prefix(outer)
-                .is_some_and(|r| r.starts_with('/'))
-    };
-    inside(a, b) || inside(b, a)
 }
 
 #[cfg(test)]

@@ -14,9 +14,11 @@
 mod effective;
 mod env;
 pub mod file;
+mod folders;
 mod grant;
 pub mod host;
 pub mod network;
+mod tokens;
 mod units;
 
 pub use effective::effective;

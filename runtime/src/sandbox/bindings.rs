@@ -1,4 +1,5 @@
-//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`), and
+//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`), the
+//! conversions of its records into the runtime's own types, and
 //! [`ToolPre`]: a linked component with its `call` export resolved once, so
 //! that a call's fresh instance costs only the instantiation.
 
@@ -7,6 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use wasmtime::AsContextMut;
 use wasmtime::component::{ComponentExportIndex, Instance, TypedFunc};
+
+use super::DescribedTool;
+use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
 
 wasmtime::component::bindgen!({
     path: "../wit",
@@ -78,5 +82,69 @@ impl<T: 'static> ToolPre<T> {
         let typed = func.typed(store.as_context())?;
         self.call_checked.store(true, Ordering::Release);
         Ok((instance, typed))
+    }
+}
+
+impl From<types::Tool> for DescribedTool {
+    fn from(t: types::Tool) -> Self {
+        DescribedTool {
+            name: t.name,
+            title: t.title,
+            description: t.description,
+            input_schema: t.input_schema,
+            output_schema: t.output_schema,
+            hints: Hints {
+                read_only: t.hints.contains(types::Hints::READ_ONLY),
+                destructive: t.hints.contains(types::Hints::DESTRUCTIVE),
+                idempotent: t.hints.contains(types::Hints::IDEMPOTENT),
+                open_world: t.hints.contains(types::Hints::OPEN_WORLD),
+            },
+            icons: t
+                .icons
+                .into_iter()
+                .map(|i| Icon {
+                    src: i.src,
+                    mime_type: i.mime_type,
+                    sizes: i.sizes,
+                })
+                .collect(),
+            task_support: match t.task_support {
+                types::TaskSupport::Forbidden => TaskSupport::Forbidden,
+                types::TaskSupport::Optional => TaskSupport::Optional,
+                types::TaskSupport::Required => TaskSupport::Required,
+            },
+        }
+    }
+}
+
+impl From<types::Content> for Content {
+    fn from(c: types::Content) -> Self {
+        match c {
+            types::Content::Text(text) => Content::Text(text),
+            types::Content::Image(m) => Content::Image {
+                data: m.data,
+                mime_type: m.mime_type,
+            },
+            types::Content::Audio(m) => Content::Audio {
+                data: m.data,
+                mime_type: m.mime_type,
+            },
+            types::Content::Embedded(r) => Content::Embedded {
+                uri: r.uri,
+                mime_type: r.mime_type,
+                body: match r.body {
+                    types::ResourceBody::Text(t) => ResourceBody::Text(t),
+                    types::ResourceBody::Blob(b) => ResourceBody::Blob(b),
+                },
+            },
+            types::Content::Link(l) => Content::Link {
+                uri: l.uri,
+                name: l.name,
+                title: l.title,
+                description: l.description,
+                mime_type: l.mime_type,
+                size: l.size,
+            },
+        }
     }
 }

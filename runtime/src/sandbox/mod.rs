@@ -15,6 +15,7 @@ mod budget;
 mod cache;
 mod folders;
 mod network;
+mod outgoing;
 mod pipe;
 pub mod redact;
 mod state;
@@ -359,7 +360,7 @@ impl Sandbox {
             grant,
         );
         let redactor = Redactor::for_grant(grant);
-        state.net = network::HttpFilter::for_grant(
+        state.net = outgoing::HttpFilter::for_grant(
             grant,
             cancel,
             state.folder_guard.descriptors(),
@@ -619,68 +620,4 @@ fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
         c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     c
-}
-
-impl From<types::Tool> for DescribedTool {
-    fn from(t: types::Tool) -> Self {
-        DescribedTool {
-            name: t.name,
-            title: t.title,
-            description: t.description,
-            input_schema: t.input_schema,
-            output_schema: t.output_schema,
-            hints: Hints {
-                read_only: t.hints.contains(types::Hints::READ_ONLY),
-                destructive: t.hints.contains(types::Hints::DESTRUCTIVE),
-                idempotent: t.hints.contains(types::Hints::IDEMPOTENT),
-                open_world: t.hints.contains(types::Hints::OPEN_WORLD),
-            },
-            icons: t
-                .icons
-                .into_iter()
-                .map(|i| Icon {
-                    src: i.src,
-                    mime_type: i.mime_type,
-                    sizes: i.sizes,
-                })
-                .collect(),
-            task_support: match t.task_support {
-                types::TaskSupport::Forbidden => TaskSupport::Forbidden,
-                types::TaskSupport::Optional => TaskSupport::Optional,
-                types::TaskSupport::Required => TaskSupport::Required,
-            },
-        }
-    }
-}
-
-impl From<types::Content> for Content {
-    fn from(c: types::Content) -> Self {
-        match c {
-            types::Content::Text(text) => Content::Text(text),
-            types::Content::Image(m) => Content::Image {
-                data: m.data,
-                mime_type: m.mime_type,
-            },
-            types::Content::Audio(m) => Content::Audio {
-                data: m.data,
-                mime_type: m.mime_type,
-            },
-            types::Content::Embedded(r) => Content::Embedded {
-                uri: r.uri,
-                mime_type: r.mime_type,
-                body: match r.body {
-                    types::ResourceBody::Text(t) => ResourceBody::Text(t),
-                    types::ResourceBody::Blob(b) => ResourceBody::Blob(b),
-                },
-            },
-            types::Content::Link(l) => Content::Link {
-                uri: l.uri,
-                name: l.name,
-                title: l.title,
-                description: l.description,
-                mime_type: l.mime_type,
-                size: l.size,
-            },
-        }
-    }
 }

@@ -12,7 +12,7 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::host;
 use super::folders::{FolderGuard, Guarded};
-use super::network::HttpFilter;
+use super::outgoing::HttpFilter;
 use super::pipe::CapturedOutput;
 use super::redact::Redactor;
 use crate::call::CallObserver;
