@@ -53,9 +53,7 @@ impl fmt::Display for HttpError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HttpError::Invalid(why) => write!(f, "cannot send the request: {why}"),
-            HttpError::Failed { code, meaning } if meaning.is_empty() => {
-                write!(f, "request failed: {code}")
-            }
+            HttpError::Failed { code, meaning: "" } => write!(f, "request failed: {code}"),
             HttpError::Failed { code, meaning } => write!(f, "request failed: {code} ({meaning})"),
             HttpError::Io(why) => write!(f, "request failed while transferring data: {why}"),
             HttpError::Status(status) => write!(f, "the server answered with status {status}"),
@@ -224,6 +222,10 @@ impl<'a> Url<'a> {
 }
 
 /// The meaning of a `wasi:http` error code, for a tool error a person reads.
+#[cfg_attr(
+    not(target_family = "wasm"),
+    allow(dead_code, reason = "only a component gets error codes")
+)]
 fn meaning(code: &str) -> &'static str {
     match code {
         "HTTP-request-denied" => {
