@@ -557,15 +557,16 @@ fn ca_pem() -> String {
 #[test]
 fn network_tables_list_hosts_with_the_headers_airlock_injects() {
     let (policy, _dir) = ok(r#"
+[components.gh.network."uploads.github.com"]
 [components.gh.network."https://api.github.com"]
 headers = { Authorization = { from = "CATALOG_TOKEN", format = "token {}" }, X-Api-Key = { from = "CATALOG_TOKEN" } }
-[components.gh.network."uploads.github.com"]
 [components.gh.tools.offline]
 network = ["example.com"]
 "#);
     let s = policy.settings_for("gh", "any");
     let hosts: Vec<String> = s.network.iter().map(|p| p.to_string()).collect();
-    assert_eq!(hosts, ["https://api.github.com", "uploads.github.com"]);
+    // In the order written (the first credential listed for a header wins).
+    assert_eq!(hosts, ["uploads.github.com", "https://api.github.com"]);
     let headers: Vec<(&str, &str)> = s
         .credentials
         .iter()
