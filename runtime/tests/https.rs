@@ -34,7 +34,13 @@ fn runtime_in(dir: &std::path::Path, section: &str) -> Runtime {
 /// [`runtime_in`] with the call's time limit.
 fn runtime_timed(dir: &std::path::Path, time: &str, section: &str) -> Runtime {
     let text = format!("[components.hostile]\nlimits = {{ time = {time:?} }}\n{section}");
-    let policy = Policy::parse_with_env(&text, dir, |name| {
+    runtime_with(dir, &text, test_component("hostile"))
+}
+
+/// A runtime with the policy `text` (relative paths against `dir`, `VAR`
+/// set to `SECRET`, nothing else in its environment) and `file` loaded.
+fn runtime_with(dir: &std::path::Path, text: &str, file: std::path::PathBuf) -> Runtime {
+    let policy = Policy::parse_with_env(text, dir, |name| {
         if name == VAR {
             Ok(SECRET.to_string())
         } else {
@@ -42,7 +48,28 @@ fn runtime_timed(dir: &std::path::Path, time: &str, section: &str) -> Runtime {
         }
     })
     .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    support::runtime_of(policy, &[test_component("hostile")])
+    support::runtime_of(policy, &[file])
+}
+
+/// `[components.NAME.network]` tables that list `localhost:port` (and the
+/// loopback addresses it resolves to) with the credential on the name.
+fn credential_tables(name: &str, port: u16) -> String {
+    format!(
+        "[components.{name}.network.\"https://localhost:{port}\"]\n\
+         headers = {{ Authorization = {{ from = \"{VAR}\", format = \"Bearer {{}}\" }} }}\n\
+         [components.{name}.network.\"127.0.0.1:{port}\"]\n\
+         [components.{name}.network.\"[::1]:{port}\"]\n"
+    )
+}
+
+/// A local HTTPS server with a certificate `leaf` from a throwaway CA, and
+/// a folder holding that CA as `ca.pem` (for the policy's `ca`).
+fn local(leaf: Leaf) -> (HttpsServer, tempfile::TempDir) {
+    let ca = Ca::new();
+    let server = HttpsServer::start(&ca, leaf);
+    let dir = tempfile::tempdir().expect("dir");
+    ca.write_pem(dir.path());
+    (server, dir)
 }
 
 /// A network list in TOML.
@@ -72,11 +99,8 @@ fn refused(result: Result<String, CallError>, code: &str) {
 
 #[test]
 fn get_succeeds_with_the_operator_ca_and_fails_without_it() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let port = server.port();
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
     let mut patterns = vec![format!("https://localhost:{port}")];
     patterns.extend(loopback(port));
     let url = format!("https://localhost:{port}/hello");
@@ -129,11 +153,8 @@ fn a_certificate_for_another_name_or_an_expired_one_is_refused() {
 
 #[test]
 fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let port = server.port();
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
     let url = format!("https://localhost:{port}/");
     let by_name = runtime_in(
         dir.path(),
@@ -148,11 +169,8 @@ fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it()
 
 #[test]
 fn a_scheme_in_a_pattern_is_the_only_scheme_and_no_scheme_allows_both() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let port = server.port();
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
     let https = format!("https://127.0.0.1:{port}/");
     let http_url = format!("http://127.0.0.1:{port}/");
 
@@ -222,12 +240,8 @@ fn two_hosts() -> TwoHosts {
     ca.write_pem(dir.path());
     let (pa, pb) = (a.port(), b.port());
     let section = format!(
-        "ca = \"ca.pem\"\n\
-         [components.hostile.network.\"https://localhost:{pa}\"]\n\
-         headers = {{ Authorization = {{ from = \"{VAR}\", format = \"Bearer {{}}\" }} }}\n\
-         [components.hostile.network.\"127.0.0.1:{pa}\"]\n\
-         [components.hostile.network.\"[::1]:{pa}\"]\n\
-         [components.hostile.network.\"https://127.0.0.1:{pb}\"]\n"
+        "ca = \"ca.pem\"\n{}[components.hostile.network.\"https://127.0.0.1:{pb}\"]\n",
+        credential_tables("hostile", pa)
     );
     let runtime = runtime_in(dir.path(), &section);
     TwoHosts {
@@ -362,22 +376,14 @@ fn an_echoed_secret_is_redacted_from_everything_the_tool_hands_back() {
 
 #[test]
 fn the_secret_never_reaches_the_log_or_the_audit_file() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let port = server.port();
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
     let policy = dir.path().join("airlock.toml");
     std::fs::write(
         &policy,
         format!(
-            "audit = \"audit.jsonl\"\n\
-             [components.hostile]\n\
-             ca = \"ca.pem\"\n\
-             [components.hostile.network.\"https://localhost:{port}\"]\n\
-             headers = {{ Authorization = {{ from = \"{VAR}\", format = \"Bearer {{}}\" }} }}\n\
-             [components.hostile.network.\"127.0.0.1:{port}\"]\n\
-             [components.hostile.network.\"[::1]:{port}\"]\n"
+            "audit = \"audit.jsonl\"\n[components.hostile]\nca = \"ca.pem\"\n{}",
+            credential_tables("hostile", port)
         ),
     )
     .expect("policy");
@@ -431,33 +437,25 @@ fn example_runtime(
     server: &HttpsServer,
     dir: &std::path::Path,
 ) -> Runtime {
-    let port = server.port();
     let text = format!(
-        "[components.{name}]\n\
-         limits = {{ time = \"20s\", memory = \"256MiB\" }}\n\
-         ca = \"ca.pem\"\n\
-         [components.{name}.network.\"https://localhost:{port}\"]\n\
-         headers = {{ Authorization = {{ from = \"{VAR}\", format = \"Bearer {{}}\" }} }}\n\
-         [components.{name}.network.\"127.0.0.1:{port}\"]\n\
-         [components.{name}.network.\"[::1]:{port}\"]\n"
+        "[components.{name}]\nlimits = {{ time = \"20s\", memory = \"256MiB\" }}\nca = \"ca.pem\"\n{}",
+        credential_tables(name, server.port())
     );
-    let policy = Policy::parse_with_env(&text, dir, |v| {
-        if v == VAR {
-            Ok(SECRET.to_string())
-        } else {
-            Err(std::env::VarError::NotPresent)
-        }
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
-    support::runtime_of(policy, &[file])
+    runtime_with(dir, &text, file)
+}
+
+/// A call of `tool` for `https://example.com/`, which no policy here lists:
+/// refused inside the tool, with `code` in the error the client gets.
+#[track_caller]
+fn unlisted_host_refused(runtime: &Runtime, tool: &str, code: &str) {
+    let err =
+        call(runtime, tool, json!({ "url": "https://example.com/" })).expect_err("not listed");
+    assert!(err.to_string().contains(code), "{err}");
 }
 
 #[test]
 fn the_rust_example_fetches_over_https_and_never_sees_the_credential() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let runtime = example_runtime("fetch", support::component("fetch"), &server, dir.path());
     let base = format!("https://localhost:{}", server.port());
 
@@ -487,22 +485,12 @@ fn the_rust_example_fetches_over_https_and_never_sees_the_credential() {
     assert!(all.contains("authorization: Bearer [redacted]"), "{all}");
     assert_no_secret(&all);
 
-    // A host the operator did not list: the SDK's error names the code.
-    let err = call(
-        &runtime,
-        "fetch_url",
-        json!({ "url": "https://example.com/" }),
-    )
-    .expect_err("not listed");
-    assert!(err.to_string().contains("HTTP-request-denied"), "{err}");
+    unlisted_host_refused(&runtime, "fetch_url", "HTTP-request-denied");
 }
 
 #[test]
 fn the_python_example_checks_a_link_over_https() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let runtime = example_runtime("linkcheck", example("linkcheck"), &server, dir.path());
     let base = format!("https://localhost:{}", server.port());
 
@@ -524,21 +512,12 @@ fn the_python_example_checks_a_link_over_https() {
     );
     assert_eq!(server.seen()[0].header("accept"), ["text/html, */*"]);
 
-    let err = call(
-        &runtime,
-        "check_link",
-        json!({ "url": "https://example.com/" }),
-    )
-    .expect_err("not listed");
-    assert!(err.to_string().contains("HTTP-request-denied"), "{err}");
+    unlisted_host_refused(&runtime, "check_link", "HTTP-request-denied");
 }
 
 #[test]
 fn the_javascript_example_picks_from_json_over_https_with_fetch() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let runtime = example_runtime("jsonpick", example("jsonpick"), &server, dir.path());
     let url = format!("https://localhost:{}/json", server.port());
 
@@ -569,14 +548,7 @@ fn the_javascript_example_picks_from_json_over_https_with_fetch() {
     )
     .expect_err("no such key");
     assert!(err.to_string().contains("no \"missing\""), "{err}");
-    // `fetch` rejects a refused request with the web's own error.
-    let err = call(
-        &runtime,
-        "json_pick",
-        json!({ "url": "https://example.com/" }),
-    )
-    .expect_err("not listed");
-    assert!(err.to_string().contains("NetworkError"), "{err}");
+    unlisted_host_refused(&runtime, "json_pick", "NetworkError");
 }
 
 /// Size of each open-world example and the mean time of a call that makes
@@ -586,10 +558,7 @@ fn the_javascript_example_picks_from_json_over_https_with_fetch() {
 #[test]
 #[ignore = "a measurement: run it by name"]
 fn per_request_times() {
-    let ca = Ca::new();
-    let server = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
-    let dir = tempfile::tempdir().expect("dir");
-    ca.write_pem(dir.path());
+    let (server, dir) = local(Leaf::For(LOOPBACK));
     let base = format!("https://localhost:{}", server.port());
     let cases = [
         (
