@@ -176,18 +176,11 @@ impl WasiHttpHooks for HttpFilter {
             let mut request = request;
             let credentials: Vec<&Credential> = credentials.iter().collect();
             inject(request.headers_mut(), &credentials)?;
-            if !credentials.is_empty() {
-                let mut used = used.lock().unwrap_or_else(|p| p.into_inner());
-                for c in &credentials {
-                    let described = c.describe();
-                    if !used.contains(&described) {
-                        used.push(described);
-                    }
-                }
-            }
             let sent = Sent {
                 what: &what,
                 redactor: &redactor,
+                credentials: &credentials,
+                used: &used,
             };
             send(request, &addrs, tls, options, stop, held, sent).await
         })
@@ -240,11 +233,29 @@ impl Stop {
     }
 }
 
-/// What a request's log lines say about it.
+/// What a request's log lines say about it, and the credentials it
+/// carries, recorded as used once a connection to the server stands.
 struct Sent<'a> {
     /// `METHOD URL`, redacted.
     what: &'a str,
     redactor: &'a Redactor,
+    credentials: &'a [&'a Credential],
+    used: &'a Mutex<Vec<String>>,
+}
+
+impl Sent<'_> {
+    fn record_credentials(&self) {
+        if self.credentials.is_empty() {
+            return;
+        }
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        for c in self.credentials {
+            let described = c.describe();
+            if !used.contains(&described) {
+                used.push(described);
+            }
+        }
+    }
 }
 
 /// A connection's byte stream: plain TCP, or TLS over it.
@@ -326,6 +337,7 @@ async fn send(
             }
         }
     };
+    sent.record_credentials();
     let (mut sender, conn) = stop
         .bound(
             hyper::client::conn::http1::handshake(TokioIo::new(stream)),

@@ -34,6 +34,9 @@ pub enum SetupError {
     Rustls(String),
 }
 
+/// Most client configurations kept at once (one per trust setting in use).
+const MAX_CONFIGS: usize = 32;
+
 /// The TLS client for `trust`, built once per distinct setting.
 pub fn connector(trust: &Trust) -> Result<tokio_rustls::TlsConnector, SetupError> {
     static BUILT: Mutex<Vec<(Trust, Arc<ClientConfig>)>> = Mutex::new(Vec::new());
@@ -42,6 +45,10 @@ pub fn connector(trust: &Trust) -> Result<tokio_rustls::TlsConnector, SetupError
         return Ok(config.clone().into());
     }
     let config = Arc::new(client_config(trust)?);
+    // Reloaded policies with other CA bundles must not pile up forever.
+    if built.len() >= MAX_CONFIGS {
+        built.remove(0);
+    }
     built.push((trust.clone(), config.clone()));
     Ok(config.into())
 }
