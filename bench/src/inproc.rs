@@ -7,9 +7,10 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
-use airlock::call::{Confirmation, Unobserved};
+use airlock::call::Caller;
+use airlock::observe::Unobserved;
 use airlock::policy::Policy;
-use airlock::sandbox::{CancelToken, CompileCache, Sandbox, SandboxConfig, Tuning};
+use airlock::sandbox::{CompileCache, Sandbox, SandboxConfig, Tuning};
 use airlock::tool::Content;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
@@ -93,17 +94,11 @@ fn native_echo(text: &str) -> String {
 fn run_real(runtime: &Runtime, tool: &str, args: &Value) -> Result<Duration> {
     let args = args.clone();
     let start = Instant::now();
-    let prepared = runtime.prepare(tool, args)?;
+    let prepared = runtime.prepare(Caller::CommandLine, tool, args)?;
     let mut delivered = None;
-    prepared.run_delivering(
-        runtime.sandbox(),
-        Arc::new(Unobserved),
-        CancelToken::new(),
-        Confirmation::Unavailable,
-        |outcome| {
-            delivered = Some((Instant::now(), outcome.map(black_box)));
-        },
-    );
+    prepared.run_delivering(Arc::new(Unobserved), |outcome| {
+        delivered = Some((Instant::now(), outcome.map(black_box)));
+    });
     match delivered {
         Some((at, Ok(_))) => Ok(at - start),
         Some((_, Err(e))) => Err(e.into()),

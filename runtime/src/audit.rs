@@ -5,8 +5,12 @@
 //! crash). It records what the call was allowed to touch (folder modes, hosts,
 //! environment variable *names*, never their values; the credentials airlock
 //! would inject, by header, host and variable name), which of those
-//! credentials its requests actually carried (never a value), who asked when
-//! known, how long it took and how many bytes went in and out.
+//! credentials its requests actually carried (never a value), who asked,
+//! how long it took and how many bytes went in and out.
+//!
+//! Every entry names its caller (`caller`, with `caller_kind`: `token`,
+//! `session`, `stdio`, `http` or `cli`), whatever the door the call came
+//! through.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -31,7 +35,10 @@ pub struct Entry<'a> {
     pub tool: &'a str,
     /// SHA-256 of the component, when the tool was found.
     pub digest: Option<&'a str>,
-    pub caller: Option<&'a str>,
+    /// Who asked: a token's name, or what the transport knows of the client.
+    pub caller: &'a str,
+    /// `token`, `session`, `stdio`, `http` or `cli`.
+    pub caller_kind: &'a str,
     pub grant: Option<&'a Grant>,
     /// `ok`, `tool-error`, `invalid-arguments`, `refused`, `busy`,
     /// `unknown-tool`, or a limit: `timeout`, `memory`, `fuel`, `stack`,
@@ -73,6 +80,7 @@ impl Entry<'_> {
             "tool": self.tool,
             "component_sha256": self.digest,
             "caller": self.caller,
+            "caller_kind": self.caller_kind,
             "grant": self.grant.map(grant_summary),
             "outcome": self.outcome,
             "duration_ms": self.duration.as_secs_f64() * 1000.0,

@@ -1,16 +1,25 @@
 //! airlock: runs third-party WebAssembly tools safely.
 //!
-//! Data flows one way through the modules:
+//! The modules, bottom to top; each uses only those above it in this list
+//! (the graph is one-way):
 //!
 //! ```text
-//! catalog  (load, validate, index tools)
-//!   → policy   (policy file, grants, hints → effective grant)
-//!   → sandbox  (engine, per-call store, WASI context, limits)
-//!   ← args     (parse, coerce, default, validate arguments)
-//!   ← call     (one call end to end: args → consent → sandbox → result checks)
-//!   ← protocol (JSON-RPC envelope, MCP sessions, the plain /rpc endpoint)
-//!   ← transport (stdio, HTTP on hyper)
-//!   ← cli      (the `airlock` command)
+//! tool, observe, json, logtext, sync   shared types: what a tool is, what a
+//!                                      running call reports, JSON, guest text
+//! policy    (policy file, grants, hints → effective grant)
+//! args      (parse, coerce, default, validate arguments)
+//! functions (plain WIT functions: types → schemas, JSON ↔ values)
+//! sandbox   (engine, per-call store, WASI context, limits, network filter)
+//! catalog   (load, validate, index tools; the kind of a component)
+//! audit     (one JSON line per call)
+//! lanes     (the threads guests run on)
+//! call      (one call end to end: lookup, grant, arguments, consent,
+//!            concurrency, run, result checks, audit entry with its caller)
+//! runtime   (catalog + policy + audit + sandbox; the entry point for calls)
+//! reload    (hot reload of the catalog)
+//! protocol  (JSON-RPC envelope, MCP of every revision, the plain /rpc, outbox)
+//! transport (stdio, HTTP on hyper: the front door's rules and statuses)
+//! cli       (the `airlock` command)
 //! ```
 
 pub mod allocator;
@@ -19,14 +28,18 @@ pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;
+pub mod functions;
 pub mod json;
+pub mod lanes;
 pub mod logtext;
+pub mod observe;
 pub mod policy;
 pub mod protocol;
 pub mod reload;
 mod runtime;
 pub mod sandbox;
+mod sync;
 pub mod tool;
 pub mod transport;
 
-pub use runtime::{LoadReport, Runtime, Slot};
+pub use runtime::{LoadReport, Runtime};

@@ -1,32 +1,19 @@
-//! The runtime: the loaded catalog, the policy and the sandbox together,
-//! and the one entry point for calls ([`Runtime::prepare`]).
+//! The runtime: the loaded catalog, the policy, the audit log and the
+//! sandbox together, and the one entry point for calls
+//! ([`Runtime::prepare`], which hands over to [`crate::call`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::audit::{AuditLog, Entry};
-use crate::call::{CallError, CallObserver, Confirmation, PreparedCall, Refusal};
+use crate::audit::AuditLog;
+use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
-use crate::policy::{self, Consent, Grant, Policy};
-use crate::sandbox::{CancelToken, Sandbox};
+use crate::observe::CallObserver;
+use crate::policy::{Grant, Policy};
+use crate::sandbox::Sandbox;
 use crate::tool::Output;
-
-/// A place in a tool's concurrency limit, given back on drop.
-pub struct Slot {
-    tool: Arc<Tool>,
-    in_flight: Arc<AtomicUsize>,
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.tool.running.fetch_sub(1, Ordering::AcqRel);
-        self.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
-}
 
 /// What loading a set of paths did.
 #[derive(Default)]
@@ -38,12 +25,12 @@ pub struct LoadReport {
 
 /// The catalog, the policy and the sandbox.
 pub struct Runtime {
-    sandbox: Sandbox,
+    sandbox: Arc<Sandbox>,
     policy: Policy,
     catalog: RwLock<Arc<Catalog>>,
     audit: Option<Arc<AuditLog>>,
     /// Prepared calls not yet finished, across every catalog version.
-    in_flight: Arc<AtomicUsize>,
+    running: Arc<Running>,
 }
 
 impl Runtime {
@@ -61,11 +48,11 @@ impl Runtime {
                 }
             });
         Runtime {
-            sandbox,
+            sandbox: Arc::new(sandbox),
             policy,
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
-            in_flight: Arc::default(),
+            running: Arc::default(),
         }
     }
 
@@ -83,9 +70,10 @@ impl Runtime {
     }
 
     /// Calls prepared and not yet finished (running, or waiting for
-    /// confirmation). A server that stops waits for this to reach zero.
-    pub fn calls_in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::Acquire)
+    /// confirmation), whatever the door they came through; shutdown waits
+    /// for them and stops those that outlive its grace period.
+    pub fn running(&self) -> &Running {
+        &self.running
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -168,7 +156,8 @@ impl Runtime {
                 });
             }
         }
-        let tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        let mut tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
         for section in self.policy.tool_sections(&name) {
             if !tools.iter().any(|t| t.info.name == section) {
                 return Err(LoadError::BadTool {
@@ -186,132 +175,37 @@ impl Runtime {
 
     /// The effective grant of a tool under this runtime's policy.
     pub fn grant_for(&self, tool: &Tool) -> Grant {
-        let settings = self
-            .policy
-            .settings_for(&tool.component.name, &tool.info.name);
-        policy::effective(&settings, tool.info.hints)
+        call::grant_for(&self.policy, tool)
     }
 
-    /// Everything that can be checked before the guest runs: the tool
-    /// exists, the arguments fit, the policy permits the call, and the tool
-    /// has room under its concurrency limit.
-    pub fn prepare(&self, tool: &str, arguments: Value) -> Result<PreparedCall, CallError> {
-        self.prepare_as(None, tool, arguments)
-    }
-
-    /// [`Runtime::prepare`] on behalf of a known caller (a token's name),
-    /// which the audit log records. A refusal is recorded here; the outcome
-    /// of a call that runs is recorded when it ends.
-    pub fn prepare_as(
+    /// Everything that can be checked before the guest runs, on behalf of
+    /// `caller` (see [`call::prepare`]).
+    pub fn prepare(
         &self,
-        caller: Option<&str>,
+        caller: Caller,
         tool: &str,
         arguments: Value,
     ) -> Result<PreparedCall, CallError> {
-        let started = Instant::now();
-        // Only the audit log needs the size; skip the serialisation without one.
-        let bytes_in = match &self.audit {
-            Some(_) => arguments.to_string().len(),
-            None => 0,
+        let catalog = self.catalog();
+        let setting = call::Setting {
+            catalog: &catalog,
+            policy: &self.policy,
+            sandbox: &self.sandbox,
+            audit: self.audit.as_ref(),
+            running: &self.running,
         };
-        let found = self.catalog().tool(tool).cloned();
-        let grant = found.as_ref().map(|t| self.grant_for(t));
-        let result = match (&found, grant) {
-            (Some(found), Some(grant)) => self.check(found, arguments, grant),
-            _ => Err(CallError::UnknownTool(tool.to_string())),
-        };
-        match result {
-            Ok(mut prepared) => {
-                prepared.audit = self.audit.clone().map(|log| crate::call::Audit {
-                    log,
-                    caller: caller.map(str::to_string),
-                    started,
-                    bytes_in,
-                });
-                Ok(prepared)
-            }
-            Err(err) => {
-                if let Some(log) = &self.audit {
-                    log.record(&Entry {
-                        call: None,
-                        tool,
-                        digest: found.as_ref().map(|t| t.component.digest.as_str()),
-                        caller,
-                        grant: None,
-                        outcome: err.kind(),
-                        duration: started.elapsed(),
-                        bytes_in,
-                        bytes_out: 0,
-                        credentials_used: &[],
-                    });
-                }
-                Err(err)
-            }
-        }
+        call::prepare(&setting, caller, tool, arguments)
     }
 
-    fn check(
-        &self,
-        tool: &Arc<Tool>,
-        arguments: Value,
-        grant: Grant,
-    ) -> Result<PreparedCall, CallError> {
-        let tool = tool.clone();
-        let arguments = tool.args.prepare(arguments)?;
-        if grant.consent == Some(Consent::Deny) {
-            let (component, name) = (&tool.component.name, &tool.info.name);
-            return Err(CallError::Refused(Refusal {
-                message: format!(
-                    "{name} is destructive and the operator's policy does not allow destructive calls for it"
-                ),
-                operator_hint: format!(
-                    "set destructive = \"allow\" (or \"confirm\") under [components.{component}.tools.{name}] \
-                     or [components.{component}] in the policy"
-                ),
-            }));
-        }
-        let limit = grant.limits.concurrency;
-        if tool.running.fetch_add(1, Ordering::AcqRel) >= limit {
-            tool.running.fetch_sub(1, Ordering::AcqRel);
-            return Err(CallError::Busy {
-                tool: tool.info.name.clone(),
-                limit,
-            });
-        }
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        Ok(PreparedCall {
-            id: crate::call::next_call_id(),
-            _slot: Some(Slot {
-                tool: tool.clone(),
-                in_flight: self.in_flight.clone(),
-            }),
-            tool,
-            arguments,
-            grant,
-            audit: None,
-        })
-    }
-
-    /// Prepares and runs a call (blocking).
+    /// Prepares and runs a call (blocking), with no one to confirm it.
     pub fn call(
         &self,
+        caller: Caller,
         tool: &str,
         arguments: Value,
         observer: Arc<dyn CallObserver>,
-        cancel: CancelToken,
-        confirmation: Confirmation,
     ) -> Result<Output, CallError> {
-        let result = self
-            .prepare(tool, arguments)
-            .and_then(|prepared| prepared.run(&self.sandbox, observer, cancel, confirmation));
-        if let Err(CallError::Refused(refusal)) = &result
-            && !refusal.operator_hint.is_empty()
-        {
-            // The client's message names the capability; the operator's log
-            // also names the policy key that would allow the call.
-            tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
-        }
-        result
+        self.prepare(caller, tool, arguments)?.run(observer)
     }
 }
 

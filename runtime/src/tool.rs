@@ -66,6 +66,10 @@ pub struct ToolInfo {
     pub task_support: TaskSupport,
 }
 
+/// The output-schema keyword (an annotation, ignored by validators) that
+/// marks a result wrapped as `{"result": value}` by the SDK.
+pub const WRAPPED: &str = "x-airlock-wrapped";
+
 /// Severity of a guest log message (the syslog levels MCP uses), lowest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
@@ -170,6 +174,17 @@ impl Hints {
 
 impl ToolInfo {
     /// The tool as MCP `tools/list` lists it.
+    /// Whether the tool's structured result is a non-object value wrapped
+    /// as `{"result": …}` (MCP wants an object root): its output schema
+    /// carries [`WRAPPED`], as the SDKs write it.
+    pub fn wraps_result(&self) -> bool {
+        self.output_schema
+            .as_ref()
+            .and_then(|s| s.get(WRAPPED))
+            .and_then(Value::as_bool)
+            == Some(true)
+    }
+
     pub fn to_mcp(&self) -> Value {
         let mut tool = serde_json::Map::new();
         tool.insert("name".into(), self.name.clone().into());

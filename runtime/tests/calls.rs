@@ -27,18 +27,12 @@ fn runtime() -> &'static Runtime {
     })
 }
 
-/// The structured result of a successful call.
 fn structured(tool: &str, args: Value) -> Value {
-    let out = call(runtime(), tool, args).unwrap_or_else(|e| panic!("{tool}: {e}"));
-    out.structured
-        .unwrap_or_else(|| panic!("{tool}: no structured output"))
+    support::structured(runtime(), tool, args)
 }
 
 fn error(tool: &str, args: Value) -> CallError {
-    match call(runtime(), tool, args) {
-        Ok(out) => panic!("{tool}: expected an error, got {out:?}"),
-        Err(err) => err,
-    }
+    support::call_error(runtime(), tool, args)
 }
 
 #[test]
@@ -314,9 +308,10 @@ fn hints_become_explicit_annotations() {
 /// runs normally.
 #[test]
 fn the_outcome_is_delivered_before_the_teardown() {
-    use airlock::call::{Confirmation, Unobserved};
+    use airlock::call::Caller;
+    use airlock::observe::Unobserved;
     use airlock::policy::Policy;
-    use airlock::sandbox::{CancelToken, Sandbox, SandboxConfig};
+    use airlock::sandbox::{Sandbox, SandboxConfig};
     use std::sync::Arc;
 
     let config = SandboxConfig::default()
@@ -328,19 +323,13 @@ fn the_outcome_is_delivered_before_the_teardown() {
     assert!(report.refused.is_empty(), "{:?}", report.refused.len());
     for round in 0..3 {
         let prepared = runtime
-            .prepare("add", json!({"a": round, "b": 2}))
+            .prepare(Caller::CommandLine, "add", json!({"a": round, "b": 2}))
             .expect("prepare");
         let mut seen = None;
-        prepared.run_delivering(
-            runtime.sandbox(),
-            Arc::new(Unobserved),
-            CancelToken::new(),
-            Confirmation::Unavailable,
-            |outcome| {
-                let nested = call(&runtime, "add", json!({"a": 1, "b": 1}));
-                seen = Some((outcome, nested));
-            },
-        );
+        prepared.run_delivering(Arc::new(Unobserved), |outcome| {
+            let nested = call(&runtime, "add", json!({"a": 1, "b": 1}));
+            seen = Some((outcome, nested));
+        });
         let (outcome, nested) = seen.expect("deliver was called");
         let out = outcome.unwrap_or_else(|e| panic!("round {round}: {e}"));
         assert_eq!(out.structured, Some(json!({"result": round + 2})));

@@ -9,8 +9,9 @@ use std::thread;
 use std::time::Duration;
 
 use airlock::Runtime;
-use airlock::call::{CallError, Confirmation, Unobserved};
-use airlock::sandbox::{CancelToken, RunError};
+use airlock::call::{CallError, Caller};
+use airlock::observe::Unobserved;
+use airlock::sandbox::RunError;
 use serde_json::json;
 use support::{call, test_component, text};
 
@@ -41,19 +42,11 @@ fn attack(tool: &str) -> CallError {
 /// Calls `tool` on another thread, cancels it after 100 ms, and returns
 /// how the call ended.
 fn cancelled_after_100ms(tool: &str, args: serde_json::Value) -> CallError {
-    let cancel = CancelToken::new();
-    let runner = {
-        let (cancel, tool) = (cancel.clone(), tool.to_string());
-        thread::spawn(move || {
-            hostile().call(
-                &tool,
-                args,
-                Arc::new(Unobserved),
-                cancel,
-                Confirmation::Unavailable,
-            )
-        })
-    };
+    let prepared = hostile()
+        .prepare(Caller::CommandLine, tool, args)
+        .expect("prepared");
+    let cancel = prepared.cancel_token().clone();
+    let runner = thread::spawn(move || prepared.run(Arc::new(Unobserved)));
     thread::sleep(Duration::from_millis(100));
     cancel.cancel();
     runner.join().expect("runner").expect_err("cancelled")
@@ -238,7 +231,7 @@ struct Counting {
     progress: std::sync::atomic::AtomicU64,
 }
 
-impl airlock::call::CallObserver for Counting {
+impl airlock::observe::CallObserver for Counting {
     fn log(&self, _: airlock::tool::Level, message: &str) {
         self.logs.lock().expect("logs").push(message.to_string());
     }
@@ -252,13 +245,7 @@ impl airlock::call::CallObserver for Counting {
 fn a_flood_of_log_and_progress_messages_is_bounded_and_counted_once() {
     let observer = Arc::new(Counting::default());
     let out = hostile()
-        .call(
-            "flood",
-            json!({}),
-            observer.clone(),
-            CancelToken::new(),
-            Confirmation::Unavailable,
-        )
+        .call(Caller::CommandLine, "flood", json!({}), observer.clone())
         .expect("the flood ends");
     assert_eq!(text(&out), "flooded");
     let logs = observer.logs.lock().expect("logs");

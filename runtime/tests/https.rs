@@ -8,9 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
-use airlock::call::{CallError, CallObserver, Confirmation};
+use airlock::call::{CallError, Caller};
+use airlock::observe::CallObserver;
 use airlock::policy::Policy;
-use airlock::sandbox::CancelToken;
 use airlock::tool::{Content, Level, Output};
 use base64::Engine as _;
 use serde_json::json;
@@ -333,11 +333,10 @@ fn an_echoed_secret_is_redacted_from_everything_the_tool_hands_back() {
     let out = t
         .runtime
         .call(
+            Caller::CommandLine,
             "http_open",
             json!({ "url": url, "leak": "1" }),
             observer.clone(),
-            CancelToken::new(),
-            Confirmation::Unavailable,
         )
         .expect("the echo");
     // The endpoint did echo it: the server saw the secret.

@@ -26,16 +26,11 @@ fn runtime() -> &'static Runtime {
 }
 
 fn structured(tool: &str, args: Value) -> Value {
-    let out = call(runtime(), tool, args).unwrap_or_else(|e| panic!("{tool}: {e}"));
-    out.structured
-        .unwrap_or_else(|| panic!("{tool}: no structured output"))
+    support::structured(runtime(), tool, args)
 }
 
 fn error(tool: &str, args: Value) -> CallError {
-    match call(runtime(), tool, args) {
-        Ok(out) => panic!("{tool}: expected an error, got {out:?}"),
-        Err(err) => err,
-    }
+    support::call_error(runtime(), tool, args)
 }
 
 fn listed(tool: &str) -> Value {

@@ -312,20 +312,16 @@ fn cancelling_a_call_ends_its_pending_request() {
     );
     let runtime = Arc::new(support::runtime(&policy, &[test_component("hostile")]));
     let url = format!("http://127.0.0.1:{}/", server.port());
-    let cancel = airlock::sandbox::CancelToken::new();
+    let prepared = runtime
+        .prepare(
+            airlock::call::Caller::CommandLine,
+            "http_open",
+            json!({ "url": url, "method": "GET" }),
+        )
+        .expect("prepared");
+    let cancel = prepared.cancel_token().clone();
     let started = Instant::now();
-    let pending = {
-        let (runtime, cancel) = (runtime.clone(), cancel.clone());
-        thread::spawn(move || {
-            runtime.call(
-                "http_open",
-                json!({ "url": url, "method": "GET" }),
-                Arc::new(airlock::call::Unobserved),
-                cancel,
-                airlock::call::Confirmation::Unavailable,
-            )
-        })
-    };
+    let pending = thread::spawn(move || prepared.run(Arc::new(airlock::observe::Unobserved)));
     let until = Instant::now() + Duration::from_secs(5);
     while server.seen().is_empty() && Instant::now() < until {
         thread::sleep(Duration::from_millis(10));

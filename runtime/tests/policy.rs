@@ -3,21 +3,9 @@
 
 mod support;
 
-use std::sync::Arc;
-
-use airlock::call::{CallError, Confirmation, Unobserved};
-use airlock::sandbox::CancelToken;
+use airlock::call::{CallError, Confirmation};
 use serde_json::{Value, json};
-use support::{call, component, test_component};
-
-fn confirm(
-    runtime: &airlock::Runtime,
-    tool: &str,
-    args: Value,
-    answer: Confirmation,
-) -> Result<airlock::tool::Output, CallError> {
-    runtime.call(tool, args, Arc::new(Unobserved), CancelToken::new(), answer)
-}
+use support::{call, call_answered as confirm, component, test_component};
 
 #[test]
 fn destructive_calls_follow_the_consent_setting() {

@@ -6,97 +6,14 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::http::{ACCEPT, JSON, Reply, http, serve};
+use support::http::{ACCEPT, JSON, MODERN, Mcp, answer, body, http, modern, serve};
 use support::{component, test_component};
-
-const MODERN: &str = "2026-07-28";
-
-fn meta(capabilities: Value) -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": capabilities,
-    })
-}
-
-/// A modern request body.
-fn body(id: u64, method: &str, mut params: Value, capabilities: Value) -> Value {
-    params["_meta"] = meta(capabilities);
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// POSTs a modern request with the headers its body calls for
-/// (`name` is the Mcp-Name value, if any), plus `extra`.
-fn modern(addr: SocketAddr, body: &Value, name: Option<&str>, extra: &[(&str, &str)]) -> Reply {
-    let method = body["method"].as_str().unwrap_or("").to_string();
-    let mut headers: Vec<(&str, &str)> = vec![
-        JSON,
-        ACCEPT,
-        ("MCP-Protocol-Version", MODERN),
-        ("Mcp-Method", &method),
-    ];
-    if let Some(name) = name {
-        headers.push(("Mcp-Name", name));
-    }
-    headers.extend_from_slice(extra);
-    http(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
-}
-
-/// The response message of a reply (JSON or the last SSE event).
-fn answer(reply: &Reply) -> Value {
-    if reply
-        .header("content-type")
-        .is_some_and(|c| c.starts_with("text/event-stream"))
-    {
-        reply.events().pop().expect("an SSE response")
-    } else {
-        reply.json()
-    }
-}
-
-/// A legacy (2025-11-25) session.
-fn legacy_connect(addr: SocketAddr) -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"legacy","version":"1"}}});
-    let r = http(
-        addr,
-        "POST",
-        "/mcp",
-        &[JSON, ACCEPT],
-        init.to_string().as_bytes(),
-    );
-    assert_eq!(r.status, 200, "{}", r.body);
-    assert_eq!(r.json()["result"]["protocolVersion"], "2025-11-25");
-    let session = r.header("mcp-session-id").expect("session").to_string();
-    let r = legacy_post(
-        addr,
-        &session,
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    assert_eq!(r.status, 202);
-    session
-}
-
-fn legacy_post(addr: SocketAddr, session: &str, body: &Value) -> Reply {
-    http(
-        addr,
-        "POST",
-        "/mcp",
-        &[
-            JSON,
-            ACCEPT,
-            ("Mcp-Session-Id", session),
-            ("MCP-Protocol-Version", "2025-11-25"),
-        ],
-        body.to_string().as_bytes(),
-    )
-}
 
 const CONFIRM_POLICY: &str = r#"
 [components.catalog.tools.restock]
@@ -111,17 +28,13 @@ fn http_modern_and_legacy_clients_share_one_server() {
         &[],
     );
     let addr = served.addr;
-    let session = legacy_connect(addr);
+    let session = Mcp::connect(addr, json!({}), &[]);
 
     // Both at the same time: a legacy and a modern client, several calls each.
     let legacy = std::thread::spawn(move || {
         for i in 0..5 {
-            let r = legacy_post(
-                addr,
-                &session,
-                &json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
-                        "params":{"name":"lookup_price","arguments":{"sku":"SKU-1001"}}}),
-            );
+            let r = session.post(&json!({"jsonrpc":"2.0","id":i + 1,"method":"tools/call",
+                        "params":{"name":"lookup_price","arguments":{"sku":"SKU-1001"}}}));
             assert_eq!(r.status, 200, "{}", r.body);
             let a = answer(&r);
             assert_eq!(a["result"]["isError"], false, "{a}");
@@ -451,11 +364,7 @@ fn http_modern_and_legacy_clients_share_one_server() {
     assert_eq!(r.json()["error"]["code"], -32602, "{}", r.body);
 
     // The legacy session still works after all this.
-    let r = legacy_post(
-        addr,
-        &session,
-        &json!({"jsonrpc":"2.0","id":99,"method":"tools/list"}),
-    );
+    let r = session.post(&json!({"jsonrpc":"2.0","id":99,"method":"tools/list"}));
     assert_eq!(r.status, 200);
     assert_eq!(
         r.json()["result"]["tools"].as_array().map(Vec::len),
@@ -568,12 +477,9 @@ fn http_modern_tasks_extension() {
     );
     assert_eq!(r.json()["result"]["status"], "cancelled", "{}", r.body);
     // A legacy session cannot see a stateless task.
-    let session = legacy_connect(addr);
-    let r = legacy_post(
-        addr,
-        &session,
-        &json!({"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId": id}}),
-    );
+    let session = Mcp::connect(addr, json!({}), &[]);
+    let r = session
+        .post(&json!({"jsonrpc":"2.0","id":10,"method":"tasks/get","params":{"taskId": id}}));
     assert!(r.json()["error"].is_object(), "{}", r.body);
 }
 

@@ -12,12 +12,12 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::http::{ACCEPT, JSON, Reply, Served, http, parse_response};
+use support::http::{ACCEPT, JSON, Mcp, Served, http, parse_response};
 
 /// `airlock serve --listen 127.0.0.1:PORT target/components`; returns once
 /// it listens.
@@ -66,49 +66,13 @@ fn assert_no_leak(what: &str, body: &str) {
     }
 }
 
-/// An MCP session over HTTP: initialize, then requests with its id.
-fn mcp_session(addr: SocketAddr) -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{},
-        "clientInfo":{"name":"robustness","version":"1"}}});
-    let r = http(
-        addr,
-        "POST",
-        "/mcp",
-        &[JSON, ACCEPT],
-        init.to_string().as_bytes(),
-    );
-    assert_eq!(r.status, 200, "initialize: {}", r.body);
-    let session = r
-        .header("mcp-session-id")
-        .expect("a session id")
-        .to_string();
-    let r = mcp_post(
-        addr,
-        &session,
-        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
-    assert_eq!(r.status, 202);
-    session
-}
-
-fn mcp_post(addr: SocketAddr, session: &str, body: &[u8]) -> Reply {
-    http(
-        addr,
-        "POST",
-        "/mcp",
-        &[JSON, ACCEPT, ("Mcp-Session-Id", session)],
-        body,
-    )
-}
-
 /// A normal `tools/call` over MCP and a call over `/rpc` both work.
 fn assert_still_serves(served: &mut Served, after: &str) {
     served.assert_alive();
-    let session = mcp_session(served.addr);
+    let session = Mcp::connect(served.addr, json!({}), &[]);
     let call = json!({"jsonrpc":"2.0","id":"ok","method":"tools/call",
         "params":{"name":"lookup_price","arguments":{"sku":"SKU-1001"}}});
-    let r = mcp_post(served.addr, &session, call.to_string().as_bytes());
+    let r = session.post(&call);
     assert_eq!(r.status, 200, "after {after}: {}", r.body);
     let answer = r.json();
     assert_eq!(
@@ -127,11 +91,7 @@ fn assert_still_serves(served: &mut Served, after: &str) {
         br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
     );
     assert_eq!(r.status, 200, "after {after}: {}", r.body);
-    assert!(
-        r.json()["result"]["result"].is_number(),
-        "after {after}: {}",
-        r.body
-    );
+    assert!(r.json()["result"].is_number(), "after {after}: {}", r.body);
 }
 
 /// Bodies that are not JSON, or JSON at the edges, on both endpoints.
@@ -139,7 +99,7 @@ fn assert_still_serves(served: &mut Served, after: &str) {
 fn malformed_json_is_answered_without_crash_or_leak() {
     let mut served = serve();
     let addr = served.addr;
-    let session = mcp_session(addr);
+    let session = Mcp::connect(addr, json!({}), &[]);
     let deep_arrays = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
     let deep_objects = format!("{}1{}", r#"{"a":"#.repeat(100_000), "}".repeat(100_000));
     let deep_params = format!(
@@ -233,7 +193,7 @@ fn malformed_json_is_answered_without_crash_or_leak() {
             code => assert_eq!(first["error"]["code"], *code, "/rpc, {name}: {answer}"),
         }
         // /mcp: a client error (or a JSON-RPC error), never a 5xx.
-        let r = mcp_post(addr, &session, body);
+        let r = session.post_raw(body);
         assert_no_leak(name, &r.body);
         assert!(
             r.status == 200 || r.status == 400,
@@ -260,9 +220,7 @@ fn malformed_json_is_answered_without_crash_or_leak() {
         served.assert_alive();
     }
     // A huge integer as a u64 argument over MCP: a tool error naming it.
-    let r = mcp_post(
-        addr,
-        &session,
+    let r = session.post_raw(
         br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo_u64","arguments":{"value":1180591620717411303424}}}"#,
     );
     let answer = r.json();
@@ -352,7 +310,7 @@ fn hundred_megabyte_bodies_are_refused_early_without_buffering() {
 fn wrong_content_types_are_refused() {
     let mut served = serve();
     let addr = served.addr;
-    let session = mcp_session(addr);
+    let session = Mcp::connect(addr, json!({}), &[]);
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#;
     for content_type in [
         None,
@@ -364,7 +322,7 @@ fn wrong_content_types_are_refused() {
         Some("text/json"),
         Some(""),
     ] {
-        let mut headers = vec![ACCEPT, ("Mcp-Session-Id", session.as_str())];
+        let mut headers = vec![ACCEPT, ("Mcp-Session-Id", session.session.as_str())];
         if let Some(ct) = content_type {
             headers.push(("Content-Type", ct));
         }
@@ -390,7 +348,11 @@ fn wrong_content_types_are_refused() {
         addr,
         "POST",
         "/mcp",
-        &[JSON, ("Accept", "text/html"), ("Mcp-Session-Id", &session)],
+        &[
+            JSON,
+            ("Accept", "text/html"),
+            ("Mcp-Session-Id", &session.session),
+        ],
         body,
     );
     assert_eq!(r.status, 406, "{}", r.body);

@@ -107,7 +107,8 @@ function isObjectSchema(schema) {
  *   when absent; the runtime enforces them (see docs/authoring.md)
  * - `params`: name → schema (from `t`), in positional order
  * - `output`: the result's schema; an object schema is the output schema,
- *   anything else is wrapped as `{"result": …}`. Without it the result is
+ *   anything else is wrapped as `{"result": …}` (its schema marked
+ *   `"x-airlock-wrapped": true`). Without it the result is
  *   sent as structured JSON with no output schema.
  * - `icons`: `[{ src, mimeType, sizes }]`; `taskSupport`: "forbidden" |
  *   "optional" | "required"
@@ -147,6 +148,8 @@ export function tool(spec) {
         type: "object",
         properties: { result: spec.output },
         required: spec.output.optional ? [] : ["result"],
+        // Tells the runtime (and /rpc) that the tool's own value is `result`.
+        "x-airlock-wrapped": true,
       };
     }
   }

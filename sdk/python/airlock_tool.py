@@ -401,17 +401,25 @@ def _output_schema(returns: Any, func_name: str) -> Optional[Dict[str, Any]]:
     if returns is inspect.Signature.empty:
         return None
     if returns is None or returns is type(None):
-        return {"type": "object", "properties": {"result": {"type": "boolean"}}, "required": ["result"]}
+        return _wrapped({"type": "boolean"}, optional=False)
     if returns is Output:
         return None
     schema = schema_of(returns, f"the result of {func_name}")
     if not _wraps(returns):
         return schema
     _, optional = _strip_optional(_split_annotated(returns)[0])
+    return _wrapped(schema, optional)
+
+
+def _wrapped(schema: Dict[str, Any], optional: bool) -> Dict[str, Any]:
+    """The output schema of a result sent as ``{"result": value}``;
+    ``x-airlock-wrapped`` tells the runtime (and ``/rpc``) that the tool's
+    own value is the ``result`` member."""
     return {
         "type": "object",
         "properties": {"result": schema},
         "required": [] if optional else ["result"],
+        "x-airlock-wrapped": True,
     }
 
 

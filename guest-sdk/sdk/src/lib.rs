@@ -212,7 +212,7 @@
 //! - `T: ToolSchema + Serialize` gives the tool an output schema and a
 //!   structured result. MCP wants an object at the root, so an object result
 //!   (a struct) is used as it is, and anything else is wrapped:
-//!   `{"type":"object","properties":{"result":T},"required":["result"]}`
+//!   `{"type":"object","properties":{"result":T},"required":["result"],"x-airlock-wrapped":true}`
 //!   with the result `{"result": value}`. A `String` result is also sent as
 //!   a text block. `None` fields of a struct are left out of the result.
 //! - `()` is advertised as `{"result": boolean}` and returns `{"result": true}`.

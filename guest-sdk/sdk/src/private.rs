@@ -131,9 +131,17 @@ fn is_object_schema(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
+/// The output schema of a non-object result, sent as `{"result": value}`;
+/// `x-airlock-wrapped` tells the runtime (and `/rpc`) that the tool's own
+/// value is the `result` member.
 fn wrapped(schema: Value, required: bool) -> Value {
     let required: Vec<&str> = if required { vec!["result"] } else { vec![] };
-    json!({"type": "object", "properties": {"result": schema}, "required": required})
+    json!({
+        "type": "object",
+        "properties": {"result": schema},
+        "required": required,
+        "x-airlock-wrapped": true,
+    })
 }
 
 /// Removes `null` members that the schema does not require (an `Option`

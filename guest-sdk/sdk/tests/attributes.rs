@@ -36,7 +36,7 @@ fn defaults_name_description_and_hints() {
     assert_eq!(
         t.output_schema,
         Some(
-            json!({"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"]})
+            json!({"type": "object", "properties": {"result": {"type": "number"}}, "required": ["result"], "x-airlock-wrapped": true})
         )
     );
 }
@@ -247,13 +247,13 @@ fn output_schemas_by_return_type() {
     assert_eq!(
         info::<nothing>().output_schema,
         Some(
-            json!({"type": "object", "properties": {"result": {"type": "boolean"}}, "required": ["result"]})
+            json!({"type": "object", "properties": {"result": {"type": "boolean"}}, "required": ["result"], "x-airlock-wrapped": true})
         )
     );
     assert_eq!(
         info::<maybe>().output_schema,
         Some(
-            json!({"type": "object", "properties": {"result": {"type": "integer", "minimum": 0, "maximum": 255}}, "required": []})
+            json!({"type": "object", "properties": {"result": {"type": "integer", "minimum": 0, "maximum": 255}}, "required": [], "x-airlock-wrapped": true})
         )
     );
     assert_eq!(info::<summary>().output_schema, Some(Summary::schema()));

@@ -351,7 +351,7 @@ fn the_contract_interface() {
     assert_eq!(
         t.output_schema.as_deref(),
         Some(
-            r#"{"type":"object","properties":{"result":{"type":"number"}},"required":["result"]}"#
+            r#"{"type":"object","properties":{"result":{"type":"number"}},"required":["result"],"x-airlock-wrapped":true}"#
         )
     );
 

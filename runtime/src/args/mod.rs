@@ -31,8 +31,9 @@ use jsonschema::Validator;
 use serde_json::{Map, Value};
 
 use coerce::TypeSet;
+pub(crate) use error::render_value;
 pub use error::{ArgumentError, SchemaError};
-use error::{cut, kind_of, render_value, schema_message};
+use error::{cut, kind_of, schema_message};
 use schema::{MAX_DEPTH, describe_location, dismantle, exceeds_depth, resolve};
 
 /// One parameter of a tool, as shown to people and clients.

@@ -4,6 +4,7 @@
 //! A component is accepted or refused as a whole: one bad tool refuses the
 //! component, with an error naming the tool and the rule it breaks.
 
+mod kind;
 mod validate;
 
 use std::collections::BTreeMap;
@@ -13,9 +14,11 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::args::{ArgumentSchema, OutputSchema};
-use crate::sandbox::{CallState, RunError, Sandbox, ToolPre};
-use crate::tool::ToolInfo;
+use crate::functions::DescribeError;
+use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox};
+use crate::tool::{Hints, ToolInfo};
 
+pub use kind::Kind;
 pub use validate::check_name;
 
 pub use crate::sandbox::CONTRACT;
@@ -43,6 +46,12 @@ pub enum LoadError {
         "{path}: does not export `{CONTRACT}`; build it with the airlock SDK or against wit/tool.wit"
     )]
     NoContract { path: PathBuf },
+    /// Nothing it exports can be served, found before compiling.
+    #[error("{path}: {reason}")]
+    NothingToServe { path: PathBuf, reason: String },
+    /// A plain-function component that cannot be served as it is.
+    #[error("{path}: {cause}")]
+    Functions { path: PathBuf, cause: DescribeError },
     #[error("{path}: listing its tools failed: {cause}")]
     Describe { path: PathBuf, cause: RunError },
     #[error("{path}: tool {tool:?}: {rule}")]
@@ -69,7 +78,9 @@ pub struct Component {
     /// SHA-256 of the file, lowercase hex.
     pub digest: String,
     pub imports: Vec<String>,
-    pub pre: ToolPre<CallState>,
+    /// How it is served: its own contract, or plain functions.
+    pub kind: Kind,
+    pub pre: Linked,
 }
 
 /// One tool, checked, with its compiled schemas and its component.
@@ -141,20 +152,31 @@ impl Catalog {
     }
 }
 
-/// Reads, compiles (through the compile cache), links and describes one
-/// component file, and checks every tool it declares.
-pub fn load(sandbox: &Sandbox, path: &Path) -> Result<Vec<Tool>, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    load_bytes(sandbox, path, &bytes)
-}
-
-/// [`load`] for bytes already read (e.g. after checking a digest pin).
+/// Compiles (through the compile cache), links and describes one component
+/// file's bytes (read by the caller, who may have checked a digest pin), and
+/// checks every tool it declares.
+///
+/// What the component exports is read before it is compiled, so that a
+/// component airlock cannot serve is refused at once.
 pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<Tool>, LoadError> {
     let path_buf = path.to_path_buf();
     validate::check_header(path, bytes)?;
+    let kind = kind::detect(bytes).map_err(|reason| LoadError::NothingToServe {
+        path: path_buf.clone(),
+        reason,
+    })?;
+    let (exports, described) = match kind {
+        Kind::Tool => (Exports::Contract, None),
+        Kind::Functions => {
+            let functions =
+                crate::functions::describe(bytes).map_err(|cause| LoadError::Functions {
+                    path: path_buf.clone(),
+                    cause,
+                })?;
+            let described = functions.iter().map(plain_tool).collect();
+            (Exports::Functions(functions), Some(described))
+        }
+    };
     let digest = sha256_hex(bytes);
     let compiled = sandbox
         .compile(&digest, bytes)
@@ -164,7 +186,7 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
         })?;
     let imports = sandbox.imports(&compiled);
     let pre = sandbox
-        .link(&compiled)
+        .link(&compiled, exports)
         .map_err(|e| validate::link_error(path, &imports, e))?;
     let component = Arc::new(Component {
         name: path
@@ -174,16 +196,64 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
         path: path_buf.clone(),
         digest,
         imports,
+        kind,
         pre,
     });
-    let described = sandbox
-        .describe(&component.pre)
-        .map_err(|cause| LoadError::Describe {
+    let described = match (described, component.pre.tool()) {
+        (Some(described), _) => described,
+        (None, Some(pre)) => sandbox.describe(pre).map_err(|cause| LoadError::Describe {
             path: path_buf.clone(),
             cause,
-        })?;
+        })?,
+        (None, None) => return Err(LoadError::NoContract { path: path_buf }),
+    };
     if described.is_empty() {
         return Err(LoadError::Empty { path: path_buf });
     }
     validate::tools(path, described, &component)
+}
+
+/// A plain function as the catalog checks tools: no title, icons or hints
+/// of its own (the policy may declare hints, see [`apply_policy_hints`]).
+fn plain_tool(function: &crate::functions::Function) -> DescribedTool {
+    DescribedTool {
+        name: function.tool.clone(),
+        title: None,
+        description: function.description(),
+        input_schema: crate::json::to_string(&function.input_schema()),
+        output_schema: Some(crate::json::to_string(&function.output_schema())),
+        hints: Hints::default(),
+        icons: Vec::new(),
+        task_support: Default::default(),
+    }
+}
+
+/// Gives the tools of a component the hints its policy declares for them
+/// (`hints` of `[components.NAME.tools.TOOL]`). Only tools that carry no
+/// hints of their own (plain functions) may be given hints: a policy never
+/// rewrites what a tool says of itself.
+pub fn apply_policy_hints(
+    tools: &mut [Tool],
+    declared: impl Fn(&str) -> Option<Hints>,
+) -> Result<(), LoadError> {
+    for tool in tools {
+        let Some(hints) = declared(&tool.info.name) else {
+            continue;
+        };
+        if tool.component.kind != Kind::Functions {
+            return Err(LoadError::BadTool {
+                path: tool.component.path.clone(),
+                tool: tool.info.name.clone(),
+                rule: format!(
+                    "the policy declares hints for it, but it is an {} that declares its own; \
+                     remove `hints` from [components.{}.tools.{}]",
+                    tool.component.kind.as_str(),
+                    tool.component.name,
+                    tool.info.name
+                ),
+            });
+        }
+        tool.info.hints = hints;
+    }
+    Ok(())
 }

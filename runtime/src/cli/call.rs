@@ -6,9 +6,10 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::{Exit, LoadOptions};
-use crate::call::{CallError, CallObserver, Confirmation};
+use crate::call::{CallError, Caller, Confirmation};
 use crate::logtext::GuestText;
-use crate::sandbox::{CancelToken, RunError};
+use crate::observe::CallObserver;
+use crate::sandbox::RunError;
 use crate::tool::Level;
 
 /// Call one tool once, in a fresh instance, and print the result as JSON.
@@ -71,18 +72,14 @@ pub fn run(args: Args) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    let confirmation = if args.yes {
-        Confirmation::Accepted
-    } else {
-        Confirmation::Unavailable
-    };
-    let result = runtime.call(
-        &args.tool,
-        arguments,
-        Arc::new(StderrObserver),
-        CancelToken::new(),
-        confirmation,
-    );
+    let result = runtime
+        .prepare(Caller::CommandLine, &args.tool, arguments)
+        .and_then(|mut prepared| {
+            if prepared.needs_confirmation() && args.yes {
+                prepared.confirm(Confirmation::Accepted);
+            }
+            prepared.run(Arc::new(StderrObserver))
+        });
     match result {
         Ok(output) => {
             let json = output.to_mcp();

@@ -79,6 +79,7 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
                 "file": c.path.display().to_string(),
                 "name": c.name,
                 "sha256": c.digest,
+                "kind": c.kind.as_str(),
                 "imports": c.imports,
                 "tools": tools,
             })
@@ -109,6 +110,7 @@ fn grant_json(grant: &Grant) -> Value {
             },
         })),
         "env": grant.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
+        "config": grant.config.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
         "limits": {
             "memory": grant.limits.memory,
             "time_ms": grant.limits.time.as_millis() as u64,
@@ -118,7 +120,6 @@ fn grant_json(grant: &Grant) -> Value {
             "concurrency": grant.limits.concurrency,
         },
         "destructive": grant.consent.map(Consent::as_str),
-        "retry": grant.retry,
         "narrowings": grant.narrowings.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
     })
 }
@@ -129,6 +130,7 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
     for component in catalog.components() {
         let _ = writeln!(out, "{}", component.path.display());
         let _ = writeln!(out, "  sha256   {}", component.digest);
+        let _ = writeln!(out, "  kind     {}", component.kind.as_str());
         if component.imports.is_empty() {
             let _ = writeln!(out, "  imports  (none)");
         } else {
@@ -144,6 +146,20 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
         {
             out.push('\n');
             tool_text(&mut out, tool);
+            if component.kind == crate::catalog::Kind::Functions {
+                let declared = runtime
+                    .policy()
+                    .declared_hints(&component.name, &tool.info.name);
+                let _ = writeln!(
+                    out,
+                    "    hints: {}",
+                    match declared {
+                        Some(_) => "declared by the policy",
+                        None =>
+                            "none (a plain function declares none; the policy may, with `hints`)",
+                    }
+                );
+            }
             if with_grants {
                 grant_text(&mut out, &runtime.grant_for(tool));
             }
@@ -257,6 +273,10 @@ fn grant_text(out: &mut String, grant: &Grant) {
             env.join(", ")
         }
     );
+    if !grant.config.is_empty() {
+        let keys: Vec<&str> = grant.config.iter().map(|(k, _)| k.as_str()).collect();
+        let _ = writeln!(out, "      config: {}", keys.join(", "));
+    }
     let l = &grant.limits;
     let _ = writeln!(
         out,
@@ -271,15 +291,6 @@ fn grant_text(out: &mut String, grant: &Grant) {
     if let Some(consent) = grant.consent {
         let _ = writeln!(out, "      destructive calls: {}", consent.as_str());
     }
-    let _ = writeln!(
-        out,
-        "      retry: {}",
-        if grant.retry {
-            "allowed (idempotent)"
-        } else {
-            "never"
-        }
-    );
     for n in &grant.narrowings {
         let _ = writeln!(out, "      narrowed {n}");
     }

@@ -108,9 +108,10 @@ pub fn run(args: Args) -> Exit {
         tokio.spawn(watch(watcher, runtime.clone(), server.clone()));
     }
     let result = tokio.block_on(async {
+        let shutdown = shutdown_signal();
         let served = if args.stdio {
             eprintln!("airlock: serving MCP on stdio");
-            transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown_signal(), grace).await
+            transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown, grace).await
         } else {
             let listener = match tokio::net::TcpListener::bind(listen).await {
                 Ok(listener) => listener,
@@ -134,13 +135,13 @@ pub fn run(args: Args) -> Exit {
                 n => format!("{n} bearer token(s)"),
             };
             eprintln!("airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}");
-            transport::http::serve(server, listener, config, shutdown_signal(), grace).await
+            transport::http::serve(server, listener, config, shutdown, grace).await
         };
         // Cancelled calls and background tasks end within a few ticks; let
         // them finish (their answers go through the async runtime), bounded
         // by one more grace period.
         let stopping = tokio::time::Instant::now();
-        while runtime.calls_in_flight() > 0 && stopping.elapsed() < grace {
+        while runtime.running().count() > 0 && stopping.elapsed() < grace {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         served
@@ -254,26 +255,37 @@ async fn watch(mut watcher: Watcher, runtime: Arc<Runtime>, server: Arc<Server>)
 }
 
 /// Resolves on SIGINT or SIGTERM.
-async fn shutdown_signal() {
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
+    // Registered now, not when first polled: a SIGTERM that arrives right
+    // after "listening" is printed must stop the server, not kill it.
     #[cfg(unix)]
-    {
+    let signals = {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(err) => {
-                tracing::warn!("cannot watch SIGTERM: {err}");
-                let _ = tokio::signal::ctrl_c().await;
-                return;
+        (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        )
+    };
+    async move {
+        #[cfg(unix)]
+        match signals {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+            (term, int) => {
+                if let Some(err) = term.err().or(int.err()) {
+                    tracing::warn!("cannot watch SIGTERM/SIGINT: {err}");
+                }
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
+        #[cfg(not(unix))]
+        {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+        eprintln!("airlock: shutting down");
     }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-    eprintln!("airlock: shutting down");
 }

@@ -47,6 +47,8 @@
 //! # Exactly the variables the tool sees: literal, or copied from the
 //! # runtime's own environment when the file is loaded.
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
+//! # What `wasi:config/store` answers (`get`, `get-all`); the same forms as env.
+//! config = { region = "eu-west", api-key = { from = "CATALOG_TOKEN" } }
 //!
 //! [components.catalog.limits]  # overrides only the limits it names
 //! time = "10s"
@@ -62,6 +64,12 @@
 //! headers = { Authorization = { from = "CATALOG_TOKEN", format = "Bearer {}" } }
 //! [components.tracker.network."uploads.example.com"]
 //!
+//! # A tool that declares no hints of its own (a plain function; see
+//! # `crate::functions`) may be given them here; without, it gets the
+//! # strictest sandbox (create-only folders, no network).
+//! [components.fetch.tools.fetch]
+//! hints = ["read-only", "open-world"]   # also "destructive", "idempotent"
+//!
 //! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
 //! [[tokens]]
 //! name = "agent-1"
@@ -73,12 +81,10 @@
 //! Durations: a string with `ms`, `s` or `m`.
 //!
 //! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network` (with its headers) and `env` are replaced as a
-//! whole by a more specific section (so a tool section can take a folder
-//! away), and so are `tls` and `ca`.
-//!
-//! The network keys are parsed in [`super::network`], environment values in
-//! `env.rs`, folders in `folders.rs`, tokens in `tokens.rs`.
+//! limit; `folders`, `network` (with its headers), `env` and `config` are
+//! replaced as a whole by a more specific section (so a tool section can
+//! take a folder away), and so are `tls` and `ca`. The network keys are
+//! checked in [`super::network`].
 
 use std::collections::BTreeMap;
 use std::env::VarError;
@@ -87,17 +93,13 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
-use toml::Spanned;
+use sha2::{Digest, Sha256};
 
 use super::HostPattern;
-use super::env::RawEnv;
-use super::folders::RawFolder;
-pub use super::folders::{Folder, FolderMode};
 use super::grant::{Consent, Limits};
-use super::network::{CaBundle, Credential, NetworkList, RawNetwork, Roots, Trust};
-use super::tokens::RawToken;
-pub use super::tokens::Token;
-use super::units::{Size, Time};
+use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
+use super::parse::Parser;
+use crate::tool::Hints;
 
 /// Why a policy file was refused.
 #[derive(Debug, thiserror::Error)]
@@ -115,6 +117,33 @@ pub enum PolicyError {
     },
 }
 
+/// How the policy mounts a folder (before the tool's hints narrow it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FolderMode {
+    #[default]
+    ReadOnly,
+    ReadWrite,
+}
+
+impl FolderMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FolderMode::ReadOnly => "read-only",
+            FolderMode::ReadWrite => "read-write",
+        }
+    }
+}
+
+/// A folder the policy grants: `host` is resolved against the policy file's
+/// folder and existed when the policy was loaded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Folder {
+    pub host: PathBuf,
+    pub guest: String,
+    pub mode: FolderMode,
+}
+
 /// What the policy grants one tool, all sections merged; the input of
 /// [`super::effective`].
 #[derive(Clone, PartialEq, Eq, Default)]
@@ -127,6 +156,8 @@ pub struct Settings {
     pub trust: Trust,
     /// Resolved values, in name order.
     pub env: Vec<(String, String)>,
+    /// `wasi:config/store` values, resolved, in key order.
+    pub config: Vec<(String, String)>,
     pub limits: Limits,
     /// What to do with a destructive call.
     pub destructive: Consent,
@@ -141,6 +172,10 @@ impl fmt::Debug for Settings {
             .field("credentials", &self.credentials)
             .field("trust", &self.trust)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field(
+                "config",
+                &self.config.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            )
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
             .finish()
@@ -149,29 +184,30 @@ impl fmt::Debug for Settings {
 
 /// One limit per field; `None` = inherit from the less specific section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct LimitsPatch {
-    memory: Option<u64>,
-    time: Option<Duration>,
-    fuel: Option<u64>,
-    output: Option<u64>,
-    log: Option<u64>,
-    concurrency: Option<u32>,
-    write: Option<u64>,
-    files: Option<u64>,
-    open: Option<u64>,
-    messages: Option<u64>,
+pub(super) struct LimitsPatch {
+    pub(super) memory: Option<u64>,
+    pub(super) time: Option<Duration>,
+    pub(super) fuel: Option<u64>,
+    pub(super) output: Option<u64>,
+    pub(super) log: Option<u64>,
+    pub(super) concurrency: Option<u32>,
+    pub(super) write: Option<u64>,
+    pub(super) files: Option<u64>,
+    pub(super) open: Option<u64>,
+    pub(super) messages: Option<u64>,
 }
 
 /// One checked section (defaults, component or tool); `None` = inherit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-struct Section {
-    folders: Option<Vec<Folder>>,
-    network: Option<NetworkList>,
-    tls: Option<Roots>,
-    ca: Option<CaBundle>,
-    env: Option<Vec<(String, String)>>,
-    limits: LimitsPatch,
-    destructive: Option<Consent>,
+pub(super) struct Section {
+    pub(super) folders: Option<Vec<Folder>>,
+    pub(super) network: Option<NetworkList>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<CaBundle>,
+    pub(super) env: Option<Vec<(String, String)>>,
+    pub(super) config: Option<Vec<(String, String)>>,
+    pub(super) limits: LimitsPatch,
+    pub(super) destructive: Option<Consent>,
 }
 
 impl Section {
@@ -191,6 +227,9 @@ impl Section {
         }
         if let Some(e) = &self.env {
             s.env = e.clone();
+        }
+        if let Some(c) = &self.config {
+            s.config = c.clone();
         }
         if let Some(d) = self.destructive {
             s.destructive = d;
@@ -219,18 +258,60 @@ pub struct ComponentPolicy {
     pub source: Option<PathBuf>,
     /// The pinned SHA-256 digest, 64 lower-case hex digits.
     pub sha256: Option<String>,
-    section: Section,
-    tools: BTreeMap<String, Section>,
+    pub(super) section: Section,
+    pub(super) tools: BTreeMap<String, Section>,
+    /// Hints the policy declares for tools that carry none (plain
+    /// functions), by tool name.
+    pub(super) hints: BTreeMap<String, Hints>,
+}
+
+/// An HTTP bearer token the server accepts.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token {
+    pub name: String,
+    /// SHA-256 of the token; the token itself is never stored.
+    pub sha256: [u8; 32],
+    /// Tools this token may list and call; `None` = all.
+    pub tools: Option<Vec<String>>,
+}
+
+impl Token {
+    /// Whether `bearer` is this token. Compares digests in constant time so
+    /// response timing says nothing about how close a guess was.
+    pub fn accepts(&self, bearer: &str) -> bool {
+        let digest = Sha256::digest(bearer.as_bytes());
+        digest
+            .iter()
+            .zip(self.sha256.iter())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+    }
+
+    /// Whether this token may see and call `tool`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        self.tools
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|t| t == tool))
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Token")
+            .field("name", &self.name)
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A checked policy. [`Policy::default`] grants nothing: no folders, no
 /// network, no environment, destructive calls denied, default limits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
-    audit: Option<PathBuf>,
-    defaults: Section,
-    components: BTreeMap<String, ComponentPolicy>,
-    tokens: Vec<Token>,
+    pub(super) audit: Option<PathBuf>,
+    pub(super) defaults: Section,
+    pub(super) components: BTreeMap<String, ComponentPolicy>,
+    pub(super) tokens: Vec<Token>,
 }
 
 impl Policy {
@@ -306,6 +387,12 @@ impl Policy {
 
     /// The tool names with a section of their own under `component`, so the
     /// loader can refuse one that names no real tool.
+    /// The hints the policy declares for `tool` of `component`, if any
+    /// (`hints` in its tool section).
+    pub fn declared_hints(&self, component: &str, tool: &str) -> Option<Hints> {
+        self.components.get(component)?.hints.get(tool).copied()
+    }
+
     pub fn tool_sections(&self, component: &str) -> impl Iterator<Item = &str> {
         self.components
             .get(component)
@@ -320,6 +407,12 @@ impl Policy {
 
     pub fn tokens(&self) -> &[Token] {
         &self.tokens
+    }
+
+    /// Whether any section sets a fuel limit, so the engine must meter fuel
+    /// (metering costs time on every call, so it is off unless asked for).
+    pub fn uses_fuel(&self) -> bool {
+        self.sections().any(|s| s.limits.fuel.is_some())
     }
 
     /// Whether any section gives credentials to inject.
@@ -338,251 +431,6 @@ impl Policy {
                 .values()
                 .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
         )
-    }
-
-    /// Whether any section sets a fuel limit, so the engine must meter fuel
-    /// (metering costs time on every call, so it is off unless asked for).
-    pub fn uses_fuel(&self) -> bool {
-        self.sections().any(|s| s.limits.fuel.is_some())
-    }
-}
-
-// ---------------------------------------------------------------------------
-// The file as written. Spanned fields are those checked after parsing, so
-// their errors can point at the value.
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawPolicy {
-    audit: Option<String>,
-    #[serde(default)]
-    defaults: Option<RawSection>,
-    #[serde(default)]
-    components: BTreeMap<String, RawComponent>,
-    #[serde(default)]
-    tokens: Vec<RawToken>,
-}
-
-/// `[defaults]` and `[components.X.tools.Y]`.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct RawSection {
-    folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<RawNetwork>,
-    tls: Option<Roots>,
-    ca: Option<Spanned<String>>,
-    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    limits: Option<RawLimits>,
-    destructive: Option<RawConsent>,
-}
-
-/// `[components.X]`: a section plus what only a component has. (Written out
-/// rather than flattened: serde cannot combine flatten with
-/// `deny_unknown_fields`.)
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawComponent {
-    source: Option<String>,
-    sha256: Option<Spanned<String>>,
-    folders: Option<Spanned<Vec<RawFolder>>>,
-    network: Option<RawNetwork>,
-    tls: Option<Roots>,
-    ca: Option<Spanned<String>>,
-    env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    limits: Option<RawLimits>,
-    destructive: Option<RawConsent>,
-    #[serde(default)]
-    tools: BTreeMap<String, RawSection>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawLimits {
-    memory: Option<Spanned<Size>>,
-    time: Option<Spanned<Time>>,
-    fuel: Option<Spanned<u64>>,
-    output: Option<Spanned<Size>>,
-    log: Option<Size>,
-    concurrency: Option<Spanned<u32>>,
-    write: Option<Spanned<Size>>,
-    files: Option<Spanned<u64>>,
-    open: Option<Spanned<u64>>,
-    messages: Option<Spanned<u64>>,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-enum RawConsent {
-    Deny,
-    Allow,
-    Confirm,
-}
-
-impl From<RawConsent> for Consent {
-    fn from(c: RawConsent) -> Consent {
-        match c {
-            RawConsent::Deny => Consent::Deny,
-            RawConsent::Allow => Consent::Allow,
-            RawConsent::Confirm => Consent::Confirm,
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------
-
-/// Turns text into a [`Policy`], remembering where it came from for errors.
-pub(super) struct Parser<'a> {
-    text: &'a str,
-    file: &'a str,
-    base: &'a Path,
-    pub(super) env: &'a dyn Fn(&str) -> Result<String, VarError>,
-}
-
-impl Parser<'_> {
-    /// An error at byte `offset` of the text.
-    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
-        let before = self.text.get(..offset).unwrap_or(self.text);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        PolicyError::Invalid {
-            file: self.file.to_string(),
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-
-    fn policy(&self) -> Result<Policy, PolicyError> {
-        let raw: RawPolicy = toml::from_str(self.text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            self.error(offset, e.message().trim_end())
-        })?;
-        let defaults = match raw.defaults {
-            Some(s) => self.section(s)?,
-            None => Section::default(),
-        };
-        let mut components = BTreeMap::new();
-        for (name, c) in raw.components {
-            let component = self.component(&name, c)?;
-            components.insert(name, component);
-        }
-        let tokens = self.tokens(raw.tokens)?;
-        Ok(Policy {
-            audit: raw.audit.map(|a| self.resolve(&a)),
-            defaults,
-            components,
-            tokens,
-        })
-    }
-
-    fn component(&self, name: &str, c: RawComponent) -> Result<ComponentPolicy, PolicyError> {
-        let section = self.section(RawSection {
-            folders: c.folders,
-            network: c.network,
-            tls: c.tls,
-            ca: c.ca,
-            env: c.env,
-            limits: c.limits,
-            destructive: c.destructive,
-        })?;
-        let mut tools = BTreeMap::new();
-        for (tool, s) in c.tools {
-            tools.insert(tool, self.section(s)?);
-        }
-        Ok(ComponentPolicy {
-            name: name.to_string(),
-            source: c.source.map(|s| self.resolve(&s)),
-            sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
-            section,
-            tools,
-        })
-    }
-
-    /// Checks a digest and returns it in lower case.
-    pub(super) fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
-        let text = digest.get_ref();
-        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(self.error(
-                digest.span().start,
-                format!(
-                    "sha256 must be 64 hexadecimal digits, got {} characters",
-                    text.chars().count()
-                ),
-            ));
-        }
-        Ok(text.to_ascii_lowercase())
-    }
-
-    fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
-        Ok(Section {
-            folders: raw.folders.map(|f| self.folders(f)).transpose()?,
-            network: raw.network.map(|n| self.network(n)).transpose()?,
-            tls: raw.tls,
-            ca: raw.ca.map(|c| self.ca(&c)).transpose()?,
-            env: raw.env.map(|e| self.env(e)).transpose()?,
-            limits: raw
-                .limits
-                .map(|l| self.limits(l))
-                .transpose()?
-                .unwrap_or_default(),
-            destructive: raw.destructive.map(Consent::from),
-        })
-    }
-
-    /// A path of the policy resolved against its folder, without `.`
-    /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
-    /// so it reads right and compares equal to the same path spelled
-    /// another way.
-    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
-        let resolved: PathBuf = self
-            .base
-            .join(path)
-            .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect();
-        if resolved.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            resolved
-        }
-    }
-
-    fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {
-        // A zero limit would make every call fail; it is always a mistake.
-        let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
-            Some((0, at)) => Err(self.error(at, format!("limit {name} must be greater than 0"))),
-            Some((v, _)) => Ok(Some(v)),
-            None => Ok(None),
-        };
-        let time = match raw.time {
-            Some(t) if t.get_ref().0.is_zero() => {
-                return Err(self.error(t.span().start, "limit time must be greater than 0"));
-            }
-            t => t.map(|t| t.into_inner().0),
-        };
-        let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
-        let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
-        Ok(LimitsPatch {
-            memory: nonzero("memory", sized(&raw.memory))?,
-            time,
-            fuel: nonzero(
-                "fuel",
-                raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)),
-            )?,
-            output: nonzero("output", sized(&raw.output))?,
-            log: raw.log.map(|l| l.0),
-            concurrency: nonzero(
-                "concurrency",
-                raw.concurrency
-                    .as_ref()
-                    .map(|c| (u64::from(*c.get_ref()), c.span().start)),
-            )?
-            .and_then(|c| u32::try_from(c).ok()),
-            write: nonzero("write", sized(&raw.write))?,
-            files: nonzero("files", counted(&raw.files))?,
-            open: nonzero("open", counted(&raw.open))?,
-            messages: counted(&raw.messages).map(|(n, _)| n),
-        })
     }
 }
 

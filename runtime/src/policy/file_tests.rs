@@ -82,7 +82,16 @@ fn the_documented_example_is_valid() {
         Some(dir.path().join("components/catalog.wasm").as_path())
     );
     assert_eq!(catalog.sha256.as_deref().map(str::len), Some(64));
-    assert_eq!(policy.components().count(), 2);
+    assert_eq!(policy.components().count(), 3);
+    assert_eq!(
+        policy.declared_hints("fetch", "fetch"),
+        Some(crate::tool::Hints {
+            read_only: true,
+            open_world: true,
+            ..Default::default()
+        })
+    );
+    assert_eq!(policy.declared_hints("catalog", "restock"), None);
     assert_eq!(
         policy.tool_sections("catalog").collect::<Vec<_>>(),
         ["restock"]
@@ -116,7 +125,6 @@ fn the_documented_example_is_valid() {
         policy.settings_for("catalog", "restock").destructive,
         Consent::Allow
     );
-
     assert_eq!(s.trust, crate::policy::Trust::default());
     assert!(s.credentials.is_empty());
     let tracker = policy.settings_for("tracker", "any");
@@ -544,6 +552,30 @@ fn paths_next_to_a_relative_policy_have_no_dot_parts() {
     let s = policy.settings_for("x", "t");
     assert_eq!(s.folders[0].host, Path::new("src"));
     assert_eq!(s.folders[1].host, Path::new("."));
+}
+
+#[test]
+fn hints_are_declared_per_tool_with_known_names() {
+    refused(
+        "[components.fetch.tools.fetch]\nhints = [\"read-only\", \"cautious\"]\n",
+        2,
+        "unknown hint \"cautious\"",
+    );
+    refused(
+        "[components.fetch.tools.fetch]\nhints = [\"open-world\", \"open-world\"]\n",
+        2,
+        "listed twice",
+    );
+    refused(
+        "[defaults]\nhints = [\"read-only\"]\n",
+        2,
+        "hints are declared per tool",
+    );
+    refused(
+        "[components.fetch]\nhints = []\n",
+        2,
+        "unknown field `hints`",
+    );
 }
 
 /// A CA certificate as PEM, made for the test.

@@ -161,11 +161,11 @@ pub struct Grant {
     pub network: Option<NetworkGrant>,
     /// Environment variables the guest sees, exactly these.
     pub env: Vec<(String, String)>,
+    /// What `wasi:config/store` answers, exactly these.
+    pub config: Vec<(String, String)>,
     pub limits: Limits,
     /// How a destructive tool's calls get consent; `None` for a tool that
     /// is not destructive (it never needs any).
     pub consent: Option<Consent>,
-    /// Whether the runtime may retry a failed call by itself.
-    pub retry: bool,
     pub narrowings: Vec<Narrowing>,
 }

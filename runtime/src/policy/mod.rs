@@ -5,20 +5,18 @@
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
 //! - [`network`]: the `network`, `tls` and `ca` keys — host patterns,
 //!   [`Credential`]s airlock injects into requests, [`Trust`] for https;
-//! - `env`: values read from the runtime's environment;
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
 //!   only capability input of the sandbox;
 //! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
 //!   [`Consent`], [`Limits`], [`Narrowing`].
 
 mod effective;
-mod env;
 pub mod file;
-mod folders;
 mod grant;
 pub mod host;
 pub mod network;
-mod tokens;
+mod parse;
+mod raw;
 mod units;
 
 pub use effective::effective;

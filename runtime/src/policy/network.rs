@@ -37,7 +37,8 @@ use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 
 use super::HostPattern;
-use super::file::{Parser, PolicyError};
+use super::file::PolicyError;
+use super::parse::Parser;
 
 /// The base set of trust roots for https.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]

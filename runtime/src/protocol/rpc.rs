@@ -1,30 +1,39 @@
 //! The plain JSON-RPC 2.0 endpoint: each tool is a method named after it,
 //! `params` by name (object) or by position (array, in the schema's
-//! property order). Errors use the standard codes; a tool's own failure is
-//! `-32000` with its message. Nothing internal reaches the client.
+//! property order). The result is the tool's own value: its structured
+//! result, unwrapped when the SDK wrapped a non-object value as
+//! `{"result": …}` for MCP; else its content blocks. Errors use the
+//! standard codes; a tool's own failure is `-32000` with its message.
+//! Nothing internal reaches the client.
 
 use std::fmt::Write as _;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
 use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
-use super::mcp::{CancelOnDrop, Server};
-use super::run_blocking;
-use crate::call::{CallError, Confirmation, Unobserved};
+use super::mcp::Server;
+use crate::call::{CallError, Caller};
+use crate::observe::Unobserved;
 use crate::policy::Token;
-use crate::sandbox::{CancelToken, RunError};
+use crate::sandbox::RunError;
 
 /// What a body produced: a response (single or batch), or nothing because
 /// every call was a notification.
 pub async fn handle(
     server: &Arc<Server>,
     token: Option<&Token>,
+    peer: SocketAddr,
     incoming: Incoming,
 ) -> Option<Value> {
+    let caller = match token {
+        Some(token) => Caller::Token(token.name.clone()),
+        None => Caller::Peer(peer),
+    };
     match incoming {
         Incoming::Error(error) => Some(jsonrpc::error_response(&Id::null(), &error)),
-        Incoming::Single(message) => one(server, token, message).await,
+        Incoming::Single(message) => one(server, token, &caller, message).await,
         Incoming::Batch(messages) => {
             // Calls of a batch run side by side; responses keep the batch order.
             let tasks: Vec<_> = messages
@@ -32,7 +41,8 @@ pub async fn handle(
                 .map(|m| {
                     let server = server.clone();
                     let token = token.cloned();
-                    tokio::spawn(async move { one(&server, token.as_ref(), m).await })
+                    let caller = caller.clone();
+                    tokio::spawn(async move { one(&server, token.as_ref(), &caller, m).await })
                 })
                 .collect();
             let mut responses = Vec::new();
@@ -54,7 +64,12 @@ pub async fn handle(
     }
 }
 
-async fn one(server: &Arc<Server>, token: Option<&Token>, message: Message) -> Option<Value> {
+async fn one(
+    server: &Arc<Server>,
+    token: Option<&Token>,
+    caller: &Caller,
+    message: Message,
+) -> Option<Value> {
     let request = match message {
         Message::Request(request) => request,
         Message::Invalid(id, error) => return Some(jsonrpc::error_response(&id, &error)),
@@ -66,7 +81,7 @@ async fn one(server: &Arc<Server>, token: Option<&Token>, message: Message) -> O
             ));
         }
     };
-    let result = call(server, token, &request.method, request.params).await;
+    let result = call(server, token, caller, &request.method, request.params).await;
     let id = request.id?;
     Some(match result {
         Ok(value) => jsonrpc::response(&id, value),
@@ -74,36 +89,26 @@ async fn one(server: &Arc<Server>, token: Option<&Token>, message: Message) -> O
     })
 }
 
-/// Runs one tool as a method. The result is the structured output when the
-/// tool has one, else the MCP content blocks.
+/// Runs one tool as a method (no one can confirm a destructive call here).
 async fn call(
     server: &Arc<Server>,
     token: Option<&Token>,
+    caller: &Caller,
     method: &str,
     params: Option<Value>,
 ) -> Result<Value, ErrorObject> {
     if token.is_some_and(|t| !t.allows_tool(method)) {
         return Err(ErrorObject::method_not_found(method));
     }
-    let runtime = server.runtime.clone();
-    let prepared = runtime
-        .prepare(method, params.unwrap_or(Value::Null))
+    let prepared = server
+        .runtime
+        .prepare(caller.clone(), method, params.unwrap_or(Value::Null))
         .map_err(|e| error_for(method, &e))?;
-    let cancel = CancelToken::new();
-    let _tracked = server.track(cancel.clone());
-    let run = run_blocking(
-        runtime,
-        prepared,
-        Arc::new(Unobserved),
-        cancel.clone(),
-        Confirmation::Unavailable,
-    );
-    // The HTTP client hanging up drops this future; stop the guest then.
-    let mut guard = CancelOnDrop(Some(cancel));
-    let outcome = run.await;
-    guard.0 = None;
-    match outcome {
+    let wrapped = prepared.tool().info.wraps_result();
+    // The HTTP client hanging up drops this future, which stops the guest.
+    match prepared.run_on_lane(Arc::new(Unobserved)).await {
         Some(Ok(output)) => Ok(match output.structured {
+            Some(Value::Object(mut map)) if wrapped => map.remove("result").unwrap_or(Value::Null),
             Some(structured) => structured,
             None => Value::Array(output.content.iter().map(|c| c.to_mcp()).collect()),
         }),
@@ -130,9 +135,6 @@ pub fn error_for(method: &str, err: &CallError) -> ErrorObject {
             ErrorObject::invalid_params(message.clone())
         }
         CallError::Refused(refusal) => {
-            if !refusal.operator_hint.is_empty() {
-                tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
-            }
             ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
         }
         CallError::Busy { .. } => ErrorObject::new(jsonrpc::BUSY, err.to_string()),

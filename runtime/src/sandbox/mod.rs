@@ -13,10 +13,12 @@
 mod bindings;
 mod budget;
 mod cache;
+mod config;
 mod folders;
 mod network;
 mod outgoing;
 mod pipe;
+mod plain;
 pub mod redact;
 mod state;
 mod tls;
@@ -32,10 +34,11 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
+pub use plain::FunctionsPre;
 pub use state::{CallState, CancelToken};
 
-use crate::call::CallObserver;
 use crate::logtext::GuestText;
+use crate::observe::CallObserver;
 use crate::policy::{Access, Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
@@ -235,6 +238,7 @@ impl Sandbox {
         wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
         // Replaces `wasi:filesystem/types` with the create-only guard.
         folders::add_to_linker(&mut linker)?;
+        config::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
@@ -268,7 +272,11 @@ impl Sandbox {
     /// call; the benchmarks time the phases of a call with it.
     #[doc(hidden)]
     pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
-        let run = self.start(grant, Arc::new(crate::call::Unobserved), CancelToken::new())?;
+        let run = self.start(
+            grant,
+            Arc::new(crate::observe::Unobserved),
+            CancelToken::new(),
+        )?;
         Ok(run.store)
     }
 
@@ -290,10 +298,13 @@ impl Sandbox {
     }
 
     /// Links a component against what the runtime provides. Fails when it
-    /// imports anything else, or does not export the tool contract.
-    pub fn link(&self, component: &Component) -> wasmtime::Result<ToolPre<CallState>> {
+    /// imports anything else, or lacks the exports its kind needs.
+    pub fn link(&self, component: &Component, kind: Exports) -> wasmtime::Result<Linked> {
         let pre = self.linker.instantiate_pre(component)?;
-        ToolPre::new(pre)
+        Ok(match kind {
+            Exports::Contract => Linked::Tool(ToolPre::new(pre)?),
+            Exports::Functions(functions) => Linked::Functions(FunctionsPre::new(pre, functions)?),
+        })
     }
 
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
@@ -304,7 +315,7 @@ impl Sandbox {
         };
         let mut run = self.start(
             &grant,
-            Arc::new(crate::call::Unobserved),
+            Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
         )?;
         let result = pre
@@ -320,7 +331,7 @@ impl Sandbox {
     /// [`Teardown`]: drop it once the outcome is on its way.
     pub fn call(
         &self,
-        pre: &ToolPre<CallState>,
+        pre: &Linked,
         name: &str,
         arguments: &str,
         grant: &Grant,
@@ -331,7 +342,10 @@ impl Sandbox {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
-        let result = run.call(pre, name, arguments);
+        let result = match pre {
+            Linked::Tool(pre) => run.call(pre, name, arguments),
+            Linked::Functions(pre) => run.call_function(pre, name, arguments),
+        };
         // The one way out of the sandbox for the result: redacted here.
         let redactor = &run.store.data().redactor;
         let result = result
@@ -423,6 +437,44 @@ impl Teardown {
     }
 }
 
+/// What a component exports that the runtime serves, found before it is
+/// linked: the airlock contract, or plain functions.
+pub enum Exports {
+    Contract,
+    Functions(Vec<crate::functions::Function>),
+}
+
+/// A component linked against the runtime, by kind: what a call
+/// instantiates.
+pub enum Linked {
+    /// Exports `airlock:tool/tools` (see [`CONTRACT`]).
+    Tool(ToolPre<CallState>),
+    /// Exports plain functions (see [`crate::functions`]).
+    Functions(FunctionsPre),
+}
+
+impl Linked {
+    /// The contract's bindings; `None` for other kinds.
+    pub fn tool(&self) -> Option<&ToolPre<CallState>> {
+        match self {
+            Linked::Tool(pre) => Some(pre),
+            Linked::Functions(_) => None,
+        }
+    }
+
+    /// [`ToolPre::instantiate_call`], for the benchmarks' phase timings;
+    /// fails for components without the contract.
+    #[doc(hidden)]
+    pub fn instantiate_call<'a>(
+        &self,
+        store: impl wasmtime::AsContextMut<Data = CallState>,
+    ) -> wasmtime::Result<(wasmtime::component::Instance, bindings::CallFunc<'a>)> {
+        self.tool()
+            .ok_or_else(|| wasmtime::format_err!("not an airlock tool component"))?
+            .instantiate_call(store)
+    }
+}
+
 /// One store in use, and what is needed to explain how it ended.
 struct Run {
     store: Store<CallState>,
@@ -447,32 +499,38 @@ impl Run {
         let returned = self.finish(result)?;
         let guest_log = self.output.take();
         match returned {
-            Ok(out) => {
-                let raw = RawOutput {
-                    content: out.content.into_iter().map(Content::from).collect(),
-                    structured: out.structured,
-                    guest_log,
-                };
-                let size = output_size(&raw);
-                if size > self.limits.output {
-                    return Err(RunError::OutputTooLarge {
-                        actual: size,
-                        limit: self.limits.output,
-                    });
-                }
-                Ok(raw)
-            }
+            Ok(out) => self.checked(RawOutput {
+                content: out.content.into_iter().map(Content::from).collect(),
+                structured: out.structured,
+                guest_log,
+            }),
             Err(types::Error::InvalidArguments(message)) => {
                 Err(RunError::InvalidArguments(message))
             }
-            Err(types::Error::Failed(mut message)) => {
-                let reached = self.store.data().folder_guard.limits_reached();
-                if !reached.is_empty() {
-                    message = format!("{message} (the call reached {})", reached.join(", "));
-                }
-                Err(RunError::Failed(message))
-            }
+            Err(types::Error::Failed(message)) => Err(self.failed(message)),
         }
+    }
+
+    /// `raw`, unless it is larger than the grant's output limit.
+    fn checked(&self, raw: RawOutput) -> Result<RawOutput, RunError> {
+        let size = output_size(&raw);
+        if size > self.limits.output {
+            return Err(RunError::OutputTooLarge {
+                actual: size,
+                limit: self.limits.output,
+            });
+        }
+        Ok(raw)
+    }
+
+    /// The tool's own failure, noting the folder limits the call reached
+    /// (often the reason it failed).
+    fn failed(&self, mut message: String) -> RunError {
+        let reached = self.store.data().folder_guard.limits_reached();
+        if !reached.is_empty() {
+            message = format!("{message} (the call reached {})", reached.join(", "));
+        }
+        RunError::Failed(message)
     }
 
     /// Turns a guest's trap into the limit or fault that caused it.

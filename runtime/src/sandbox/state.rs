@@ -15,7 +15,7 @@ use super::folders::{FolderGuard, Guarded};
 use super::outgoing::HttpFilter;
 use super::pipe::CapturedOutput;
 use super::redact::Redactor;
-use crate::call::CallObserver;
+use crate::observe::CallObserver;
 use crate::policy::Grant;
 use crate::tool::Level;
 
@@ -137,6 +137,8 @@ pub struct CallState {
     pub notices: Notices,
     /// When the call's wall time runs out; bounds blocking host calls too.
     pub deadline: std::time::Instant,
+    /// What `wasi:config/store` answers (the grant's `config`).
+    pub config: Vec<(String, String)>,
     /// The call's injected secrets, kept out of what it sends its client.
     pub redactor: Redactor,
     last_progress: Option<f64>,
@@ -164,6 +166,7 @@ impl CallState {
             folder_guard: FolderGuard::for_grant(grant),
             notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
+            config: grant.config.clone(),
             redactor: Redactor::default(),
             last_progress: None,
         }

@@ -7,7 +7,9 @@
 //! server once in-flight calls have answered; a last line without a newline
 //! still counts. Messages not tied to a request (`notifications/tools/
 //! list_changed`, `notifications/tasks/status`, a task's elicitation) go
-//! to stdout as well.
+//! to stdout as well. stdout is a bounded outbox: a client that stops
+//! reading gets its notifications dropped (counted) and, once answers
+//! wait, the server stops reading its requests.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -15,11 +17,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
 use tokio::task::JoinSet;
 
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming};
-use crate::protocol::mcp::{self, Server, Session};
+use crate::protocol::mcp::{self, Door, Server, Session};
+use crate::protocol::outbox::{Inbox, Outbox};
 
 /// Longest line accepted; a longer one is answered with a parse error and
 /// skipped without being held in memory.
@@ -38,9 +40,9 @@ where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let (out, rx) = mpsc::unbounded_channel::<Value>();
+    let (out, rx) = Outbox::channel();
     let writer = tokio::spawn(write_all(output, rx));
-    let session = Session::new(server.clone(), None);
+    let session = Session::new(server.clone(), None, Door::Stdio);
     // stdout is always open: list_changed and task status go there too.
     session.set_standing(Some(out.clone()));
     let mut reader = BufReader::new(input);
@@ -65,7 +67,7 @@ where
                 let error = ErrorObject::invalid_request(&format!(
                     "a message is limited to {MAX_LINE} bytes"
                 ));
-                let _ = out.send(jsonrpc::error_response(&Id::null(), &error));
+                let _ = out.send(jsonrpc::error_response(&Id::null(), &error)).await;
             }
             Ok(Line::Complete) => {
                 if line.iter().all(u8::is_ascii_whitespace) {
@@ -82,11 +84,11 @@ where
                     let out = out.clone();
                     calls.spawn(async move {
                         if let Some(response) = session.handle_incoming(incoming, &out).await {
-                            let _ = out.send(response);
+                            let _ = out.send(response).await;
                         }
                     });
                 } else if let Some(response) = session.handle_incoming(incoming, &out).await {
-                    let _ = out.send(response);
+                    let _ = out.send(response).await;
                 }
             }
         }
@@ -120,10 +122,7 @@ async fn drain(calls: &mut JoinSet<()>) {
     while calls.join_next().await.is_some() {}
 }
 
-async fn write_all<W: AsyncWrite + Unpin>(
-    mut output: W,
-    mut rx: mpsc::UnboundedReceiver<Value>,
-) -> std::io::Result<()> {
+async fn write_all<W: AsyncWrite + Unpin>(mut output: W, mut rx: Inbox) -> std::io::Result<()> {
     let mut bytes = Vec::new();
     while let Some(message) = rx.recv().await {
         bytes.clear();
@@ -211,9 +210,10 @@ mod tests {
     /// Messages waiting together are written together, each on its line.
     #[tokio::test]
     async fn waiting_messages_are_written_as_lines() {
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (tx, rx) = Outbox::channel();
         for i in 0..3 {
             tx.send(serde_json::json!({"id": i, "text": "a\nb"}))
+                .await
                 .expect("send");
         }
         drop(tx);

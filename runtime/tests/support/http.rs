@@ -8,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A running `airlock serve`, killed when dropped.
 pub struct Served {
@@ -216,3 +216,127 @@ pub fn dechunk(mut text: &str) -> String {
 
 pub const JSON: (&str, &str) = ("Content-Type", "application/json");
 pub const ACCEPT: (&str, &str) = ("Accept", "application/json, text/event-stream");
+
+/// An MCP client session over HTTP.
+pub struct Mcp {
+    pub addr: SocketAddr,
+    pub session: String,
+    pub extra: Vec<(String, String)>,
+    next: u64,
+}
+
+impl Mcp {
+    /// Opens a 2025-11-25 session (`initialize`, `notifications/initialized`)
+    /// with `capabilities`, sending `extra` headers with every request.
+    pub fn connect(addr: SocketAddr, capabilities: Value, extra: &[(&str, &str)]) -> Mcp {
+        let extra: Vec<(String, String)> = extra
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let body = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-11-25","capabilities":capabilities,
+            "clientInfo":{"name":"test","version":"1"}}});
+        let mut headers: Vec<(&str, &str)> = vec![JSON, ACCEPT];
+        headers.extend(extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let reply = http(addr, "POST", "/mcp", &headers, body.to_string().as_bytes());
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        assert_eq!(reply.json()["result"]["protocolVersion"], "2025-11-25");
+        let session = reply
+            .header("mcp-session-id")
+            .expect("Mcp-Session-Id")
+            .to_string();
+        assert!(session.len() >= 32, "session ids are long and random");
+        let mcp = Mcp {
+            addr,
+            session,
+            extra,
+            next: 1,
+        };
+        let r = mcp.post(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+        assert_eq!(r.status, 202);
+        mcp
+    }
+
+    pub fn post(&self, body: &Value) -> Reply {
+        self.post_raw(body.to_string().as_bytes())
+    }
+
+    /// POSTs `body` as it is (it need not be valid JSON) in the session.
+    pub fn post_raw(&self, body: &[u8]) -> Reply {
+        let mut headers: Vec<(&str, &str)> = vec![
+            JSON,
+            ACCEPT,
+            ("Mcp-Session-Id", &self.session),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ];
+        headers.extend(self.extra.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        http(self.addr, "POST", "/mcp", &headers, body)
+    }
+
+    /// Sends a request and returns its response (from JSON or SSE).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let id = self.next;
+        let reply = self.post(&json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        let ct = reply.header("content-type").unwrap_or("").to_string();
+        let messages = if ct.starts_with("text/event-stream") {
+            reply.events()
+        } else {
+            vec![reply.json()]
+        };
+        messages
+            .into_iter()
+            .find(|m| m["id"] == json!(id))
+            .expect("a response")
+    }
+}
+
+// --- revision 2026-07-28 -------------------------------------------------------
+
+/// The stateless revision.
+pub const MODERN: &str = "2026-07-28";
+
+/// The per-request `_meta` of a 2026-07-28 request.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    })
+}
+
+/// A modern request body.
+pub fn body(id: u64, method: &str, mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = meta(capabilities);
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// POSTs a modern request with the headers its body calls for
+/// (`name` is the Mcp-Name value, if any), plus `extra`.
+pub fn modern(addr: SocketAddr, body: &Value, name: Option<&str>, extra: &[(&str, &str)]) -> Reply {
+    let method = body["method"].as_str().unwrap_or("").to_string();
+    let mut headers: Vec<(&str, &str)> = vec![
+        JSON,
+        ACCEPT,
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", &method),
+    ];
+    if let Some(name) = name {
+        headers.push(("Mcp-Name", name));
+    }
+    headers.extend_from_slice(extra);
+    http(addr, "POST", "/mcp", &headers, body.to_string().as_bytes())
+}
+
+/// The response message of a reply (JSON or the last SSE event).
+pub fn answer(reply: &Reply) -> Value {
+    if reply
+        .header("content-type")
+        .is_some_and(|c| c.starts_with("text/event-stream"))
+    {
+        reply.events().pop().expect("an SSE response")
+    } else {
+        reply.json()
+    }
+}

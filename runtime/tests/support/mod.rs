@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use airlock::Runtime;
-use airlock::call::{CallError, Confirmation, Unobserved};
+use airlock::call::{CallError, Caller, Confirmation};
+use airlock::observe::Unobserved;
 use airlock::policy::Policy;
-use airlock::sandbox::{CancelToken, CompileCache, Sandbox, SandboxConfig};
+use airlock::sandbox::{CompileCache, Sandbox, SandboxConfig};
 use airlock::tool::Output;
 use serde_json::Value;
 
@@ -96,15 +97,38 @@ pub fn airlock_command(args: &[&str]) -> std::process::Command {
     command
 }
 
-/// One call with no observer, no cancellation and no confirmation.
+/// One call from the command line, with no observer and no one to confirm.
 pub fn call(runtime: &Runtime, tool: &str, args: Value) -> Result<Output, CallError> {
-    runtime.call(
-        tool,
-        args,
-        Arc::new(Unobserved),
-        CancelToken::new(),
-        Confirmation::Unavailable,
-    )
+    runtime.call(Caller::CommandLine, tool, args, Arc::new(Unobserved))
+}
+
+/// One call whose confirmation (if the policy asks for one) is `answer`.
+pub fn call_answered(
+    runtime: &Runtime,
+    tool: &str,
+    args: Value,
+    answer: Confirmation,
+) -> Result<Output, CallError> {
+    let mut prepared = runtime.prepare(Caller::CommandLine, tool, args)?;
+    if prepared.needs_confirmation() {
+        prepared.confirm(answer);
+    }
+    prepared.run(Arc::new(Unobserved))
+}
+
+/// The structured result of a call that must succeed.
+pub fn structured(runtime: &Runtime, tool: &str, args: Value) -> Value {
+    let out = call(runtime, tool, args).unwrap_or_else(|e| panic!("{tool}: {e}"));
+    out.structured
+        .unwrap_or_else(|| panic!("{tool}: no structured output"))
+}
+
+/// The error of a call that must fail.
+pub fn call_error(runtime: &Runtime, tool: &str, args: Value) -> CallError {
+    match call(runtime, tool, args) {
+        Ok(out) => panic!("{tool}: expected an error, got {out:?}"),
+        Err(err) => err,
+    }
 }
 
 /// The text of the first content block.

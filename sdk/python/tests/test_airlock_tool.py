@@ -189,7 +189,8 @@ class ToolInfo(unittest.TestCase):
         self.assertEqual(i.task_support, "optional")
         self.assertEqual(
             i.output_schema,
-            {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"]},
+            {"type": "object", "properties": {"result": {"type": "integer"}}, "required": ["result"],
+             "x-airlock-wrapped": True},
         )
         self.assertEqual(add(2, 3), 5)
 

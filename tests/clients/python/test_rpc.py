@@ -114,7 +114,8 @@ def test_positional_params_bind_in_schema_order(served):
     _, _, named = post(served, call("export_orders", {"customer_id": "CUST-42", "max_age_days": 42}))
     _, _, positional = post(served, call("export_orders", ["CUST-42", 42]))
     assert positional["result"] == named["result"]
-    assert positional["result"]["result"].startswith("order_id,")
+    # The tool's own value (a string), not MCP's {"result": …} wrapper.
+    assert positional["result"].startswith("order_id,")
 
 
 def test_batch_of_invalid_entries_answers_each(served):
@@ -140,8 +141,9 @@ def test_batch_keeps_order_and_omits_notifications(served):
     )
     assert status == 200
     assert [r["id"] for r in body] == ["slow", "fast", 3, 4, 5]
-    assert body[0]["result"] == {"result": "counted 1 seconds"}
-    assert body[1]["result"] == {"result": 12.5}
+    # Each tool's own value, not MCP's {"result": …} wrapper.
+    assert body[0]["result"] == "counted 1 seconds"
+    assert body[1]["result"] == 12.5
     assert body[2]["error"]["code"] == -32000
     assert body[3]["error"]["code"] == -32602
     assert body[4]["error"]["code"] == -32600

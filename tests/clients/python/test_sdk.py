@@ -102,6 +102,7 @@ async def test_list_tools(connect):
         "type": "object",
         "properties": {"result": {"type": "number"}},
         "required": ["result"],
+        "x-airlock-wrapped": True,
     }
     assert price["icons"][0]["mimeType"] == "image/svg+xml"
     assert tools["restock"]["annotations"]["destructiveHint"] is True

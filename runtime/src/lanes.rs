@@ -79,7 +79,7 @@ enum Watcher {
     Asleep,
 }
 
-/// The lanes every protocol shares, one per core. (On two cores, one lane
+/// The lanes every call shares, one per core. (On two cores, one lane
 /// — leaving a core to the async threads — looked better in single runs;
 /// medians of interleaved rounds put two lanes ahead: BENCHMARKS.md, "Lanes".)
 ///
@@ -104,6 +104,15 @@ pub fn global() -> Option<&'static Lanes> {
             Some(Lanes::new(width, LONG))
         })
         .as_ref()
+}
+
+/// Runs `job` on the [`global`] lanes, or on tokio's blocking pool when
+/// lanes are off (then it must be called inside a tokio runtime).
+pub fn spawn(job: impl FnOnce() + Send + 'static) {
+    match global() {
+        Some(lanes) => lanes.spawn(job),
+        None => drop(tokio::task::spawn_blocking(job)),
+    }
 }
 
 /// Sets the lanes' width (`0`: tokio's blocking pool instead); read once.

@@ -5,7 +5,7 @@
 //! This module keeps the state only: the [`TaskStore`] shared by every
 //! session of a server, each [`Task`]'s status, its result once it ends,
 //! its lifetime (`ttl`) and its owner. Running the call and sending the
-//! notifications is the business of [`super::mcp`].
+//! notifications is the business of [`super`].
 //!
 //! Security: a task belongs to its [`Owner`] (the bearer token's name when
 //! the caller authenticated, else the session that created it); a request
@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde_json::{Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
-use super::jsonrpc::ErrorObject;
+use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::outbox::Outbox;
 use crate::sandbox::CancelToken;
+use crate::sync::lock;
 
 /// Lifetime of a task when the client asks for none (milliseconds).
 pub const DEFAULT_TTL_MS: u64 = 10 * 60 * 1000;
@@ -100,13 +102,9 @@ pub struct Task {
     state: Mutex<State>,
     /// Flips to true once the task is terminal.
     done: watch::Sender<bool>,
-    /// Channels of clients waiting in `tasks/result`, where messages of the
+    /// Streams of clients waiting in `tasks/result`, where messages of the
     /// task (progress, an elicitation request) should go first.
-    listeners: Mutex<Vec<mpsc::UnboundedSender<Value>>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
+    listeners: Mutex<Vec<Outbox>>,
 }
 
 fn timestamp(at: SystemTime) -> String {
@@ -210,7 +208,7 @@ impl Task {
                     .pointer("/content/0/text")
                     .and_then(Value::as_str)
                     .unwrap_or("the tool failed");
-                (Status::Failed, Some(super::jsonrpc::shorten(text, 500)))
+                (Status::Failed, Some(jsonrpc::shorten(text, 500)))
             }
             Ok(_) => (Status::Completed, None),
             Err(error) => (Status::Failed, Some(error.message.clone())),
@@ -255,28 +253,28 @@ impl Task {
         lock(&self.state).outcome.clone()
     }
 
-    /// Adds a channel that wants the task's messages (a `tasks/result`
-    /// waiter); closed channels are dropped on the way.
-    pub fn listen(&self, out: mpsc::UnboundedSender<Value>) {
+    /// Adds a stream that wants the task's messages (a `tasks/result`
+    /// waiter); closed streams are dropped on the way.
+    pub fn listen(&self, out: Outbox) {
         let mut listeners = lock(&self.listeners);
         listeners.retain(|l| !l.is_closed());
         listeners.push(out);
     }
 
-    pub fn unlisten(&self, out: &mpsc::UnboundedSender<Value>) {
-        lock(&self.listeners).retain(|l| !l.is_closed() && !l.same_channel(out));
+    pub fn unlisten(&self, out: &Outbox) {
+        lock(&self.listeners).retain(|l| !l.is_closed() && !l.same_stream(out));
     }
 
-    /// Sends `message` to the newest listener that still listens; gives
-    /// it back when there is none.
+    /// Queues `message` on the newest listener with room for it; gives it
+    /// back when there is none.
     pub fn deliver(&self, message: Value) -> Result<(), Value> {
         let mut listeners = lock(&self.listeners);
         listeners.retain(|l| !l.is_closed());
         let mut message = message;
         for listener in listeners.iter().rev() {
-            match listener.send(message) {
+            match listener.try_send(message) {
                 Ok(()) => return Ok(()),
-                Err(back) => message = back.0,
+                Err(back) => message = back,
             }
         }
         Err(message)
@@ -358,7 +356,7 @@ impl TaskStore {
         let held = tasks.values().filter(|t| t.owner == task.owner).count();
         if held >= MAX_TASKS_PER_OWNER {
             return Err(ErrorObject::new(
-                super::jsonrpc::BUSY,
+                jsonrpc::BUSY,
                 format!(
                     "too many tasks ({MAX_TASKS_PER_OWNER}); wait for some to expire or cancel them"
                 ),
@@ -571,7 +569,7 @@ mod tests {
             .create(Owner::Session(1), "t", None, CancelToken::new())
             .err()
             .expect("refused");
-        assert_eq!(err.code, super::super::jsonrpc::BUSY);
+        assert_eq!(err.code, jsonrpc::BUSY);
         assert!(
             store
                 .create(Owner::Session(2), "t", None, CancelToken::new())
@@ -583,7 +581,7 @@ mod tests {
     fn delivery_prefers_live_listeners() {
         let (_s, task) = store_with(Owner::Anyone);
         assert!(task.deliver(json!(1)).is_err());
-        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (tx, mut rx) = Outbox::channel();
         task.listen(tx.clone());
         assert!(task.deliver(json!(2)).is_ok());
         assert_eq!(rx.try_recv().unwrap(), json!(2));

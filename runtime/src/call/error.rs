@@ -1,0 +1,60 @@
+//! Why a call produced no result, in words for the client; and, for a
+//! refusal, the policy key for the operator.
+
+use crate::args::ArgumentError;
+use crate::sandbox::RunError;
+
+/// Why a call produced no result.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CallError {
+    #[error("unknown tool {0:?}")]
+    UnknownTool(String),
+    /// The runtime's argument check refused the arguments.
+    #[error("{0}")]
+    InvalidArguments(#[from] ArgumentError),
+    /// The policy does not permit the call.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// The tool already runs as many calls as its limit allows.
+    #[error("busy: {tool} already runs {limit} calls, its limit; retry later")]
+    Busy { tool: String, limit: u32 },
+    /// The guest ran and did not produce a result.
+    #[error("{0}")]
+    Run(#[from] RunError),
+}
+
+impl CallError {
+    /// A short machine-readable outcome for the audit log.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::UnknownTool(_) => "unknown-tool",
+            CallError::InvalidArguments(_) => "invalid-arguments",
+            CallError::Refused(_) => "refused",
+            CallError::Busy { .. } => "busy",
+            CallError::Run(run) => run.kind(),
+        }
+    }
+
+    /// Whether the arguments are at fault (as opposed to the tool or a limit).
+    pub fn is_argument_error(&self) -> bool {
+        matches!(
+            self,
+            CallError::InvalidArguments(_) | CallError::Run(RunError::InvalidArguments(_))
+        )
+    }
+}
+
+/// A call the policy does not permit. `Display` is what the client sees:
+/// which capability and why, nothing of the runtime's machine; `operator_hint`
+/// names the policy key that would allow it and goes to the runtime's log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub message: String,
+    pub operator_hint: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "not permitted: {}", self.message)
+    }
+}

@@ -1,0 +1,307 @@
+//! One call, end to end: look the tool up, settle its grant, prepare its
+//! arguments, apply both consent rules, take its place under the tool's
+//! concurrency limit, run it in the sandbox, check its result, and record
+//! it in the audit log with its caller.
+//!
+//! The seam to the protocols is deliberately two-step: [`prepare`]
+//! validates everything that needs no guest and says whether the client
+//! must confirm; [`PreparedCall::run`] (blocking) or
+//! [`PreparedCall::run_on_lane`] (async, on [`crate::lanes`]) then runs the
+//! guest. In between, a protocol may ask its client to confirm
+//! ([`PreparedCall::confirm`]) and register the call's cancel token under
+//! the request that asked for it. Every door — MCP of any revision, tasks,
+//! `/rpc`, the CLI — goes through [`prepare`], so every audit entry names
+//! its [`Caller`].
+
+mod caller;
+mod consent;
+mod error;
+mod output;
+mod running;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::Value;
+
+pub use caller::Caller;
+pub use consent::Confirmation;
+pub use error::{CallError, Refusal};
+pub use running::Running;
+
+use crate::audit::{AuditLog, Entry};
+use crate::catalog::{Catalog, Tool};
+use crate::observe::CallObserver;
+use crate::policy::{self, Grant, Policy};
+use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
+use crate::tool::Output;
+use running::Place;
+
+/// What preparing a call needs of the runtime: where tools are found, the
+/// rules that grant them, where calls run, and where they are recorded.
+pub struct Setting<'a> {
+    pub catalog: &'a Catalog,
+    pub policy: &'a Policy,
+    pub sandbox: &'a Arc<Sandbox>,
+    pub audit: Option<&'a Arc<AuditLog>>,
+    pub running: &'a Arc<Running>,
+}
+
+/// The effective grant of `tool` under `policy`.
+pub fn grant_for(policy: &Policy, tool: &Tool) -> Grant {
+    let settings = policy.settings_for(&tool.component.name, &tool.info.name);
+    policy::effective(&settings, tool.info.hints)
+}
+
+/// Everything that can be checked before the guest runs: the tool exists,
+/// the arguments fit, the policy permits the call, and the tool has room
+/// under its concurrency limit. A refusal is recorded in the audit log
+/// here; the outcome of a call that runs is recorded when it ends.
+pub fn prepare(
+    setting: &Setting<'_>,
+    caller: Caller,
+    name: &str,
+    arguments: Value,
+) -> Result<PreparedCall, CallError> {
+    let started = Instant::now();
+    // Only the audit log needs the size; skip the serialisation without one.
+    let bytes_in = match setting.audit {
+        Some(_) => crate::json::to_vec(&arguments).len(),
+        None => 0,
+    };
+    let found = setting.catalog.tool(name).cloned();
+    let checked = match &found {
+        Some(tool) => check(setting, tool, arguments).map(|checked| (tool.clone(), checked)),
+        None => Err(CallError::UnknownTool(name.to_string())),
+    };
+    let (tool, (arguments, grant, id, cancel, place)) = match checked {
+        Ok(checked) => checked,
+        Err(err) => {
+            if let Some(log) = setting.audit {
+                log.record(&Entry {
+                    call: None,
+                    tool: name,
+                    digest: found.as_ref().map(|t| t.component.digest.as_str()),
+                    caller: &caller.to_string(),
+                    caller_kind: caller.kind(),
+                    grant: None,
+                    outcome: err.kind(),
+                    duration: started.elapsed(),
+                    bytes_in,
+                    bytes_out: 0,
+                    credentials_used: &[],
+                });
+            }
+            return Err(err);
+        }
+    };
+    Ok(PreparedCall {
+        id,
+        tool,
+        arguments,
+        grant,
+        caller,
+        answer: None,
+        cancel,
+        sandbox: setting.sandbox.clone(),
+        _place: place,
+        audit: setting.audit.map(|log| Audit {
+            log: log.clone(),
+            started,
+            bytes_in,
+        }),
+    })
+}
+
+type Checked = (Value, Grant, u64, CancelToken, Place);
+
+fn check(setting: &Setting<'_>, tool: &Arc<Tool>, arguments: Value) -> Result<Checked, CallError> {
+    let grant = grant_for(setting.policy, tool);
+    let arguments = tool.args.prepare(arguments)?;
+    consent::check_allowed(&tool.component.name, &tool.info.name, &grant)?;
+    let id = next_call_id();
+    let cancel = CancelToken::new();
+    let place = Place::take(setting.running, id, tool, grant.limits.concurrency, &cancel)?;
+    Ok((arguments, grant, id, cancel, place))
+}
+
+/// A new call id: unique within this process, in the order calls arrived.
+fn next_call_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
+/// A call whose tool, arguments and grant are settled; only consent (when
+/// the policy asks for confirmation) and the guest's run remain. Dropping
+/// it gives its place under the concurrency limit back.
+pub struct PreparedCall {
+    id: u64,
+    tool: Arc<Tool>,
+    arguments: Value,
+    grant: Grant,
+    caller: Caller,
+    /// The client's answer, once asked (only a `confirm` rule asks).
+    answer: Option<Confirmation>,
+    cancel: CancelToken,
+    sandbox: Arc<Sandbox>,
+    /// Held for the call's lifetime.
+    _place: Place,
+    audit: Option<Audit>,
+}
+
+/// What the audit log needs to record a call when it ends.
+struct Audit {
+    log: Arc<AuditLog>,
+    started: Instant,
+    bytes_in: usize,
+}
+
+impl PreparedCall {
+    pub fn tool(&self) -> &Arc<Tool> {
+        &self.tool
+    }
+
+    /// The call's id in this process's log lines and audit entries.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The validated arguments the guest will receive.
+    pub fn arguments(&self) -> &Value {
+        &self.arguments
+    }
+
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
+    /// Stops the call (from anywhere, at any time): before it runs, it will
+    /// not; while it runs, the guest is interrupted.
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// True when the client must confirm this (destructive) call and has
+    /// not answered yet.
+    pub fn needs_confirmation(&self) -> bool {
+        self.answer.is_none() && consent::needs_confirmation(&self.grant)
+    }
+
+    /// Records the client's answer to the confirmation request.
+    pub fn confirm(&mut self, answer: Confirmation) {
+        self.answer = Some(answer);
+    }
+
+    /// Runs the guest (blocking).
+    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<Output, CallError> {
+        let (outcome, _teardown) = self.run_to_teardown(observer);
+        outcome
+    }
+
+    /// Like [`Self::run`], but hands the outcome to `deliver` before the
+    /// instance is torn down, so an answer does not wait for the reset of
+    /// the instance's memory (see [`crate::sandbox::Teardown`]).
+    pub fn run_delivering(
+        self,
+        observer: Arc<dyn CallObserver>,
+        deliver: impl FnOnce(Result<Output, CallError>),
+    ) {
+        let (outcome, teardown) = self.run_to_teardown(observer);
+        deliver(outcome);
+        drop(teardown);
+    }
+
+    /// Runs the guest on a lane (it blocks its thread while it runs). The
+    /// outcome comes back as soon as it is known; the instance is torn
+    /// down afterwards on that thread, while the answer is on its way.
+    /// `None` means the thread died before it had an outcome (a bug).
+    pub async fn run_on_lane(
+        self,
+        observer: Arc<dyn CallObserver>,
+    ) -> Option<Result<Output, CallError>> {
+        // Dropping the future (the client went away) stops the guest.
+        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        crate::lanes::spawn(move || {
+            self.run_delivering(observer, |outcome| {
+                let _ = tx.send(outcome);
+            });
+        });
+        let outcome = rx.await.ok();
+        stop_on_drop.0 = None;
+        outcome
+    }
+
+    fn run_to_teardown(
+        mut self,
+        observer: Arc<dyn CallObserver>,
+    ) -> (Result<Output, CallError>, Teardown) {
+        let audit = self.audit.take();
+        let (result, teardown) = self.run_guest(observer);
+        if let Some(audit) = audit {
+            let bytes_out = match &result {
+                Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
+                Err(_) => 0,
+            };
+            audit.log.record(&Entry {
+                call: Some(self.id),
+                tool: &self.tool.info.name,
+                digest: Some(&self.tool.component.digest),
+                caller: &self.caller.to_string(),
+                caller_kind: self.caller.kind(),
+                grant: Some(&self.grant),
+                outcome: match &result {
+                    Ok(_) => "ok",
+                    Err(err) => err.kind(),
+                },
+                duration: audit.started.elapsed(),
+                bytes_in: audit.bytes_in,
+                bytes_out,
+                credentials_used: &teardown.credentials_used(),
+            });
+        }
+        (result, teardown)
+    }
+
+    fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Result<Output, CallError>, Teardown) {
+        if let Err(refused) =
+            consent::check_confirmed(&self.tool.info.name, &self.grant, self.answer)
+        {
+            return (Err(refused), Teardown::none());
+        }
+        // Stopped before it started (while waiting for confirmation, or in
+        // the queue): no guest runs at all.
+        if self.cancel.is_cancelled() {
+            return (Err(RunError::Cancelled.into()), Teardown::none());
+        }
+        let text = crate::json::to_string(&self.arguments);
+        let (raw, teardown) = self.sandbox.call(
+            &self.tool.component.pre,
+            &self.tool.info.name,
+            &text,
+            &self.grant,
+            observer,
+            self.cancel.clone(),
+        );
+        let outcome = raw
+            .map_err(CallError::from)
+            .and_then(|raw| output::check(&self.tool, self.id, &self.grant, raw));
+        (outcome, teardown)
+    }
+}
+
+/// Cancels a call when the future waiting for it is dropped; disarmed by
+/// setting it to `None`.
+struct CancelOnDrop(Option<CancelToken>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(token) = &self.0 {
+            token.cancel();
+        }
+    }
+}

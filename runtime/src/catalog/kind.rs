@@ -1,0 +1,93 @@
+//! What kind of component a file is, from the names of its top-level
+//! exports, read before anything is compiled: an airlock tool component
+//! (exports [`CONTRACT`]), or plain functions (anything else that exports
+//! functions). A component that exports nothing airlock can serve is
+//! refused at once, with what to do, instead of after a full compile.
+
+use wasmparser::{ComponentExternalKind, Parser, Payload};
+
+use super::CONTRACT;
+
+/// How the runtime serves a component.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Exports `airlock:tool/tools`: tools, schemas and hints come from
+    /// the component's own `describe`.
+    Tool,
+    /// Exports plain WIT functions: each becomes a tool (see
+    /// [`crate::functions`]).
+    Functions,
+}
+
+impl Kind {
+    /// How `airlock inspect` names the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Tool => "airlock tool",
+            Kind::Functions => "plain functions",
+        }
+    }
+}
+
+/// The package of the contract without its version (`airlock:tool/tools`).
+fn contract_name() -> &'static str {
+    CONTRACT.split('@').next().unwrap_or(CONTRACT)
+}
+
+/// The kind of the component in `bytes`, or why it has none: the text says
+/// what it exports instead and what to do.
+pub fn detect(bytes: &[u8]) -> Result<Kind, String> {
+    let exports = top_level_exports(bytes)?;
+    if exports.iter().any(|(name, _)| name == CONTRACT) {
+        return Ok(Kind::Tool);
+    }
+    if let Some((other, _)) = exports
+        .iter()
+        .find(|(name, _)| name.split('@').next() == Some(contract_name()))
+    {
+        return Err(format!(
+            "exports {other}, but this airlock serves {CONTRACT}; rebuild it with a matching SDK"
+        ));
+    }
+    // Interfaces of `wasi:` packages are entry points for other hosts.
+    let usable = exports.iter().any(|(name, kind)| match kind {
+        ComponentExternalKind::Func => true,
+        ComponentExternalKind::Instance => !name.starts_with("wasi:"),
+        _ => false,
+    });
+    if usable {
+        return Ok(Kind::Functions);
+    }
+    let names: Vec<&str> = exports.iter().map(|(n, _)| n.as_str()).collect();
+    Err(format!(
+        "exports nothing airlock can serve ({}); build it with the airlock SDK (against \
+         wit/tool.wit), or export plain WIT functions (docs/authoring.md, \"Tools without the \
+         airlock SDK\")",
+        if names.is_empty() {
+            "no exports".to_string()
+        } else {
+            format!("only {}", names.join(", "))
+        }
+    ))
+}
+
+/// The names and kinds of the exports of the outermost component; nested
+/// modules and components are skipped.
+fn top_level_exports(bytes: &[u8]) -> Result<Vec<(String, ComponentExternalKind)>, String> {
+    let mut exports = Vec::new();
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        match payload.map_err(|e| e.to_string())? {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentExportSection(section) if depth == 0 => {
+                for export in section {
+                    let export = export.map_err(|e| e.to_string())?;
+                    exports.push((export.name.name.to_string(), export.kind));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(exports)
+}

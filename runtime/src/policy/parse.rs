@@ -1,0 +1,363 @@
+//! Checking the policy file: from what `serde` read ([`super::raw`]) to a
+//! [`Policy`], each error pointing at the line and column of the value.
+
+use std::collections::BTreeMap;
+use std::env::VarError;
+use std::path::{Path, PathBuf};
+
+use toml::Spanned;
+
+use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
+use super::grant::Consent;
+use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawPolicy, RawSection};
+use super::units::Size;
+use crate::tool::Hints;
+/// Turns text into a [`Policy`], remembering where it came from for errors.
+pub(super) struct Parser<'a> {
+    pub(super) text: &'a str,
+    pub(super) file: &'a str,
+    pub(super) base: &'a Path,
+    pub(super) env: &'a dyn Fn(&str) -> Result<String, VarError>,
+}
+
+impl Parser<'_> {
+    /// An error at byte `offset` of the text.
+    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+        let before = self.text.get(..offset).unwrap_or(self.text);
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        PolicyError::Invalid {
+            file: self.file.to_string(),
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+
+    pub(super) fn policy(&self) -> Result<Policy, PolicyError> {
+        let raw: RawPolicy = toml::from_str(self.text).map_err(|e| {
+            let offset = e.span().map_or(0, |s| s.start);
+            self.error(offset, e.message().trim_end())
+        })?;
+        let defaults = match raw.defaults {
+            Some(s) => {
+                if let Some(hints) = &s.hints {
+                    return Err(self.error(
+                        hints.span().start,
+                        "hints are declared per tool, in [components.NAME.tools.TOOL]",
+                    ));
+                }
+                self.section(s)?
+            }
+            None => Section::default(),
+        };
+        let mut components = BTreeMap::new();
+        for (name, c) in raw.components {
+            let component = self.component(&name, c)?;
+            components.insert(name, component);
+        }
+        let mut tokens: Vec<Token> = Vec::new();
+        for t in raw.tokens {
+            if tokens.iter().any(|known| known.name == *t.name.get_ref()) {
+                return Err(self.error(
+                    t.name.span().start,
+                    format!("token name {:?} is used twice", t.name.get_ref()),
+                ));
+            }
+            let digest = self.sha256(&t.sha256)?;
+            let mut sha256 = [0u8; 32];
+            // `sha256()` checked 64 hex digits, so this cannot fail.
+            hex::decode_to_slice(&digest, &mut sha256)
+                .map_err(|e| self.error(t.sha256.span().start, e.to_string()))?;
+            tokens.push(Token {
+                name: t.name.into_inner(),
+                sha256,
+                tools: t.tools,
+            });
+        }
+        Ok(Policy {
+            audit: raw.audit.map(|a| self.resolve(&a)),
+            defaults,
+            components,
+            tokens,
+        })
+    }
+
+    fn component(&self, name: &str, c: RawComponent) -> Result<ComponentPolicy, PolicyError> {
+        let section = self.section(RawSection {
+            folders: c.folders,
+            network: c.network,
+            tls: c.tls,
+            ca: c.ca,
+            env: c.env,
+            config: c.config,
+            limits: c.limits,
+            destructive: c.destructive,
+            hints: None,
+        })?;
+        let mut tools = BTreeMap::new();
+        let mut hints = BTreeMap::new();
+        for (tool, mut s) in c.tools {
+            if let Some(declared) = s.hints.take() {
+                hints.insert(tool.clone(), self.hints(declared)?);
+            }
+            tools.insert(tool, self.section(s)?);
+        }
+        Ok(ComponentPolicy {
+            name: name.to_string(),
+            source: c.source.map(|s| self.resolve(&s)),
+            sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
+            section,
+            tools,
+            hints,
+        })
+    }
+
+    /// `hints = ["read-only", "open-world"]`: the four hint names, each at
+    /// most once.
+    fn hints(&self, raw: Spanned<Vec<Spanned<String>>>) -> Result<Hints, PolicyError> {
+        let mut hints = Hints::default();
+        for name in raw.into_inner() {
+            let flag = match name.get_ref().as_str() {
+                "read-only" => &mut hints.read_only,
+                "destructive" => &mut hints.destructive,
+                "idempotent" => &mut hints.idempotent,
+                "open-world" => &mut hints.open_world,
+                other => {
+                    return Err(self.error(
+                        name.span().start,
+                        format!(
+                            "unknown hint {other:?}; the hints are \"read-only\", \
+                             \"destructive\", \"idempotent\" and \"open-world\""
+                        ),
+                    ));
+                }
+            };
+            if std::mem::replace(flag, true) {
+                return Err(self.error(
+                    name.span().start,
+                    format!("hint {:?} is listed twice", name.get_ref()),
+                ));
+            }
+        }
+        Ok(hints)
+    }
+
+    /// Checks a digest and returns it in lower case.
+    fn sha256(&self, digest: &Spanned<String>) -> Result<String, PolicyError> {
+        let text = digest.get_ref();
+        if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(self.error(
+                digest.span().start,
+                format!(
+                    "sha256 must be 64 hexadecimal digits, got {} characters",
+                    text.chars().count()
+                ),
+            ));
+        }
+        Ok(text.to_ascii_lowercase())
+    }
+
+    fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
+        Ok(Section {
+            folders: raw.folders.map(|f| self.folders(f)).transpose()?,
+            network: raw.network.map(|n| self.network(n)).transpose()?,
+            tls: raw.tls,
+            ca: raw.ca.map(|c| self.ca(&c)).transpose()?,
+            env: raw.env.map(|e| self.env(e)).transpose()?,
+            // The same form as `env`: literal, or `{ from = "VAR" }`.
+            config: raw.config.map(|e| self.env(e)).transpose()?,
+            limits: raw
+                .limits
+                .map(|l| self.limits(l))
+                .transpose()?
+                .unwrap_or_default(),
+            destructive: raw.destructive.map(Consent::from),
+        })
+    }
+
+    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
+        let mut folders: Vec<Folder> = Vec::new();
+        for f in raw.into_inner() {
+            let at = f.guest.span().start;
+            let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
+            if let Some(other) = folders.iter().find(|o| nested(&o.guest, &guest)) {
+                return Err(self.error(
+                    at,
+                    format!(
+                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
+                        other.guest
+                    ),
+                ));
+            }
+            let host = self.resolve(f.host.get_ref());
+            let at = f.host.span().start;
+            match std::fs::metadata(&host) {
+                Ok(m) if m.is_dir() => {}
+                Ok(_) => {
+                    return Err(self.error(
+                        at,
+                        format!("host folder {} is not a folder", host.display()),
+                    ));
+                }
+                Err(e) => {
+                    return Err(self.error(
+                        at,
+                        format!("host folder {} cannot be used: {e}", host.display()),
+                    ));
+                }
+            }
+            folders.push(Folder {
+                host,
+                guest,
+                mode: f.mode,
+            });
+        }
+        Ok(folders)
+    }
+
+    fn env(
+        &self,
+        raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>,
+    ) -> Result<Vec<(String, String)>, PolicyError> {
+        let mut vars = Vec::new();
+        for (name, value) in raw {
+            let at = name.span().start;
+            let name = name.into_inner();
+            if name.is_empty() || name.contains(['=', '\0']) {
+                return Err(self.error(
+                    at,
+                    format!("{name:?} is not a valid environment variable name"),
+                ));
+            }
+            let at = value.span().start;
+            let value = match value.into_inner() {
+                RawEnv::Literal(v) => v,
+                RawEnv::From(var) => self.variable(&var, &name, at)?,
+            };
+            if value.contains('\0') {
+                return Err(self.error(at, format!("the value of {name} contains a NUL character")));
+            }
+            vars.push((name, value));
+        }
+        Ok(vars)
+    }
+
+    /// The value of the runtime's variable `var`, read now; `for_what`
+    /// says what it is for in an error (which names the variable, never
+    /// its value), and `at` is where it is named.
+    pub(super) fn variable(
+        &self,
+        var: &str,
+        for_what: &str,
+        at: usize,
+    ) -> Result<String, PolicyError> {
+        match (self.env)(var) {
+            Ok(v) => Ok(v),
+            Err(VarError::NotPresent) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not set"),
+            )),
+            Err(VarError::NotUnicode(_)) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not valid Unicode"),
+            )),
+        }
+    }
+
+    /// A path of the policy resolved against its folder, without `.`
+    /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
+    /// so it reads right and compares equal to the same path spelled
+    /// another way.
+    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+        let resolved: PathBuf = self
+            .base
+            .join(path)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        if resolved.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            resolved
+        }
+    }
+
+    fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {
+        // A zero limit would make every call fail; it is always a mistake.
+        let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
+            Some((0, at)) => Err(self.error(at, format!("limit {name} must be greater than 0"))),
+            Some((v, _)) => Ok(Some(v)),
+            None => Ok(None),
+        };
+        let time = match raw.time {
+            Some(t) if t.get_ref().0.is_zero() => {
+                return Err(self.error(t.span().start, "limit time must be greater than 0"));
+            }
+            t => t.map(|t| t.into_inner().0),
+        };
+        let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
+        let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
+        Ok(LimitsPatch {
+            memory: nonzero("memory", sized(&raw.memory))?,
+            time,
+            fuel: nonzero(
+                "fuel",
+                raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)),
+            )?,
+            output: nonzero("output", sized(&raw.output))?,
+            log: raw.log.map(|l| l.0),
+            concurrency: nonzero(
+                "concurrency",
+                raw.concurrency
+                    .as_ref()
+                    .map(|c| (u64::from(*c.get_ref()), c.span().start)),
+            )?
+            .and_then(|c| u32::try_from(c).ok()),
+            write: nonzero("write", sized(&raw.write))?,
+            files: nonzero("files", counted(&raw.files))?,
+            open: nonzero("open", counted(&raw.open))?,
+            messages: counted(&raw.messages).map(|(n, _)| n),
+        })
+    }
+}
+
+/// Checks a guest path: absolute, no `.`/`..`/empty parts. Returns it
+/// without a trailing `/` (except for `/` itself).
+fn check_guest_path(path: &str) -> Result<String, String> {
+    if !path.starts_with('/') {
+        return Err(format!(
+            "guest path {path:?} must be absolute (start with '/')"
+        ));
+    }
+    let trimmed = if path.len() > 1 {
+        path.strip_suffix('/').unwrap_or(path)
+    } else {
+        path
+    };
+    if trimmed != "/"
+        && trimmed[1..]
+            .split('/')
+            .any(|part| part.is_empty() || part == "." || part == "..")
+    {
+        return Err(format!(
+            "guest path {path:?} may not contain '.', '..' or '//'"
+        ));
+    }
+    if trimmed.contains('\0') {
+        return Err(format!("guest path {path:?} contains a NUL character"));
+    }
+    Ok(trimmed.to_string())
+}
+
+/// Whether one guest path is the other or inside it.
+fn nested(a: &str, b: &str) -> bool {
+    let inside = |outer: &str, inner: &str| {
+        outer == "/"
+            || inner == outer
+            || inner
+                .strip_prefix(outer)
+                .is_some_and(|r| r.starts_with('/'))
+    };
+    inside(a, b) || inside(b, a)
+}

@@ -1,0 +1,128 @@
+//! How a client meets the server: `initialize` (sessions) or
+//! `server/discover` (2026-07-28), the server's identity on every
+//! stateless result, and the session's log level.
+
+use std::sync::atomic::Ordering;
+
+use serde_json::{Value, json};
+
+use super::request::{Client, Ctx, TASKS_EXTENSION};
+use super::revision::{self, Revision};
+use super::session::Session;
+use crate::protocol::jsonrpc::ErrorObject;
+use crate::tool::Level;
+
+/// How long clients may cache `tools/list` and `server/discover`.
+pub const LIST_TTL_MS: u64 = 60_000;
+const INSTRUCTIONS: &str = "Tools run in a WebAssembly sandbox with only the capabilities the \
+                            operator granted; a destructive tool may ask you to confirm.";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+/// `initialize`: negotiates the session's revision and reads what the
+/// client can do.
+pub fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
+    if session.revision().is_some() {
+        return Err(ErrorObject::invalid_request(
+            "the session is already initialized",
+        ));
+    }
+    let asked = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_params("protocolVersion (a string) is required"))?;
+    let revision = Revision::negotiate(asked);
+    let client = Client::from_capabilities(params.get("capabilities"));
+    if !session.initialized(revision, client) {
+        return Err(ErrorObject::invalid_request(
+            "the session is already initialized",
+        ));
+    }
+    let mut capabilities = json!({
+        "tools": { "listChanged": true },
+        "logging": {},
+    });
+    if revision.has_core_tasks() {
+        let mut tasks = json!({
+            "cancel": {},
+            "requests": { "tools": { "call": {} } },
+        });
+        // Listing needs an owner worth the name: a bearer token.
+        if session.token_name().is_some() {
+            tasks["list"] = json!({});
+        }
+        capabilities["tasks"] = tasks;
+    }
+    Ok(json!({
+        "protocolVersion": revision.as_str(),
+        "capabilities": capabilities,
+        "serverInfo": {
+            "name": "airlock",
+            "title": "airlock",
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "instructions": INSTRUCTIONS,
+    }))
+}
+
+/// `server/discover` (2026-07-28).
+pub fn discover() -> Value {
+    json!({
+        "supportedVersions": revision::all_as_json(),
+        "capabilities": {
+            "tools": { "listChanged": true },
+            "logging": {},
+            "extensions": { TASKS_EXTENSION: {} },
+        },
+        "instructions": INSTRUCTIONS,
+        "ttlMs": LIST_TTL_MS,
+        "cacheScope": "public",
+    })
+}
+
+/// Adds `resultType` (when absent) and the server's identity to a result
+/// of revision 2026-07-28.
+pub fn decorate(mut result: Value) -> Value {
+    if let Some(map) = result.as_object_mut() {
+        map.entry("resultType").or_insert_with(|| "complete".into());
+        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(
+                META_SERVER_INFO.into(),
+                json!({ "name": "airlock", "version": env!("CARGO_PKG_VERSION") }),
+            );
+        }
+    }
+    result
+}
+
+/// `logging/setLevel`: the session's lowest level of guest log messages.
+pub fn set_level(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let name = params.get("level").and_then(Value::as_str).unwrap_or("");
+    let level = Level::parse(name).ok_or_else(|| {
+        ErrorObject::invalid_params(format!(
+            "level must be one of {}",
+            Level::ALL.map(Level::as_str).join(", ")
+        ))
+        .with_data(json!({ "parameter": "level" }))
+    })?;
+    ctx.session.level().store(level as u8, Ordering::Relaxed);
+    Ok(json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stateless_results_are_decorated_with_server_info() {
+        let r = decorate(json!({"tools": []}));
+        assert_eq!(r["resultType"], "complete");
+        assert_eq!(r["_meta"][META_SERVER_INFO]["name"], "airlock");
+        let r = decorate(json!({"resultType": "task"}));
+        assert_eq!(r["resultType"], "task");
+        let d = discover();
+        assert_eq!(d["supportedVersions"][0], "2026-07-28");
+        assert!(d["capabilities"]["extensions"][TASKS_EXTENSION].is_object());
+        assert!(d["ttlMs"].as_u64().is_some());
+    }
+}

@@ -1,0 +1,267 @@
+//! One request being answered: its context (who asks, in which revision,
+//! with which client capabilities, where its messages go), its parameters,
+//! and its answer.
+//!
+//! Every handler takes a [`Ctx`]; what differs between revisions is read
+//! from `ctx.revision`'s predicates, never decided again by a handler.
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+
+use serde_json::{Value, json};
+
+use super::Server;
+use super::revision::{META_VERSION, Revision};
+use super::session::Session;
+use super::tasks::Owner;
+use crate::call::Caller;
+use crate::protocol::jsonrpc::{ErrorObject, Id};
+use crate::protocol::outbox::Outbox;
+use crate::tool::Level;
+
+/// The `_meta` key of the client's capabilities (2026-07-28).
+pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key of the log level a request asks for (2026-07-28).
+pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+/// The tasks extension's identifier (2026-07-28).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// The request needs a client capability it did not declare.
+pub const MISSING_CAPABILITY: i64 = -32021;
+/// The requested protocol version is not served.
+pub const UNSUPPORTED_VERSION: i64 = -32022;
+
+/// What the client can do, as the request (2026-07-28) or the session's
+/// `initialize` declared it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Client {
+    /// Form elicitation: the server may ask it to confirm.
+    pub elicitation: bool,
+    /// The 2026-07-28 tasks extension.
+    pub tasks: bool,
+}
+
+impl Client {
+    /// Reads a `capabilities` object (of `initialize`, or of `_meta`). An
+    /// empty `elicitation` object means form mode (2025-06-18); later
+    /// revisions may list the modes.
+    pub fn from_capabilities(capabilities: Option<&Value>) -> Client {
+        let elicitation = capabilities
+            .and_then(|c| c.get("elicitation"))
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.is_empty() || m.contains_key("form"));
+        let tasks = capabilities
+            .and_then(|c| c.get("extensions"))
+            .and_then(|e| e.get(TASKS_EXTENSION))
+            .is_some();
+        Client { elicitation, tasks }
+    }
+}
+
+/// The context of one request with an id.
+pub struct Ctx<'a> {
+    pub session: &'a Arc<Session>,
+    pub id: &'a Id,
+    pub revision: Revision,
+    pub client: Client,
+    /// Guest log messages below this level (an index into `Level::ALL`) are
+    /// not sent: the session's (`logging/setLevel`, read live) or the
+    /// request's own.
+    pub log_level: Arc<AtomicU8>,
+    /// Where messages sent while the request runs go.
+    pub out: &'a Outbox,
+}
+
+impl Ctx<'_> {
+    pub fn server(&self) -> &Arc<Server> {
+        self.session.server()
+    }
+
+    /// Who the audit log names for calls of this request.
+    pub fn caller(&self) -> Caller {
+        self.session.caller().clone()
+    }
+
+    /// Who owns the tasks this request creates and may see: the bearer
+    /// token; else the session, or — without a session — anyone holding
+    /// the (unguessable) id.
+    pub fn owner(&self) -> Owner {
+        match self.session.caller() {
+            Caller::Token(name) => Owner::Token(name.clone()),
+            _ if self.revision.is_stateless() => Owner::Anyone,
+            _ => Owner::Session(self.session.key()),
+        }
+    }
+
+    /// Whether tasks are on for this request: in the core protocol, or
+    /// through the extension the request declares.
+    pub fn tasks_on(&self) -> bool {
+        self.revision.has_core_tasks() || (self.revision.is_stateless() && self.client.tasks)
+    }
+
+    /// Whether the caller may see and call `tool` (a token may be limited).
+    pub fn allows(&self, tool: &str) -> bool {
+        self.session.allows(tool)
+    }
+}
+
+/// The per-request fields of a 2026-07-28 request.
+#[derive(Debug, Clone)]
+pub struct Meta {
+    pub client: Client,
+    /// Guest logs at or above this level are sent; none when absent.
+    pub log_level: Option<Level>,
+}
+
+/// Reads and checks the per-request `_meta` fields: -32602 when a required
+/// one is missing or malformed, -32022 for a version not served.
+pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
+    let meta = params.and_then(|p| p.get("_meta"));
+    let stateless = Revision::V2026_07_28.as_str();
+    let missing = |what: &str| {
+        ErrorObject::invalid_params(format!(
+            "params._meta[\"{what}\"] is required on every request of revision {stateless}"
+        ))
+        .with_data(json!({ "parameter": format!("_meta.{what}") }))
+    };
+    let version = meta
+        .and_then(|m| m.get(META_VERSION))
+        .and_then(Value::as_str)
+        .ok_or_else(|| missing(META_VERSION))?;
+    if Revision::parse(version).is_none_or(|r| !r.is_stateless()) {
+        return Err(unsupported_version(version));
+    }
+    let capabilities = meta
+        .and_then(|m| m.get(META_CAPABILITIES))
+        .filter(|c| c.is_object())
+        .ok_or_else(|| missing(META_CAPABILITIES))?;
+    let log_level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+        None | Some(Value::Null) => None,
+        Some(level) => Some(level.as_str().and_then(Level::parse).ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
+                "_meta[\"{META_LOG_LEVEL}\"] must be one of {}",
+                Level::ALL.map(Level::as_str).join(", ")
+            ))
+            .with_data(json!({ "parameter": format!("_meta.{META_LOG_LEVEL}") }))
+        })?),
+    };
+    Ok(Meta {
+        client: Client::from_capabilities(Some(capabilities)),
+        log_level,
+    })
+}
+
+/// `UnsupportedProtocolVersionError`.
+pub fn unsupported_version(requested: &str) -> ErrorObject {
+    ErrorObject::new(UNSUPPORTED_VERSION, "Unsupported protocol version").with_data(json!({
+        "supported": super::revision::all_as_json(),
+        "requested": crate::protocol::jsonrpc::shorten(requested, 100),
+    }))
+}
+
+/// -32021: the request needs a capability (`required`) it did not declare.
+pub fn missing_capability(message: String, required: Value) -> ErrorObject {
+    ErrorObject::new(MISSING_CAPABILITY, message)
+        .with_data(json!({ "requiredCapabilities": required }))
+}
+
+/// The string parameter `key`, described as `what` when it is missing.
+pub fn required_str<'p>(params: &'p Value, key: &str, what: &str) -> Result<&'p str, ErrorObject> {
+    params.get(key).and_then(Value::as_str).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("{key} ({what}) is required"))
+            .with_data(json!({ "parameter": key }))
+    })
+}
+
+/// What a request handler produced.
+pub enum Answer {
+    Result(Value),
+    Error(ErrorObject),
+    /// Send nothing (the request was cancelled).
+    Nothing,
+}
+
+impl From<Result<Value, ErrorObject>> for Answer {
+    fn from(result: Result<Value, ErrorObject>) -> Self {
+        match result {
+            Ok(value) => Answer::Result(value),
+            Err(error) => Answer::Error(error),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_is_required_and_checked() {
+        let err = read_meta(None).unwrap_err();
+        assert_eq!(err.code, crate::protocol::jsonrpc::INVALID_PARAMS);
+        let err = read_meta(Some(&json!({"_meta": {META_VERSION: "1900-01-01"}}))).unwrap_err();
+        assert_eq!(err.code, UNSUPPORTED_VERSION);
+        let data = err.to_json()["data"].clone();
+        assert_eq!(data["requested"], "1900-01-01");
+        assert_eq!(data["supported"][0], "2026-07-28");
+        assert!(
+            data["supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("2025-11-25"))
+        );
+        // A session revision in `_meta` is not a stateless request.
+        let err = read_meta(Some(&json!({"_meta": {META_VERSION: "2025-11-25"}}))).unwrap_err();
+        assert_eq!(err.code, UNSUPPORTED_VERSION);
+        let err = read_meta(Some(&json!({"_meta": {META_VERSION: "2026-07-28"}}))).unwrap_err();
+        assert_eq!(
+            err.code,
+            crate::protocol::jsonrpc::INVALID_PARAMS,
+            "capabilities are required"
+        );
+        let err = read_meta(Some(&json!({"_meta": {
+            META_VERSION: "2026-07-28", META_CAPABILITIES: {}, META_LOG_LEVEL: "loud"
+        }})))
+        .unwrap_err();
+        assert_eq!(err.code, crate::protocol::jsonrpc::INVALID_PARAMS);
+        let meta = read_meta(Some(&json!({"_meta": {
+            META_VERSION: "2026-07-28",
+            META_CAPABILITIES: {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}},
+            META_LOG_LEVEL: "info"
+        }})))
+        .unwrap();
+        assert_eq!(
+            meta.client,
+            Client {
+                elicitation: true,
+                tasks: true
+            }
+        );
+        assert_eq!(meta.log_level, Some(Level::Info));
+    }
+
+    #[test]
+    fn client_capabilities() {
+        for (caps, elicitation) in [
+            (json!({"elicitation": {}}), true),
+            (json!({"elicitation": {"form": {}}}), true),
+            (json!({"elicitation": {"url": {}}}), false),
+            (json!({"elicitation": true}), false),
+            (json!({}), false),
+        ] {
+            assert_eq!(
+                Client::from_capabilities(Some(&caps)).elicitation,
+                elicitation,
+                "{caps}"
+            );
+        }
+        assert_eq!(Client::from_capabilities(None), Client::default());
+    }
+
+    #[test]
+    fn required_strings_name_the_parameter() {
+        let params = json!({"name": "x", "n": 1});
+        assert_eq!(required_str(&params, "name", "the tool").unwrap(), "x");
+        let err = required_str(&params, "n", "a string").unwrap_err();
+        assert_eq!(err.message, "n (a string) is required");
+        assert_eq!(err.data, Some(json!({"parameter": "n"})));
+    }
+}

@@ -1,0 +1,344 @@
+//! MCP tasks: a tool call that runs in the background while the client
+//! polls for it — in the core protocol of 2025-11-25 (`task` in
+//! `tools/call`, `tasks/get`, `tasks/result`, `tasks/cancel`, `tasks/list`
+//! for authenticated callers, status notifications) and as the
+//! `io.modelcontextprotocol/tasks` extension of 2026-07-28 (`tasks/get`
+//! with the outcome inlined, `tasks/update`, `tasks/cancel`).
+//!
+//! [`store`] keeps the state; this module runs a task's call and answers
+//! the methods. What a task sends while it runs (progress, logs, an
+//! elicitation request) goes to a client waiting in `tasks/result`, else to
+//! the session's standing stream, tagged with its task id.
+
+mod store;
+
+use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use store::{Owner, RELATED_TASK, Status, Task, TaskStore};
+
+use super::confirm;
+use super::request::{Answer, Client, Ctx, required_str};
+use super::revision::Revision;
+use super::session::Session;
+use super::tools::{Observer, decode_cursor, encode_cursor};
+use crate::call::PreparedCall;
+use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::outbox::{Inbox, Outbox};
+use crate::sandbox::CancelToken;
+use crate::tool::Level;
+
+/// The lifetime asked in a `task` parameter (`ttl` in 2025-11-25); `task`
+/// must be an object.
+pub fn ttl(task: &Value, key: &str) -> Result<Option<u64>, ErrorObject> {
+    let invalid = || {
+        ErrorObject::invalid_params(format!(
+            "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
+        ))
+        .with_data(json!({ "parameter": "task" }))
+    };
+    let map = task.as_object().ok_or_else(invalid)?;
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_u64() {
+            Some(ms) => Ok(Some(ms)),
+            // Big or fractional numbers: take what fits.
+            None => match value.as_f64() {
+                Some(ms) if ms >= 0.0 => Ok(Some(ms.min(u64::MAX as f64) as u64)),
+                _ => Err(invalid()),
+            },
+        },
+    }
+}
+
+/// The `CreateTaskResult` in the request's revision.
+fn created(ctx: &Ctx<'_>, task: &Task) -> Value {
+    if !ctx.revision.is_stateless() {
+        return json!({ "task": task.to_json() });
+    }
+    let mut result = task.to_json_extension();
+    if let Some(map) = result.as_object_mut() {
+        map.remove("result");
+        map.remove("error");
+        map.insert("resultType".into(), "task".into());
+    }
+    result
+}
+
+/// A task-augmented call refused before it ran (arguments, policy, busy):
+/// a task that failed at once with the tool error `result`.
+pub fn refused(
+    ctx: &Ctx<'_>,
+    name: &str,
+    ttl: Option<u64>,
+    result: Value,
+) -> Result<Value, ErrorObject> {
+    let task = ctx
+        .server()
+        .tasks
+        .create(ctx.owner(), name, ttl, CancelToken::new())?;
+    tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "task refused before it ran");
+    task.finish(Ok(result));
+    Ok(created(ctx, &task))
+}
+
+/// Starts a prepared call as a task: answers the `CreateTaskResult` at
+/// once; the call runs in the background. Cancelling the task stops it.
+pub fn start(
+    ctx: &Ctx<'_>,
+    prepared: PreparedCall,
+    progress: Option<Value>,
+    ttl: Option<u64>,
+) -> Result<Value, ErrorObject> {
+    let name = prepared.tool().info.name.clone();
+    let task =
+        ctx.server()
+            .tasks
+            .create(ctx.owner(), &name, ttl, prepared.cancel_token().clone())?;
+    tracing::info!(task = %task.id, tool = %name, caller = %ctx.caller(), "task created");
+    // A task of the 2026-07-28 extension carries no messages.
+    let messages = ctx.revision.has_core_tasks();
+    let run = Run {
+        session: ctx.session.clone(),
+        task: task.clone(),
+        revision: ctx.revision,
+        client: ctx.client,
+        level: if messages {
+            ctx.log_level.clone()
+        } else {
+            Arc::new(AtomicU8::new(Level::ALL.len() as u8))
+        },
+        progress: progress.filter(|_| messages),
+    };
+    tokio::spawn(run.run(prepared));
+    Ok(created(ctx, &task))
+}
+
+/// What a task's background run needs of the request that started it.
+struct Run {
+    session: Arc<Session>,
+    task: Arc<Task>,
+    revision: Revision,
+    client: Client,
+    level: Arc<AtomicU8>,
+    progress: Option<Value>,
+}
+
+impl Run {
+    /// Runs the call to its end (asking for confirmation first, when the
+    /// revision asks in-band) and records the outcome.
+    async fn run(self, mut prepared: PreparedCall) {
+        let task = &self.task;
+        let (out, inbox) = Outbox::channel();
+        let relay = tokio::spawn(relay(self.session.clone(), task.clone(), inbox));
+        let name = task.tool.clone();
+        if prepared.needs_confirmation() {
+            let why = format!("{name} is destructive: confirm it (call tasks/result)");
+            if task.set_status(Status::InputRequired, Some(why)) {
+                self.status_changed();
+            }
+            let answer = confirm::ask(
+                &self.session,
+                self.revision,
+                self.client,
+                &name,
+                prepared.arguments(),
+                &out,
+                Some(&task.id),
+            )
+            .await;
+            prepared.confirm(answer);
+            if task.set_status(Status::Working, None) {
+                self.status_changed();
+            }
+        }
+        if !task.cancel_token().is_cancelled() {
+            let observer = Arc::new(Observer {
+                out: out.clone(),
+                level: self.level.clone(),
+                tool: name.clone(),
+                progress: self.progress.clone(),
+            });
+            let outcome = match prepared.run_on_lane(observer).await {
+                Some(Ok(output)) => Ok(output.to_mcp()),
+                Some(Err(err)) => Ok(super::tools::tool_error(&err)),
+                None => {
+                    tracing::error!(tool = %name, "the task's thread failed");
+                    Err(ErrorObject::internal())
+                }
+            };
+            if task.finish(outcome) {
+                tracing::info!(task = %task.id, tool = %name, status = task.status().as_str(), "task ended");
+                self.status_changed();
+            }
+        }
+        drop(out);
+        let _ = relay.await;
+    }
+
+    fn status_changed(&self) {
+        status_changed(&self.session, self.revision, &self.task);
+    }
+}
+
+/// `notifications/tasks/status` on the standing stream, in the revisions
+/// that have it.
+fn status_changed(session: &Session, revision: Revision, task: &Task) {
+    if revision.has_core_tasks() {
+        session.notify_standing(jsonrpc::notification(
+            "notifications/tasks/status",
+            task.to_json(),
+        ));
+    }
+}
+
+/// Carries what a task sends while it runs: to a client waiting in
+/// `tasks/result` first, else to the session's standing stream. A request
+/// (an elicitation) with no one to receive it waits until someone listens
+/// or the task ends; a notification with no one to receive it is dropped.
+async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
+    while let Some(mut message) = inbox.recv().await {
+        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
+            let meta = params.entry("_meta").or_insert_with(|| json!({}));
+            if meta.is_object() {
+                meta[RELATED_TASK] = json!({ "taskId": task.id });
+            }
+        }
+        let is_request = message.get("id").is_some();
+        loop {
+            let back = match task.deliver(message) {
+                Ok(()) => break,
+                Err(back) => back,
+            };
+            if !is_request {
+                session.notify_standing(back);
+                break;
+            }
+            message = match session.try_send_standing(back) {
+                Ok(()) => break,
+                Err(back) => back,
+            };
+            if task.status().is_terminal() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// The task `params.taskId` names, if the caller owns it.
+fn find(ctx: &Ctx<'_>, params: &Value) -> Result<Arc<Task>, ErrorObject> {
+    let id = required_str(params, "taskId", "a string")?;
+    ctx.server().tasks.get(id, &ctx.owner()).ok_or_else(|| {
+        ErrorObject::invalid_params("Failed to retrieve task: Task not found")
+            .with_data(json!({ "parameter": "taskId" }))
+    })
+}
+
+/// `tasks/get`.
+pub fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let task = find(ctx, params)?;
+    Ok(if ctx.revision.is_stateless() {
+        task.to_json_extension()
+    } else {
+        task.to_json()
+    })
+}
+
+/// `tasks/update` (2026-07-28): nothing to update but the task must exist.
+pub fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    find(ctx, params).map(|_| json!({}))
+}
+
+/// `tasks/cancel`: the task becomes `cancelled` and its guest stops. A
+/// task already terminal is an error in 2025-11-25, a no-op in 2026-07-28.
+pub fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let task = find(ctx, params)?;
+    match task.cancel("The task was cancelled by request.") {
+        Ok(()) => {
+            tracing::info!(task = %task.id, tool = %task.tool, "task cancelled by the client");
+            status_changed(ctx.session, ctx.revision, &task);
+        }
+        Err(_) if ctx.revision.is_stateless() => {}
+        Err(status) => {
+            return Err(ErrorObject::invalid_params(format!(
+                "Cannot cancel task: already in terminal status '{}'",
+                status.as_str()
+            )));
+        }
+    }
+    Ok(if ctx.revision.is_stateless() {
+        json!({})
+    } else {
+        task.to_json()
+    })
+}
+
+/// `tasks/result` (2025-11-25): waits until the task is terminal, relaying
+/// its messages (an elicitation request) meanwhile, then answers what the
+/// call would have answered.
+pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
+    let task = match find(ctx, params) {
+        Ok(task) => task,
+        Err(error) => return Answer::Error(error),
+    };
+    task.listen(ctx.out.clone());
+    task.wait().await;
+    task.unlisten(ctx.out);
+    match task.outcome() {
+        Some(Ok(mut result)) => {
+            if let Some(map) = result.as_object_mut() {
+                let meta = map.entry("_meta").or_insert_with(|| json!({}));
+                meta[RELATED_TASK] = json!({ "taskId": task.id });
+            }
+            Answer::Result(result)
+        }
+        Some(Err(error)) => Answer::Error(error),
+        None => Answer::Error(ErrorObject::internal()),
+    }
+}
+
+/// `tasks/list` (2025-11-25, authenticated callers): the caller's tasks,
+/// oldest first, a page at a time.
+pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let invalid = || {
+        ErrorObject::invalid_params("Invalid cursor").with_data(json!({ "parameter": "cursor" }))
+    };
+    let after = match params.get("cursor") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(cursor)) => Some(
+            decode_cursor(cursor)
+                .and_then(|c| c.strip_prefix("task:").map(str::to_owned))
+                .ok_or_else(invalid)?,
+        ),
+        Some(_) => return Err(invalid()),
+    };
+    let (page, more) = ctx
+        .server()
+        .tasks
+        .list(&ctx.owner(), after.as_deref())
+        .ok_or_else(invalid)?;
+    let mut result = json!({ "tasks": page.iter().map(|t| t.to_json()).collect::<Vec<_>>() });
+    if more && let Some(last) = page.last() {
+        result["nextCursor"] = encode_cursor(&format!("task:{}", last.id)).into();
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_params() {
+        assert_eq!(ttl(&json!({}), "ttl").unwrap(), None);
+        assert_eq!(ttl(&json!({"ttl": 5000}), "ttl").unwrap(), Some(5000));
+        assert_eq!(ttl(&json!({"ttl": 1e30}), "ttl").unwrap(), Some(u64::MAX));
+        assert!(ttl(&json!({"ttl": -1}), "ttl").is_err());
+        assert!(ttl(&json!({"ttl": "1"}), "ttl").is_err());
+        assert!(ttl(&json!(true), "ttl").is_err());
+    }
+}

@@ -1,0 +1,256 @@
+//! HTTP on hyper: MCP Streamable HTTP at `/mcp`, plain JSON-RPC at `/rpc`
+//! (and its text description at `/rpc/describe`).
+//!
+//! The front door is defensive because anything may knock:
+//! - `Host` and `Origin` must name an allowed host (loopback by default),
+//!   against DNS rebinding (403);
+//! - bearer tokens from the policy, when it has any (401), each seeing only
+//!   its tools;
+//! - bodies are limited (413), refused from `Content-Length` before reading
+//!   and cut off while streaming, never buffered whole;
+//! - calls in flight are limited (503 with `Retry-After`), connections are
+//!   limited, and a client must send its headers in time.
+//!
+//! A POST to `/mcp` is answered with JSON, unless the call sends something
+//! on its own before its result (progress, log, an elicitation request):
+//! then the answer turns into an SSE stream carrying those and the result.
+//! A GET to `/mcp` opens the session's standing SSE stream for messages not
+//! tied to a request (`notifications/tools/list_changed`, task status, a
+//! background task's elicitation); a newer GET replaces an older one.
+//!
+//! Revision 2026-07-28 has no session: a POST whose body carries the
+//! per-request `_meta` (or whose `MCP-Protocol-Version` is 2026-07-28) runs
+//! on a throw-away session after its headers are checked against the body;
+//! its errors get 400 (-32020, -32021, -32022, missing `_meta`) or 404
+//! (-32601). `subscriptions/listen` is its long-lived SSE answer, in place
+//! of the GET stream.
+//!
+//! The modules: [`checks`] (the front door's rules, apart from I/O),
+//! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
+//! bounded SSE bodies); `/rpc` and the accept loop are here.
+
+mod body;
+mod checks;
+mod mcp;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper::body::Incoming as IncomingBody;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::policy::Token;
+use crate::protocol::jsonrpc;
+use crate::protocol::mcp::{Server, Session};
+use crate::protocol::rpc;
+use crate::sync::lock;
+use body::{BoxBody, busy, empty, json, not_allowed, plain};
+use checks::{
+    authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
+};
+
+/// Limits and allow-lists of the HTTP server.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Host names (no port) accepted in `Host` and `Origin`.
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body, in bytes.
+    pub max_body: usize,
+    /// Requests running tool calls at once, over all clients.
+    pub max_calls: usize,
+    /// Open connections at once; more are closed on accept.
+    pub max_connections: usize,
+    /// Open MCP sessions at once.
+    pub max_sessions: usize,
+    /// A session unused this long is forgotten (404 afterwards).
+    pub session_idle: Duration,
+    /// Time a client has to send its request headers.
+    pub header_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            allowed_hosts: loopback_names(),
+            max_body: 4 * 1024 * 1024,
+            max_calls: 64,
+            max_connections: 1024,
+            max_sessions: 4096,
+            session_idle: Duration::from_secs(3600),
+            header_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// The host names that mean this machine.
+pub fn loopback_names() -> Vec<String> {
+    ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec()
+}
+
+struct Entry {
+    session: Arc<Session>,
+    last_used: Mutex<Instant>,
+}
+
+struct Shared {
+    server: Arc<Server>,
+    config: HttpConfig,
+    tokens: Vec<Token>,
+    sessions: Mutex<HashMap<String, Arc<Entry>>>,
+    calls: Arc<Semaphore>,
+}
+
+/// Serves until `shutdown` resolves; then stops accepting, lets requests in
+/// flight finish within `grace`, and cancels the calls still running.
+pub async fn serve(
+    server: Arc<Server>,
+    listener: TcpListener,
+    config: HttpConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let tokens = server.runtime.policy().tokens().to_vec();
+    let connections = Arc::new(Semaphore::new(config.max_connections));
+    let shared = Arc::new(Shared {
+        server: server.clone(),
+        tokens,
+        sessions: Mutex::new(HashMap::new()),
+        calls: Arc::new(Semaphore::new(config.max_calls)),
+        config,
+    });
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                Err(err) => {
+                    // Out of file descriptors and the like: wait, do not spin.
+                    tracing::warn!("accept: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::warn!("connection limit reached; closing a connection from {peer}");
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let header_timeout = shared.config.header_timeout;
+        let shared = shared.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let shared = shared.clone();
+            async move { Ok::<_, Infallible>(route(&shared, req, peer).await) }
+        });
+        let conn = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(header_timeout)
+            .max_buf_size(64 * 1024)
+            .serve_connection(TokioIo::new(stream), service);
+        let watched = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(err) = watched.await {
+                tracing::debug!("connection from {peer}: {err}");
+            }
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // Standing streams never end on their own: close them so the graceful
+    // shutdown waits only for real requests.
+    for entry in lock(&shared.sessions).values() {
+        entry.session.set_standing(None);
+    }
+    tracing::info!("stopped accepting; waiting up to {grace:?} for requests in flight");
+    let drained = graceful.shutdown();
+    tokio::pin!(drained);
+    if tokio::time::timeout(grace, &mut drained).await.is_err() {
+        tracing::warn!(
+            "grace period over; cancelling {} running call(s)",
+            server.running()
+        );
+        server.shut_down_calls();
+        // A cancelled guest stops within a few epoch ticks; its request is
+        // then answered ("shutting down") and its connection closes.
+        if tokio::time::timeout(Duration::from_secs(2), &mut drained)
+            .await
+            .is_err()
+        {
+            tracing::warn!("{} call(s) did not stop in time", server.running());
+        }
+    }
+    Ok(())
+}
+
+async fn route(
+    shared: &Arc<Shared>,
+    req: Request<IncomingBody>,
+    peer: SocketAddr,
+) -> Response<BoxBody> {
+    if let Err(why) = check_one_host(req.headers()) {
+        tracing::info!("refused a request from {peer}: {why}");
+        return plain(StatusCode::BAD_REQUEST, &format!("bad request: {why}\n"));
+    }
+    if let Err(why) = check_host_and_origin(&shared.config, req.headers()) {
+        tracing::info!("refused a request from {peer}: {why}");
+        return plain(StatusCode::FORBIDDEN, &format!("forbidden: {why}\n"));
+    }
+    let path = req.uri().path().to_string();
+    let known = matches!(path.as_str(), "/mcp" | "/rpc" | "/rpc/describe");
+    if !known {
+        return plain(
+            StatusCode::NOT_FOUND,
+            "not found; MCP is at /mcp, JSON-RPC at /rpc\n",
+        );
+    }
+    let token = match authenticate(&shared.tokens, req.headers()) {
+        Ok(token) => token,
+        Err(response) => return response,
+    };
+    match (path.as_str(), req.method()) {
+        ("/mcp", &Method::POST) => mcp::post(shared, req, token, peer).await,
+        ("/mcp", &Method::DELETE) => mcp::delete(shared, req.headers(), token.as_ref()),
+        ("/mcp", &Method::GET) => mcp::get(shared, req.headers(), token.as_ref()),
+        ("/mcp", _) => not_allowed("GET, POST, DELETE"),
+        ("/rpc", &Method::POST) => rpc_post(shared, req, token, peer).await,
+        ("/rpc", _) => not_allowed("POST"),
+        ("/rpc/describe", &Method::GET) => plain(
+            StatusCode::OK,
+            &rpc::describe(&shared.server, token.as_ref()),
+        ),
+        _ => not_allowed("GET"),
+    }
+}
+
+// --- /rpc ----------------------------------------------------------------
+
+async fn rpc_post(
+    shared: &Arc<Shared>,
+    req: Request<IncomingBody>,
+    token: Option<Token>,
+    peer: SocketAddr,
+) -> Response<BoxBody> {
+    if let Err(response) = check_json_content_type(req.headers()) {
+        return response;
+    }
+    let body = match read_body(req, shared.config.max_body).await {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let Ok(_permit) = shared.calls.clone().try_acquire_owned() else {
+        return busy();
+    };
+    match rpc::handle(&shared.server, token.as_ref(), peer, jsonrpc::parse(&body)).await {
+        Some(response) => json(StatusCode::OK, &response),
+        None => empty(StatusCode::NO_CONTENT),
+    }
+}
