@@ -452,3 +452,35 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
     );
     assert!(!err.contains("[components.catalog]"), "{err}");
 }
+
+#[test]
+fn check_validates_the_limits_on_what_a_call_may_take() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let good = dir.path().join("good.toml");
+    std::fs::write(
+        &good,
+        "[defaults.limits]\nwrite = \"2MiB\"\nfiles = 5\nopen = 7\nmessages = 0\nlog = \"1KiB\"\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(good)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for (line, what) in [
+        ("write = 0", "write must be greater than 0"),
+        ("files = 0", "files must be greater than 0"),
+        ("open = 0", "open must be greater than 0"),
+        ("write = \"2MB\"", "invalid size \"2MB\""),
+        ("log = \"lots\"", "invalid size \"lots\""),
+        ("open = \"many\"", "invalid type"),
+        ("files = -1", "invalid value"),
+        ("messages = 1.5", "invalid type"),
+        ("sockets = 3", "unknown field `sockets`"),
+    ] {
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, format!("[defaults.limits]\ntime = \"1s\"\n{line}\n")).expect("write");
+        let out = airlock(&["check", &path(bad)]);
+        assert_eq!(out.status.code(), Some(5), "{line}");
+        let err = stderr(&out);
+        assert!(err.contains("bad.toml:3:"), "{line}: {err}");
+        assert!(err.contains(what), "{line}: {err}");
+    }
+}

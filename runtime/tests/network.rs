@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use airlock::Runtime;
 use airlock::call::CallError;
 use serde_json::{Value, json};
+use support::http::read_request_head;
 use support::{call, test_component, text};
 
 /// A server that answers every connection with `200 hello` and records the
@@ -41,20 +42,11 @@ impl Recorder {
                         .set_read_timeout(Some(Duration::from_secs(5)))
                         .expect("timeout");
                     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    let mut first = String::new();
-                    let _ = reader.read_line(&mut first);
-                    record
-                        .lock()
-                        .expect("record")
-                        .push(first.trim_end().to_string());
+                    let first = read_request_head(&mut reader);
+                    record.lock().expect("record").push(first);
                     if silent {
                         thread::sleep(Duration::from_secs(10));
                         return;
-                    }
-                    // Read the rest of the head, then answer.
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        line.clear();
                     }
                     let _ = stream.write_all(
                         b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
@@ -95,11 +87,7 @@ fn slow_body_server() -> u16 {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
+                read_request_head(&mut BufReader::new(stream.try_clone().expect("clone")));
                 let _ = stream.write_all(
                     b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\n",
                 );

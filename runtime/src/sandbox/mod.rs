@@ -11,6 +11,7 @@
 //! secret injected into the call's requests never reaches the client.
 
 mod bindings;
+mod bounded_fs;
 mod budget;
 mod cache;
 mod config;
@@ -20,6 +21,7 @@ mod outgoing;
 mod pipe;
 mod plain;
 pub mod redact;
+mod sockets;
 mod state;
 mod tls;
 mod waits;
@@ -240,6 +242,9 @@ impl Sandbox {
         folders::add_to_linker(&mut linker)?;
         config::add_to_linker(&mut linker)?;
         waits::add_to_linker(&mut linker)?;
+        // Each TCP socket and name lookup holds a place among the call's
+        // descriptors.
+        sockets::add_to_linker(&mut linker)?;
         bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |state| state,

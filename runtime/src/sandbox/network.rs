@@ -58,9 +58,11 @@
 //! pattern — with names only there is nothing a socket could reach, and a
 //! lookup would only be a channel out through the resolver. A guest may
 //! connect to a listed address; it may not listen, accept, or bind other
-//! than the implicit bind of `connect`. UDP is always off. A guest's name
-//! lookups are answered by the host's resolver (and so are visible to it);
-//! what the answer may be used for is decided by the address check.
+//! than the implicit bind of `connect`; each socket holds a place among the
+//! call's descriptors (`limits.open`, see `sockets`). UDP is always off. A
+//! guest's name lookups are answered by the host's resolver (and so are
+//! visible to it); what the answer may be used for is decided by the address
+//! check.
 //!
 //! A refusal is logged for the operator with the policy key that would allow
 //! it; the guest sees only the WASI error code.

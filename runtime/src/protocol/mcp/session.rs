@@ -156,13 +156,6 @@ impl Session {
         *lock(&self.standing) = out;
     }
 
-    /// Whether a standing stream is open now.
-    pub fn has_standing(&self) -> bool {
-        lock(&self.standing)
-            .as_ref()
-            .is_some_and(|o| !o.is_closed())
-    }
-
     /// Sends a notification on the standing stream; false when there is
     /// none (or it is full: the notification is then dropped and counted).
     pub(super) fn notify_standing(&self, message: Value) -> bool {
