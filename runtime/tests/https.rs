@@ -455,7 +455,12 @@ fn unlisted_host_refused(runtime: &Runtime, tool: &str, code: &str) {
 #[test]
 fn the_rust_example_fetches_over_https_and_never_sees_the_credential() {
     let (server, dir) = local(Leaf::For(LOOPBACK));
-    let runtime = example_runtime("fetch", support::component("fetch"), &server, dir.path());
+    let runtime = example_runtime(
+        "webfetch",
+        support::component("webfetch"),
+        &server,
+        dir.path(),
+    );
     let base = format!("https://localhost:{}", server.port());
 
     let out = call(
@@ -561,8 +566,8 @@ fn per_request_times() {
     let base = format!("https://localhost:{}", server.port());
     let cases = [
         (
-            "fetch",
-            support::component("fetch"),
+            "webfetch",
+            support::component("webfetch"),
             "fetch_url",
             json!({ "url": format!("{base}/json") }),
         ),

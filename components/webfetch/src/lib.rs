@@ -1,4 +1,4 @@
-//! `fetch`: the open-world example. One tool, `fetch_url`, that makes a GET
+//! `webfetch`: the open-world example. One tool, `fetch_url`, that makes a GET
 //! request with `airlock_sdk::http` and returns what came back.
 //!
 //! It needs the network, so airlock runs it only with a grant: the operator
@@ -6,7 +6,7 @@
 //! the requests, which the tool never sees):
 //!
 //! ```toml
-//! [components.fetch.network."https://api.example.com"]
+//! [components.webfetch.network."https://api.example.com"]
 //! headers = { Authorization = { from = "EXAMPLE_TOKEN", format = "Bearer {}" } }
 //! ```
 

@@ -1,8 +1,8 @@
-"""A local HTTPS server for trying the `fetch` example: it answers every GET
+"""A local HTTPS server for trying the `webfetch` example: it answers every GET
 with the headers of the request, one `Name: value` line each (so you can see
 what airlock sent, and what it redacts from the tool's result).
 
-    python3 components/fetch/echo_server.py CERT KEY [PORT]
+    python3 components/webfetch/echo_server.py CERT KEY [PORT]
 
 CERT and KEY are the server's certificate and key in PEM (README.md,
 "Network", makes a throwaway CA and both with openssl). It listens on
