@@ -89,6 +89,7 @@ pub fn prepare(
                     duration: started.elapsed(),
                     bytes_in,
                     bytes_out: 0,
+                    credentials_used: &[],
                 });
             }
             return Err(err);
@@ -255,7 +256,7 @@ impl PreparedCall {
     /// such, and its error handed back.
     fn refused(mut self, err: CallError) -> Result<Output, CallError> {
         let result = Err(err);
-        self.record(&result);
+        self.record(&result, &[]);
         result
     }
 
@@ -264,12 +265,13 @@ impl PreparedCall {
         observer: Arc<dyn CallObserver>,
     ) -> (Result<Output, CallError>, Teardown) {
         let (result, teardown) = self.run_guest(observer);
-        self.record(&result);
+        self.record(&result, &teardown.credentials_used());
         (result, teardown)
     }
 
-    /// Writes the call's audit entry (once).
-    fn record(&mut self, result: &Result<Output, CallError>) {
+    /// Writes the call's audit entry (once), with the credentials its
+    /// requests carried.
+    fn record(&mut self, result: &Result<Output, CallError>, credentials_used: &[String]) {
         if let Some(audit) = self.audit.take() {
             let bytes_out = match result {
                 Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
@@ -289,6 +291,7 @@ impl PreparedCall {
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
+                credentials_used,
             });
         }
     }
