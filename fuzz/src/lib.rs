@@ -21,7 +21,8 @@ use airlock::Runtime;
 use airlock::args::ArgumentSchema;
 use airlock::policy::Policy;
 use airlock::protocol::jsonrpc::{self, Incoming, MAX_BATCH, Message};
-use airlock::protocol::mcp::{Server, Session};
+use airlock::protocol::mcp::{Door, Server, Session};
+use airlock::protocol::outbox::Outbox;
 use airlock::protocol::rpc;
 use airlock::sandbox::{Sandbox, SandboxConfig};
 use serde_json::Value;
@@ -86,11 +87,13 @@ pub fn jsonrpc_decode(data: &[u8]) {
     }
 
     let state = decoding();
-    let (out, _rx) = tokio::sync::mpsc::unbounded_channel();
+    // Nobody reads the stream: notifications are dropped, as for a client
+    // that never reads.
+    let out = Outbox::closed();
     let (mcp, rpc) = state.tokio.block_on(async {
         // A fresh session per input; initialized first for inputs of even
         // length, so both the uninitialized and the initialized paths run.
-        let session = Session::new(state.server.clone(), None);
+        let session = Session::new(state.server.clone(), None, Door::Stdio);
         if data.len().is_multiple_of(2) {
             let init = session
                 .handle_incoming(jsonrpc::parse(INITIALIZE), &out)
@@ -98,7 +101,8 @@ pub fn jsonrpc_decode(data: &[u8]) {
             assert!(init.is_some_and(|r| r.get("result").is_some()));
         }
         let mcp = session.handle_incoming(incoming.clone(), &out).await;
-        let rpc = rpc::handle(&state.server, None, incoming.clone()).await;
+        let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
+        let rpc = rpc::handle(&state.server, None, peer, incoming.clone()).await;
         (mcp, rpc)
     });
     for answer in [mcp, rpc].into_iter().flatten() {

@@ -4,7 +4,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use airlock::Runtime;
 use airlock::call::CallError;
 use serde_json::{Value, json};
+use support::http::read_request_head;
 use support::{call, test_component, text};
 
 /// A server that answers every connection with `200 hello` and records the
@@ -41,20 +42,11 @@ impl Recorder {
                         .set_read_timeout(Some(Duration::from_secs(5)))
                         .expect("timeout");
                     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    let mut first = String::new();
-                    let _ = reader.read_line(&mut first);
-                    record
-                        .lock()
-                        .expect("record")
-                        .push(first.trim_end().to_string());
+                    let first = read_request_head(&mut reader);
+                    record.lock().expect("record").push(first);
                     if silent {
                         thread::sleep(Duration::from_secs(10));
                         return;
-                    }
-                    // Read the rest of the head, then answer.
-                    let mut line = String::new();
-                    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                        line.clear();
                     }
                     let _ = stream.write_all(
                         b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
@@ -95,11 +87,7 @@ fn slow_body_server() -> u16 {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
             thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut line = String::new();
-                while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-                    line.clear();
-                }
+                read_request_head(&mut BufReader::new(stream.try_clone().expect("clone")));
                 let _ = stream.write_all(
                     b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\n",
                 );
@@ -255,18 +243,6 @@ fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it()
     // A raw socket may use the name too: what counts is the address.
     let out = tcp(&with_addr, "tcp_open", &format!("localhost:{port}")).expect("tcp");
     assert_eq!(out, json!("connected"));
-}
-
-#[test]
-fn https_is_refused_with_a_clear_error() {
-    let server = Recorder::start();
-    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
-    let url = format!("https://127.0.0.1:{}/", server.port());
-    refused(
-        http(&runtime, "http_open", "GET", &url),
-        "https is not supported",
-    );
-    server.assert_not_reached();
 }
 
 #[test]

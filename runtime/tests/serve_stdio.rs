@@ -504,3 +504,95 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer_over_stdio() {
     assert!(message.contains("shutting down"), "{answer}");
     assert_eq!(c.close(), Some(0));
 }
+
+/// Resident memory of process `pid`, in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("/proc/PID/status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .expect("VmRSS")
+}
+
+/// A client that stops reading stdout while tools flood it with logs and
+/// progress: stdout is a bounded queue, so the server's memory stays flat,
+/// notifications are dropped and counted (logged once, at the end), and
+/// every request still gets exactly one answer once the client reads.
+#[test]
+fn a_client_that_does_not_read_stdout_gets_every_answer_and_bounded_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    // Each call may send 10,000 messages of 1 KiB: 200 MiB for 20 calls,
+    // were nothing bounded.
+    std::fs::write(
+        &policy,
+        "[components.hostile]\nlimits = { messages = 10000, log = \"16MiB\", time = \"60s\", concurrency = 64 }\n",
+    )
+    .expect("policy");
+    let hostile = test_component("hostile");
+    let args = [
+        std::ffi::OsStr::new("--policy"),
+        policy.as_os_str(),
+        hostile.as_os_str(),
+    ];
+    let mut child = spawn_stdio(&args, Stdio::piped());
+    let pid = child.id();
+    let stderr = child.stderr.take().expect("stderr");
+    let log = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "{INIT}").expect("write");
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":"level","method":"logging/setLevel","params":{{"level":"debug"}}}}"#
+    )
+    .expect("write");
+    let calls = 20;
+    for i in 0..calls {
+        writeln!(
+            stdin,
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"flood","_meta":{{"progressToken":{i}}}}}}}"#,
+            100 + i
+        )
+        .expect("write");
+    }
+    // Not reading: the floods run and end, their answers wait.
+    let mut peak = 0;
+    let until = Instant::now() + Duration::from_secs(8);
+    while Instant::now() < until {
+        peak = peak.max(rss_kib(pid));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(stdin);
+    let mut answers = std::collections::BTreeMap::new();
+    let mut notifications = 0;
+    for line in BufReader::new(child.stdout.take().expect("stdout")).lines() {
+        let message: Value = serde_json::from_str(&line.expect("line")).expect("JSON");
+        match message.get("id") {
+            Some(id) => *answers.entry(id.to_string()).or_insert(0) += 1,
+            None => notifications += 1,
+        }
+    }
+    assert!(child.wait().expect("wait").success());
+    for i in 0..calls {
+        let id = (100 + i).to_string();
+        assert_eq!(answers.get(&id), Some(&1), "call {id}: {answers:?}");
+    }
+    // 20 calls × 10,000 × 2 KiB would be 400 MiB; a bounded queue holds a
+    // few hundred messages.
+    assert!(peak < 200 * 1024, "the server grew to {peak} KiB");
+    assert!(
+        notifications < calls * 10_000,
+        "{notifications} notifications arrived: nothing was dropped"
+    );
+    let log = log.join().expect("stderr");
+    assert!(log.contains("notification(s) dropped"), "{log}");
+}

@@ -366,38 +366,55 @@ fn python() -> String {
 /// and `target/js` (jco + componentize-js by `npm ci` from `sdk/js`'s
 /// `package.json` and `package-lock.json`) unless the pins are unchanged.
 fn ensure_toolchains(root: &Path) -> Result<()> {
-    let stale = |dir: &Path, pins: &str| {
-        std::fs::read_to_string(dir.join(".airlock-pins"))
-            .ok()
-            .as_deref()
-            != Some(pins)
-    };
-    let py = root.join("target/py");
-    let pins = std::fs::read_to_string(root.join("sdk/python/requirements.txt"))?;
-    if stale(&py, &pins) {
-        run(Command::new(python()).arg("-m").arg("venv").arg(&py))?;
-        run(Command::new(py.join("bin/pip")).args([
+    ensure_venv(&root.join("target/py"), "sdk/python/requirements.txt")?;
+    ensure_npm(
+        &root.join("target/js"),
+        "sdk/js",
+        &["ci", "--no-audit", "--no-fund"],
+    )
+}
+
+/// Runs `install` unless `dir/.airlock-pins` already holds `pins` (the text
+/// of the files that pin what is installed there); records them after.
+fn ensure_pinned(dir: &Path, pins: String, install: impl FnOnce() -> Result<()>) -> Result<()> {
+    let installed = std::fs::read_to_string(dir.join(".airlock-pins")).ok();
+    if installed.as_deref() == Some(pins.as_str()) {
+        return Ok(());
+    }
+    install()?;
+    std::fs::write(dir.join(".airlock-pins"), pins)?;
+    Ok(())
+}
+
+/// A Python virtual environment at `venv` with the pinned `requirements`.
+fn ensure_venv(venv: &Path, requirements: &str) -> Result<()> {
+    let pins = std::fs::read_to_string(requirements)?;
+    ensure_pinned(venv, pins, || {
+        run(Command::new(python()).arg("-m").arg("venv").arg(venv))?;
+        run(Command::new(venv.join("bin/pip")).args([
             "install",
             "--quiet",
             "--disable-pip-version-check",
             "-r",
-            "sdk/python/requirements.txt",
-        ]))?;
-        std::fs::write(py.join(".airlock-pins"), pins)?;
-    }
-    let js = root.join("target/js");
-    let (pkg, lock) = ("sdk/js/package.json", "sdk/js/package-lock.json");
-    let pins = std::fs::read_to_string(pkg)? + &std::fs::read_to_string(lock)?;
-    if stale(&js, &pins) {
-        std::fs::create_dir_all(&js)?;
-        std::fs::copy(pkg, js.join("package.json"))?;
-        std::fs::copy(lock, js.join("package-lock.json"))?;
-        run(Command::new("npm")
-            .current_dir(&js)
-            .args(["ci", "--no-audit", "--no-fund"]))?;
-        std::fs::write(js.join(".airlock-pins"), pins)?;
-    }
-    Ok(())
+            requirements,
+        ]))
+    })
+}
+
+/// `node_modules` in `dir` from the `package.json` and `package-lock.json`
+/// in folder `from`, installed with `npm ARGS`.
+fn ensure_npm(dir: &Path, from: &str, npm: &[&str]) -> Result<()> {
+    let (pkg, lock) = (
+        format!("{from}/package.json"),
+        format!("{from}/package-lock.json"),
+    );
+    let pins = std::fs::read_to_string(&pkg)? + &std::fs::read_to_string(&lock)?;
+    ensure_pinned(dir, pins, || {
+        std::fs::create_dir_all(dir)?;
+        std::fs::copy(&pkg, dir.join("package.json"))?;
+        std::fs::copy(&lock, dir.join("package-lock.json"))?;
+        run(Command::new("npm").current_dir(dir).args(npm))
+    })
 }
 
 /// The newest modification time of the files under `paths`.
@@ -434,8 +451,8 @@ fn build_examples(root: &Path) -> Result<()> {
     let out_dir = root.join("target/examples");
     std::fs::create_dir_all(&out_dir)?;
     for (lang, entry, sdk) in [
-        ("python", "app.py", "sdk/python/airlock_tool.py"),
-        ("js", "app.js", "sdk/js/airlock-tool.js"),
+        ("python", "app.py", "sdk/python"),
+        ("js", "app.js", "sdk/js"),
     ] {
         let Ok(dirs) = std::fs::read_dir(root.join("examples").join(lang)) else {
             continue;
@@ -448,7 +465,12 @@ fn build_examples(root: &Path) -> Result<()> {
             let name = dir.file_name().context("name")?.to_string_lossy();
             let sources = [dir.clone(), root.join(sdk), root.join("wit")];
             let out = out_dir.join(format!("{name}.wasm"));
-            componentize(root, &dir, &root.join("wit"), "toolbox", &sources, &out)?;
+            // A Python tool that makes HTTP requests needs `wasi:http`: the
+            // world `toolbox-http`.
+            let http = lang == "python"
+                && std::fs::read_to_string(dir.join(entry))?.contains("airlock_http");
+            let world = if http { "toolbox-http" } else { "toolbox" };
+            componentize(root, &dir, &root.join("wit"), world, &sources, &out)?;
         }
     }
     let tests = root.join("target/test-components");
@@ -469,9 +491,12 @@ fn build_examples(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds `dir/app.py` (componentize-py) or `dir/app.js` (jco, QuickJS,
-/// synchronous) against world `world` of `wit` into `out`, with every WASI
-/// import stubbed; skipped when `out` is newer than `sources`.
+/// Builds `dir/app.py` (componentize-py) or `dir/app.js` (jco) against
+/// world `world` of `wit` into `out`; skipped when `out` is newer than
+/// `sources`. WASI imports are stubbed, except for a Python tool that uses
+/// `airlock_http` and a JavaScript tool that calls `fetch(` (built with
+/// StarlingMonkey, whose `fetch` runs over wasi:http; others with QuickJS,
+/// synchronous).
 fn componentize(
     root: &Path,
     dir: &Path,
@@ -485,25 +510,34 @@ fn componentize(
         return Ok(());
     }
     let mut cmd;
-    if dir.join("app.py").is_file() {
+    let python = dir.join("app.py");
+    if python.is_file() {
+        let source = std::fs::read_to_string(&python)?;
         cmd = Command::new(root.join("target/py/bin/componentize-py"));
-        cmd.arg("-d")
-            .arg(wit)
-            .args(["-w", world, "componentize", "-s"])
-            .args(["-p", "sdk/python", "-p"])
-            .arg(dir)
-            .arg("app");
+        cmd.arg("-d").arg(wit).args(["-w", world, "componentize"]);
+        if !source.contains("airlock_http") {
+            cmd.arg("-s");
+        }
+        cmd.args(["-p", "sdk/python", "-p"]).arg(dir).arg("app");
     } else {
+        let entry = dir.join("app.js");
+        let source = std::fs::read_to_string(&entry)?;
         cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
         cmd.arg("componentize")
-            .arg(dir.join("app.js"))
+            .arg(entry)
             .arg("--cwd")
             .arg(root)
             .arg("--wit")
             .arg(wit)
-            .args(["--world-name", world])
-            .args(["--backend", "qjs", "--backend-qjs-disable-async"])
-            .arg("--backend-qjs-stub-wasi");
+            .args(["--world-name", world]);
+        if source.contains("fetch(") {
+            // The web's `fetch` is StarlingMonkey's (over wasi:http), and it
+            // runs the event loop for an async handler.
+            cmd.args(["-d", "fetch-event", "--bundle"]);
+        } else {
+            cmd.args(["--backend", "qjs", "--backend-qjs-disable-async"])
+                .arg("--backend-qjs-stub-wasi");
+        }
     }
     run(cmd.arg("-o").arg(out))
 }
@@ -583,45 +617,15 @@ const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
 /// `tests/clients/requirements.txt`) unless the pins are unchanged.
 fn ensure_clients(root: &Path) -> Result<PathBuf> {
     let dir = root.join("target/clients");
-    let pinned = |path: &Path, pins: &str| {
-        std::fs::read_to_string(path.join(".airlock-pins"))
-            .ok()
-            .as_deref()
-            == Some(pins)
-    };
-    let (pkg, lock) = (
-        "tests/clients/package.json",
-        "tests/clients/package-lock.json",
-    );
-    let pins = std::fs::read_to_string(pkg)? + &std::fs::read_to_string(lock)?;
-    if !pinned(&dir, &pins) {
-        std::fs::create_dir_all(&dir)?;
-        std::fs::copy(pkg, dir.join("package.json"))?;
-        std::fs::copy(lock, dir.join("package-lock.json"))?;
-        // `npm install` with the lock file, not `npm ci`: vite (the
-        // Inspector's web UI) names a Windows-only optional package the
-        // registry does not serve, which `npm ci`'s sync check refuses.
-        run(Command::new("npm").current_dir(&dir).args([
-            "install",
-            "--no-audit",
-            "--no-fund",
-            "--loglevel=error",
-        ]))?;
-        std::fs::write(dir.join(".airlock-pins"), pins)?;
-    }
-    let venv = dir.join("venv");
-    let pins = std::fs::read_to_string("tests/clients/requirements.txt")?;
-    if !pinned(&venv, &pins) {
-        run(Command::new(python()).arg("-m").arg("venv").arg(&venv))?;
-        run(Command::new(venv.join("bin/pip")).args([
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            "-r",
-            "tests/clients/requirements.txt",
-        ]))?;
-        std::fs::write(venv.join(".airlock-pins"), pins)?;
-    }
+    // `npm install` with the lock file, not `npm ci`: vite (the Inspector's
+    // web UI) names a Windows-only optional package the registry does not
+    // serve, which `npm ci`'s sync check refuses.
+    ensure_npm(
+        &dir,
+        "tests/clients",
+        &["install", "--no-audit", "--no-fund", "--loglevel=error"],
+    )?;
+    ensure_venv(&dir.join("venv"), "tests/clients/requirements.txt")?;
     Ok(dir)
 }
 

@@ -99,6 +99,10 @@ pub struct Tool {
     pub own_hints: bool,
     /// Calls of this tool running now (for the per-tool concurrency limit).
     pub running: std::sync::atomic::AtomicU32,
+    /// Calls waiting for a place under that limit.
+    pub waiting: std::sync::atomic::AtomicU32,
+    /// Woken when a running call gives its place back.
+    pub freed: tokio::sync::Notify,
 }
 
 /// Every tool of every loaded component, by name.
@@ -160,17 +164,9 @@ impl Catalog {
     }
 }
 
-/// Reads, compiles (through the compile cache), links and describes one
-/// component file, and checks every tool it declares.
-pub fn load(sandbox: &Sandbox, path: &Path) -> Result<Vec<Tool>, LoadError> {
-    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    load_bytes(sandbox, path, &bytes)
-}
-
-/// [`load`] for bytes already read (e.g. after checking a digest pin).
+/// Compiles (through the compile cache), links and describes one component
+/// file's bytes (read by the caller, who may have checked a digest pin), and
+/// checks every tool it declares.
 ///
 /// What the component exports is read before it is compiled, so that a
 /// component airlock cannot serve is refused at once.

@@ -119,6 +119,8 @@ pub fn tools(
             component: component.clone(),
             own_hints: d.own_hints,
             running: Default::default(),
+            waiting: Default::default(),
+            freed: Default::default(),
         });
     }
     Ok(tools)

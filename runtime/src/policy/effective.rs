@@ -12,8 +12,7 @@
 //! | destructive | as the policy says | listed hosts (if open-world) | policy's `destructive` mode |
 //! | not open-world | — | none, whatever the policy lists | — |
 //!
-//! `retry` is the idempotent hint. Every narrowing is recorded with its
-//! reason, so `airlock inspect` can show why a tool gets less than the policy
+//! Every narrowing is recorded with its reason, so `airlock inspect` can show why a tool gets less than the policy
 //! lists.
 
 use super::file::{FolderMode, Settings};
@@ -91,6 +90,8 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         Some(NetworkGrant {
             allow: settings.network.clone(),
             methods,
+            credentials: settings.credentials.clone(),
+            trust: settings.trust.clone(),
         })
     };
 
@@ -105,7 +106,6 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         config: settings.config.clone(),
         limits: settings.limits,
         consent,
-        retry: hints.idempotent,
         narrowings,
     }
 }
@@ -138,6 +138,8 @@ mod tests {
             },
             env: vec![("API_URL".to_string(), "https://api.example.com".to_string())],
             config: vec![("region".to_string(), "eu-west".to_string())],
+            credentials: Vec::new(),
+            trust: Default::default(),
             limits: Limits {
                 memory: 1 << 20,
                 ..Limits::default()
@@ -240,7 +242,6 @@ mod tests {
 
                         let consent = hints.destructive.then_some(policy_consent);
                         assert_eq!(g.consent, consent, "{case}");
-                        assert_eq!(g.retry, hints.idempotent, "{case}");
                         assert_eq!(g.env, s.env, "{case}");
                         assert_eq!(g.config, s.config, "{case}");
                         assert_eq!(g.limits, s.limits, "{case}");
@@ -274,7 +275,6 @@ mod tests {
         );
         assert_eq!(g.mounts[0].access, Access::CreateOnly);
         assert_eq!(g.network, None);
-        assert!(!g.retry);
         let shown: Vec<String> = g.narrowings.iter().map(ToString::to_string).collect();
         assert_eq!(
             shown,

@@ -58,6 +58,10 @@ pub enum HttpMethods {
 pub struct NetworkGrant {
     pub allow: Vec<super::HostPattern>,
     pub methods: HttpMethods,
+    /// Headers airlock adds to requests to some of the hosts of `allow`.
+    pub credentials: Vec<super::Credential>,
+    /// What https certificates are checked against.
+    pub trust: super::Trust,
 }
 
 /// Consent for destructive calls.
@@ -163,7 +167,5 @@ pub struct Grant {
     /// How a destructive tool's calls get consent; `None` for a tool that
     /// is not destructive (it never needs any).
     pub consent: Option<Consent>,
-    /// Whether the runtime may retry a failed call by itself.
-    pub retry: bool,
     pub narrowings: Vec<Narrowing>,
 }

@@ -1,13 +1,16 @@
 //! What one call may take of the host's disk and descriptors.
 //!
 //! Memory and time are bounded by wasmtime; these are the host resources a
-//! guest reaches through `wasi:filesystem`: bytes written into granted
-//! folders and files created there (`limits.write`, `limits.files`), and
-//! descriptors held open at once (`limits.open`). Each is checked by the
-//! host *before* the operation, so the guest sees an ordinary error
-//! (`insufficient-space` for bytes, `quota` for files and descriptors) long
-//! before the operating system would refuse — and long before one call could
-//! take the descriptors the server needs to accept connections.
+//! guest reaches through `wasi:filesystem`, `wasi:sockets` and `wasi:http`:
+//! bytes written into granted folders and files created there
+//! (`limits.write`, `limits.files`), and descriptors held open at once
+//! (`limits.open`: files, folder listings, file streams, TCP sockets, name
+//! lookups, HTTP connections). Each is checked by the host *before* the
+//! operation, so the guest sees an ordinary error (`insufficient-space` for
+//! bytes, `quota` for files and descriptors, `new-socket-limit` and
+//! `connection-limit-reached` for the network) long before the operating
+//! system would refuse — and long before one call could take the
+//! descriptors the server needs to accept connections.
 //!
 //! Descriptors are also bounded for the whole process: all calls together
 //! may hold at most the soft `RLIMIT_NOFILE` minus a reserve kept for the
@@ -159,8 +162,16 @@ fn soft_descriptor_limit() -> usize {
 /// filesystem layer and the streams it handed out.
 #[derive(Debug, Clone)]
 pub struct Descriptors {
-    open: Arc<AtomicU64>,
+    held: Arc<CallHeld>,
     limit: u64,
+}
+
+/// What one call holds, in one allocation per call.
+#[derive(Debug, Default)]
+struct CallHeld {
+    open: AtomicU64,
+    /// Set once a descriptor was refused, so the call's error can say why.
+    refused: AtomicBool,
 }
 
 /// Why a descriptor was not handed out.
@@ -177,7 +188,7 @@ pub enum NoDescriptor {
 impl Descriptors {
     pub fn new(limit: u64) -> Self {
         Descriptors {
-            open: Arc::new(AtomicU64::new(0)),
+            held: Arc::default(),
             limit,
         }
     }
@@ -186,11 +197,26 @@ impl Descriptors {
         self.limit
     }
 
+    /// Whether a descriptor was refused (files, listings, sockets, HTTP
+    /// connections alike).
+    pub fn was_refused(&self) -> bool {
+        self.held.refused.load(Ordering::Relaxed)
+    }
+
     /// A place for one more descriptor in the call's and the process's
     /// budget, held until the [`Held`] is dropped.
     pub fn take(&self) -> Result<Held, NoDescriptor> {
+        let taken = self.take_place();
+        if taken.is_err() {
+            self.held.refused.store(true, Ordering::Relaxed);
+        }
+        taken
+    }
+
+    fn take_place(&self) -> Result<Held, NoDescriptor> {
         let limit = self.limit;
-        self.open
+        self.held
+            .open
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < limit).then_some(n + 1)
             })
@@ -200,11 +226,11 @@ impl Descriptors {
             (held < budget).then_some(held + 1)
         });
         if process.is_err() {
-            self.open.fetch_sub(1, Ordering::AcqRel);
+            self.held.open.fetch_sub(1, Ordering::AcqRel);
             return Err(NoDescriptor::Process);
         }
         Ok(Held {
-            call: self.open.clone(),
+            call: self.held.clone(),
         })
     }
 }
@@ -213,12 +239,12 @@ impl Descriptors {
 /// process's budget until dropped.
 #[derive(Debug)]
 pub struct Held {
-    call: Arc<AtomicU64>,
+    call: Arc<CallHeld>,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.call.fetch_sub(1, Ordering::AcqRel);
+        self.call.open.fetch_sub(1, Ordering::AcqRel);
         HELD.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -291,10 +317,12 @@ mod tests {
         let call = Descriptors::new(2);
         let one = call.take().expect("first");
         let two = call.take().expect("second");
+        assert!(!call.was_refused());
         assert_eq!(call.take().err(), Some(NoDescriptor::Call(2)));
+        assert!(call.clone().was_refused(), "clones share the refusal");
         drop(one);
         let three = call.take().expect("a place again after a drop");
         drop((two, three));
-        assert_eq!(call.open.load(Ordering::Acquire), 0);
+        assert_eq!(call.held.open.load(Ordering::Acquire), 0);
     }
 }

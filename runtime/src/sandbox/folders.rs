@@ -12,9 +12,10 @@
 //!
 //! A create-only folder is mounted read-write in wasmtime-wasi, so that
 //! creation itself works, and every `wasi:filesystem/types` function is
-//! linked to [`Guarded`] instead of wasmtime-wasi directly. Each function
-//! either delegates unchanged (reads, listing, `stat`, `sync`, …) or first
-//! asks the call's [`FolderGuard`]:
+//! linked to [`Guarded`] instead of wasmtime-wasi directly (through
+//! [`BoundedFs`], so that every function also ends at the call's deadline).
+//! Each function either delegates unchanged (reads, listing, `stat`,
+//! `sync`, …) or first asks the call's [`FolderGuard`]:
 //!
 //! - the guard records the *identity* of everything the call creates: the
 //!   metadata hash wasmtime-wasi derives from device and inode, taken from
@@ -67,12 +68,13 @@
 use std::collections::{HashMap, HashSet};
 
 use wasmtime::component::{HasData, Linker, Resource};
-use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
+use super::bounded_fs::BoundedFs;
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget, hold_input};
 use super::state::CallState;
 use crate::logtext::GuestText;
@@ -98,7 +100,6 @@ pub struct FolderGuard {
     held: HashMap<u32, Held>,
     descriptors: Descriptors,
     create_refused: bool,
-    open_refused: bool,
 }
 
 impl FolderGuard {
@@ -115,7 +116,6 @@ impl FolderGuard {
             held: HashMap::new(),
             descriptors: Descriptors::new(limits.open),
             create_refused: false,
-            open_refused: false,
         }
     }
 
@@ -147,7 +147,6 @@ impl FolderGuard {
     /// budget, or a refusal (`quota`).
     fn may_open(&mut self) -> FsResult<Held> {
         self.descriptors.take().map_err(|why| {
-            self.open_refused = true;
             match why {
                 NoDescriptor::Call(_) => tracing::info!("an open was refused: {why}"),
                 NoDescriptor::Process => tracing::warn!("an open was refused: {why}"),
@@ -169,7 +168,7 @@ impl FolderGuard {
         if self.create_refused {
             reached.push(format!("limits.files ({} created)", self.files_limit));
         }
-        if self.open_refused {
+        if self.descriptors.was_refused() {
             reached.push(format!(
                 "limits.open ({} held at once)",
                 self.descriptors.limit()
@@ -196,14 +195,15 @@ impl HasData for GuardedFolders {
     type Data<'a> = Guarded<'a>;
 }
 
-/// wasmtime-wasi's filesystem view of one call, together with its guard.
+/// wasmtime-wasi's filesystem view of one call (bounded by the call's
+/// deadline), together with its guard.
 pub struct Guarded<'a> {
-    fs: WasiFilesystemCtxView<'a>,
+    fs: BoundedFs<'a>,
     guard: &'a mut FolderGuard,
 }
 
 impl<'a> Guarded<'a> {
-    pub fn new(fs: WasiFilesystemCtxView<'a>, guard: &'a mut FolderGuard) -> Self {
+    pub fn new(fs: BoundedFs<'a>, guard: &'a mut FolderGuard) -> Self {
         Guarded { fs, guard }
     }
 }
@@ -324,7 +324,7 @@ impl Guarded<'_> {
         stream: Resource<streams::OutputStream>,
         held: Held,
     ) -> FsResult<Resource<streams::OutputStream>> {
-        let slot = self.fs.table.get_mut(&stream).map_err(FsError::trap)?;
+        let slot = self.fs.fs.table.get_mut(&stream).map_err(FsError::trap)?;
         let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedOutputStream));
         *slot = self.guard.written.guard_stream(inner, held);
         Ok(stream)
@@ -402,7 +402,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         let held = self.guard.may_open()?;
         let stream = fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)?;
         // The stream keeps the file open: it holds a place of its own.
-        let slot = self.fs.table.get_mut(&stream).map_err(FsError::trap)?;
+        let slot = self.fs.fs.table.get_mut(&stream).map_err(FsError::trap)?;
         let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedInputStream));
         *slot = hold_input(inner, held);
         Ok(stream)
@@ -674,8 +674,13 @@ mod tests {
     //! one operation per call).
 
     use super::*;
+    use std::time::{Duration, Instant};
     use wasmtime::component::ResourceTable;
     use wasmtime_wasi::p2::bindings::filesystem::preopens;
+
+    use super::super::state::{CancelToken, Interruption};
+    use super::super::waits::Limit;
+    use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
     use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
     use fs::{DescriptorFlags as D, HostDescriptor as H, OpenFlags as O, PathFlags as P};
@@ -684,6 +689,8 @@ mod tests {
         ctx: WasiCtx,
         table: ResourceTable,
         guard: FolderGuard,
+        cancel: CancelToken,
+        interruption: Option<Interruption>,
         _dir: tempfile::TempDir,
         host: std::path::PathBuf,
     }
@@ -707,22 +714,31 @@ mod tests {
                     create_only,
                     ..FolderGuard::for_grant(&Grant::default())
                 },
+                cancel: CancelToken::new(),
+                interruption: None,
                 _dir: dir,
                 host,
             }
         }
 
         fn fs(&mut self) -> Guarded<'_> {
-            let fs = WasiFilesystemCtxView {
-                ctx: self.ctx.filesystem(),
-                table: &mut self.table,
+            let fs = BoundedFs {
+                fs: WasiFilesystemCtxView {
+                    ctx: self.ctx.filesystem(),
+                    table: &mut self.table,
+                },
+                limit: Limit {
+                    deadline: Instant::now() + Duration::from_secs(60),
+                    cancel: &self.cancel,
+                    interruption: &mut self.interruption,
+                },
             };
             Guarded::new(fs, &mut self.guard)
         }
 
         fn root(&mut self) -> Resource<Descriptor> {
             let mut g = self.fs();
-            let mut dirs = preopens::Host::get_directories(&mut g.fs).expect("preopens");
+            let mut dirs = preopens::Host::get_directories(&mut g.fs.fs).expect("preopens");
             dirs.remove(0).0
         }
     }

@@ -11,9 +11,13 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
 use super::bindings::host;
+use super::bounded_fs::BoundedFs;
 use super::folders::{FolderGuard, Guarded};
-use super::network::HttpFilter;
+use super::outgoing::HttpFilter;
 use super::pipe::CapturedOutput;
+use super::redact::Redactor;
+use super::sockets::{SocketHolds, Sockets};
+use super::waits::{Bounded, Limit};
 use crate::observe::CallObserver;
 use crate::policy::Grant;
 use crate::tool::Level;
@@ -132,12 +136,16 @@ pub struct CallState {
     pub net: HttpFilter,
     /// What the call created, for create-only folders (off by default).
     pub folder_guard: FolderGuard,
+    /// The TCP sockets the call holds, counted with its descriptors.
+    socket_holds: SocketHolds,
     /// What the call may still send its client (log and progress).
     pub notices: Notices,
     /// When the call's wall time runs out; bounds blocking host calls too.
     pub deadline: std::time::Instant,
     /// What `wasi:config/store` answers (the grant's `config`).
     pub config: Vec<(String, String)>,
+    /// The call's injected secrets, kept out of what it sends its client.
+    pub redactor: Redactor,
     last_progress: Option<f64>,
 }
 
@@ -150,6 +158,8 @@ impl CallState {
         cancel: CancelToken,
         grant: &Grant,
     ) -> Self {
+        let folder_guard = FolderGuard::for_grant(grant);
+        let socket_holds = SocketHolds::new(folder_guard.descriptors());
         CallState {
             wasi,
             table: ResourceTable::new(),
@@ -160,34 +170,55 @@ impl CallState {
             interruption: None,
             http: WasiHttpCtx::new(),
             net: HttpFilter::default(),
-            folder_guard: FolderGuard::for_grant(grant),
+            folder_guard,
+            socket_holds,
             notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
             config: grant.config.clone(),
+            redactor: Redactor::default(),
             last_progress: None,
         }
     }
 
     /// wasmtime-wasi's filesystem view together with the call's folder
-    /// guard: what `wasi:filesystem/types` is linked to.
+    /// guard and limit: what `wasi:filesystem/types` is linked to.
     pub fn folders(&mut self) -> Guarded<'_> {
-        let fs = wasmtime_wasi::filesystem::WasiFilesystemCtxView {
-            ctx: self.wasi.filesystem(),
-            table: &mut self.table,
+        let fs = BoundedFs {
+            fs: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            limit: Limit {
+                deadline: self.deadline,
+                cancel: &self.cancel,
+                interruption: &mut self.interruption,
+            },
         };
         Guarded::new(fs, &mut self.folder_guard)
     }
-}
 
-impl CallState {
+    /// wasmtime-wasi's sockets view with the sockets the call holds: what
+    /// `wasi:sockets/tcp` and `tcp-create-socket` are linked to.
+    pub fn counted_sockets(&mut self) -> Sockets<'_> {
+        Sockets {
+            view: wasmtime_wasi::sockets::WasiSocketsCtxView {
+                ctx: self.wasi.sockets(),
+                table: &mut self.table,
+            },
+            holds: &mut self.socket_holds,
+        }
+    }
+
     /// The resource table with the call's deadline and cancellation: what
     /// `wasi:io/poll` and `wasi:io/streams` are linked to.
-    pub fn bounded(&mut self) -> super::waits::Bounded<'_> {
-        super::waits::Bounded {
+    pub fn bounded(&mut self) -> Bounded<'_> {
+        Bounded {
             table: &mut self.table,
-            deadline: self.deadline,
-            cancel: &self.cancel,
-            interruption: &mut self.interruption,
+            limit: Limit {
+                deadline: self.deadline,
+                cancel: &self.cancel,
+                interruption: &mut self.interruption,
+            },
         }
     }
 }
@@ -288,6 +319,8 @@ impl Notices {
 
 impl CallState {
     fn send_progress(&mut self, (done, total, message): HeldProgress) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = message.map(|m| self.redactor.text(&m).into_owned());
         let message = message.as_deref().map(clip);
         if self.notices.admit(message.map_or(0, str::len)) {
             self.notices.last_progress_sent = Some(Instant::now());
@@ -316,6 +349,8 @@ impl CallState {
 
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = self.redactor.text(&message);
         let message = clip(&message);
         if self.notices.admit(message.len()) {
             self.observer.log(level.into(), message);

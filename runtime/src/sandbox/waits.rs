@@ -11,6 +11,8 @@
 //! Tokio context: a non-blocking `read` of an HTTP body that is not ready
 //! yet polls the body (and its deadline timer) on the guest's thread, which
 //! is no Tokio thread, and a timer created outside a runtime panics.
+//!
+//! `wasi:filesystem` waits within the same [`Limit`] (see `bounded_fs`).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -30,12 +32,57 @@ use super::state::{CallState, CancelToken, Interruption};
 /// How often a wait looks at the cancellation flag.
 const CANCEL_CHECK: Duration = Duration::from_millis(10);
 
-/// The resource table with the call's deadline: what `wasi:io` is linked to.
-pub struct Bounded<'a> {
-    pub table: &'a mut ResourceTable,
+/// The call's deadline and cancellation, and where to record which of the
+/// two stopped a wait (so the call's error says it).
+pub struct Limit<'a> {
     pub deadline: Instant,
     pub cancel: &'a CancelToken,
     pub interruption: &'a mut Option<Interruption>,
+}
+
+impl Limit<'_> {
+    /// Runs `wait` until it finishes, the deadline passes or the call is
+    /// cancelled, whichever comes first. Dropping `wait` at the limit leaves
+    /// a blocking syscall it started running on its pool thread (no thread
+    /// can be stopped inside the kernel); the guest is stopped all the same.
+    pub fn wait<F: Future>(&mut self, wait: F) -> Result<F::Output, Interruption> {
+        let (deadline, cancel) = (self.deadline, self.cancel);
+        let outcome = in_tokio(async {
+            let cancelled = async {
+                while !cancel.is_cancelled() {
+                    tokio::time::sleep(CANCEL_CHECK).await;
+                }
+            };
+            tokio::select! {
+                out = wait => Ok(out),
+                () = tokio::time::sleep_until(deadline.into()) => Err(Interruption::TimedOut),
+                () = cancelled => Err(Interruption::Cancelled),
+            }
+        });
+        if let Err(why) = outcome {
+            *self.interruption = Some(why);
+        }
+        outcome
+    }
+
+    /// [`Limit::wait`] for a host call that traps the guest at the limit.
+    fn trap<F: Future>(&mut self, wait: F) -> wasmtime::Result<F::Output> {
+        self.wait(wait).map_err(wasmtime::Error::from)
+    }
+
+    /// [`Limit::wait`] for a stream operation: the limit traps the guest.
+    fn stream<T>(&mut self, wait: impl Future<Output = StreamResult<T>>) -> StreamResult<T> {
+        match self.wait(wait) {
+            Ok(result) => result,
+            Err(why) => Err(StreamError::Trap(why.into())),
+        }
+    }
+}
+
+/// The resource table with the call's limit: what `wasi:io` is linked to.
+pub struct Bounded<'a> {
+    pub table: &'a mut ResourceTable,
+    pub limit: Limit<'a>,
 }
 
 struct BoundedIo;
@@ -54,62 +101,10 @@ pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linked
 }
 
-/// Runs `wait` until it finishes, the deadline passes or the call is
-/// cancelled, whichever comes first.
-fn bounded<F: Future>(
-    deadline: Instant,
-    cancel: &CancelToken,
-    interruption: &mut Option<Interruption>,
-    wait: F,
-) -> Result<F::Output, Interruption> {
-    let outcome = in_tokio(async {
-        let cancelled = async {
-            while !cancel.is_cancelled() {
-                tokio::time::sleep(CANCEL_CHECK).await;
-            }
-        };
-        tokio::select! {
-            out = wait => Ok(out),
-            () = tokio::time::sleep_until(deadline.into()) => Err(Interruption::TimedOut),
-            () = cancelled => Err(Interruption::Cancelled),
-        }
-    });
-    if let Err(why) = outcome {
-        *interruption = Some(why);
-    }
-    outcome
-}
-
-impl Bounded<'_> {
-    fn wait<F: Future>(
-        deadline: Instant,
-        cancel: &CancelToken,
-        interruption: &mut Option<Interruption>,
-        wait: F,
-    ) -> wasmtime::Result<F::Output> {
-        bounded(deadline, cancel, interruption, wait).map_err(wasmtime::Error::from)
-    }
-
-    fn stream<T, F: Future<Output = StreamResult<T>>>(
-        deadline: Instant,
-        cancel: &CancelToken,
-        interruption: &mut Option<Interruption>,
-        wait: F,
-    ) -> StreamResult<T> {
-        match bounded(deadline, cancel, interruption, wait) {
-            Ok(result) => result,
-            Err(why) => Err(StreamError::Trap(why.into())),
-        }
-    }
-}
-
 impl poll::Host for Bounded<'_> {
     fn poll(&mut self, pollables: Vec<Resource<DynPollable>>) -> wasmtime::Result<Vec<u32>> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::wait(deadline, cancel, self.interruption, async {
-            async_poll::Host::poll(table, pollables).await
-        })?
+        self.limit
+            .trap(async_poll::Host::poll(&mut *self.table, pollables))?
     }
 }
 
@@ -119,11 +114,8 @@ impl poll::HostPollable for Bounded<'_> {
     }
 
     fn block(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::wait(deadline, cancel, self.interruption, async {
-            async_poll::HostPollable::block(table, pollable).await
-        })?
+        self.limit
+            .trap(async_poll::HostPollable::block(&mut *self.table, pollable))?
     }
 
     fn drop(&mut self, pollable: Resource<DynPollable>) -> wasmtime::Result<()> {
@@ -139,11 +131,8 @@ impl streams::Host for Bounded<'_> {
 
 impl streams::HostInputStream for Bounded<'_> {
     fn drop(&mut self, stream: Resource<DynInputStream>) -> wasmtime::Result<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::wait(deadline, cancel, self.interruption, async {
-            AsyncInput::drop(table, stream).await
-        })?
+        self.limit
+            .trap(AsyncInput::drop(&mut *self.table, stream))?
     }
 
     fn read(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<Vec<u8>> {
@@ -155,11 +144,8 @@ impl streams::HostInputStream for Bounded<'_> {
         stream: Resource<DynInputStream>,
         len: u64,
     ) -> StreamResult<Vec<u8>> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncInput::blocking_read(table, stream, len).await
-        })
+        self.limit
+            .stream(AsyncInput::blocking_read(&mut *self.table, stream, len))
     }
 
     fn skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
@@ -167,11 +153,8 @@ impl streams::HostInputStream for Bounded<'_> {
     }
 
     fn blocking_skip(&mut self, stream: Resource<DynInputStream>, len: u64) -> StreamResult<u64> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncInput::blocking_skip(table, stream, len).await
-        })
+        self.limit
+            .stream(AsyncInput::blocking_skip(&mut *self.table, stream, len))
     }
 
     fn subscribe(
@@ -184,11 +167,8 @@ impl streams::HostInputStream for Bounded<'_> {
 
 impl streams::HostOutputStream for Bounded<'_> {
     fn drop(&mut self, stream: Resource<DynOutputStream>) -> wasmtime::Result<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::wait(deadline, cancel, self.interruption, async {
-            AsyncOutput::drop(table, stream).await
-        })?
+        self.limit
+            .trap(AsyncOutput::drop(&mut *self.table, stream))?
     }
 
     fn check_write(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<u64> {
@@ -204,11 +184,11 @@ impl streams::HostOutputStream for Bounded<'_> {
         stream: Resource<DynOutputStream>,
         bytes: Vec<u8>,
     ) -> StreamResult<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncOutput::blocking_write_and_flush(table, stream, bytes).await
-        })
+        self.limit.stream(AsyncOutput::blocking_write_and_flush(
+            &mut *self.table,
+            stream,
+            bytes,
+        ))
     }
 
     fn blocking_write_zeroes_and_flush(
@@ -216,11 +196,12 @@ impl streams::HostOutputStream for Bounded<'_> {
         stream: Resource<DynOutputStream>,
         len: u64,
     ) -> StreamResult<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncOutput::blocking_write_zeroes_and_flush(table, stream, len).await
-        })
+        self.limit
+            .stream(AsyncOutput::blocking_write_zeroes_and_flush(
+                &mut *self.table,
+                stream,
+                len,
+            ))
     }
 
     fn subscribe(
@@ -239,11 +220,8 @@ impl streams::HostOutputStream for Bounded<'_> {
     }
 
     fn blocking_flush(&mut self, stream: Resource<DynOutputStream>) -> StreamResult<()> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncOutput::blocking_flush(table, stream).await
-        })
+        self.limit
+            .stream(AsyncOutput::blocking_flush(&mut *self.table, stream))
     }
 
     fn splice(
@@ -261,10 +239,11 @@ impl streams::HostOutputStream for Bounded<'_> {
         src: Resource<DynInputStream>,
         len: u64,
     ) -> StreamResult<u64> {
-        let (deadline, cancel) = (self.deadline, self.cancel);
-        let table = &mut *self.table;
-        Self::stream(deadline, cancel, self.interruption, async {
-            AsyncOutput::blocking_splice(table, dst, src, len).await
-        })
+        self.limit.stream(AsyncOutput::blocking_splice(
+            &mut *self.table,
+            dst,
+            src,
+            len,
+        ))
     }
 }

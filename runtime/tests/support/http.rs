@@ -52,6 +52,18 @@ impl Drop for Served {
     }
 }
 
+/// Reads a request's head (for the tests' own small servers); returns its
+/// request line, empty when the client sent nothing.
+pub fn read_request_head(reader: &mut impl BufRead) -> String {
+    let mut first = String::new();
+    let _ = reader.read_line(&mut first);
+    let mut line = String::new();
+    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+        line.clear();
+    }
+    first.trim_end().to_string()
+}
+
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -62,12 +74,33 @@ pub fn free_port() -> u16 {
 /// Starts the server with `policy` (TOML, may be empty), the given
 /// components and extra arguments; returns once it listens.
 pub fn serve(policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
+    start(
+        Command::new(env!("CARGO_BIN_EXE_airlock")),
+        policy,
+        files,
+        extra,
+    )
+}
+
+/// [`serve`] with the soft limit on open files (`ulimit -Sn`) set to
+/// `nofile` for the server.
+pub fn serve_with_nofile(policy: &str, files: &[PathBuf], extra: &[&str], nofile: u64) -> Served {
+    let mut shell = Command::new("sh");
+    shell
+        .arg("-c")
+        .arg(format!("ulimit -Sn {nofile} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_airlock"));
+    start(shell, policy, files, extra)
+}
+
+/// Runs `command` with `serve` and its arguments appended.
+fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy_path = dir.path().join("airlock.toml");
     std::fs::write(&policy_path, policy).expect("policy");
     let port = free_port();
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+    let mut child = command
         .arg("serve")
         .arg("--policy")
         .arg(&policy_path)

@@ -97,6 +97,14 @@ fn until_refused<T>(
     None
 }
 
+/// Sleeps `hold` milliseconds when the arguments ask for it (holding
+/// whatever the caller holds).
+fn hold(args: &str) {
+    if let Some(ms) = arg(args, "hold").and_then(|ms| ms.parse().ok()) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
 /// One filesystem operation on `path` (and `to` for rename).
 fn fs_op(args: &str) -> Result<Output, Error> {
     let op = need(args, "op")?;
@@ -155,9 +163,13 @@ fn fs_op(args: &str) -> Result<Output, Error> {
             .map_err(fail)
             .and_then(|_| text("removed")),
         // Opens `path` again and again, holding every descriptor, until
-        // refused; returns how many it got and why it stopped.
+        // refused; returns how many it got and why it stopped (after
+        // holding them `hold` more milliseconds, when given).
         "hoard" => match until_refused(|_| std::fs::File::open(&path)) {
-            Some((held, why)) => text(format!("{} {:?}", held.len(), why.kind())),
+            Some((held, why)) => {
+                hold(args);
+                text(format!("{} {:?}", held.len(), why.kind()))
+            }
             None => text("never refused"),
         },
         // Lists `path` again and again, holding every listing, until refused.
@@ -186,15 +198,77 @@ fn fs_op(args: &str) -> Result<Output, Error> {
                 None => text("never refused"),
             }
         }
+        // Opens `path` for reading (a FIFO nobody writes blocks in `open`).
+        "open" => std::fs::File::open(&path)
+            .map_err(fail)
+            .and_then(|_| text("opened")),
+        // Opens `path` for writing (a FIFO nobody reads blocks in `open`).
+        "open_write" => std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .map_err(fail)
+            .and_then(|_| text("opened")),
         other => Err(Error::InvalidArguments(format!("unknown op {other}"))),
     }
 }
 
+use wasi::filesystem::types::{Descriptor, PathFlags};
+
+/// The preopened folder holding `path`, and the rest of the path in it.
+fn preopen(path: &str) -> Result<(Descriptor, String), Error> {
+    for (dir, guest) in wasi::filesystem::preopens::get_directories() {
+        if let Some(rest) = path.strip_prefix(&format!("{}/", guest.trim_end_matches('/'))) {
+            return Ok((dir, rest.to_string()));
+        }
+    }
+    Err(fail(format!("{path} is in no granted folder")))
+}
+
 /// Sends `{"method": M, "url": U, "body": B}` with `wasi:http/outgoing-handler`
 /// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
-/// `HttpRequestDenied`).
+/// `HttpRequestDenied`). `"authorization": A` sets that header itself;
+/// `"leak": "1"` hands the response back every other way too (stdout,
+/// stderr, log, progress, structured output, a link), and `"leak": "fail"`
+/// fails with it as the error's text.
 fn http(args: &str) -> Result<Output, Error> {
-    use wasi::http::types::{Fields, Method, OutgoingBody, OutgoingRequest, Scheme};
+    let answer = http_request(args)?;
+    match arg(args, "leak").as_deref() {
+        None => text(answer),
+        Some("fail") => Err(fail(answer)),
+        Some(_) => {
+            use airlock::tool::host;
+            println!("stdout: {answer}");
+            eprintln!("stderr: {answer}");
+            host::log(host::Level::Info, &format!("log: {answer}"));
+            host::progress(1.0, Some(1.0), Some(&format!("progress: {answer}")));
+            let escaped: String = answer
+                .chars()
+                .flat_map(|c| match c {
+                    '"' | '\\' => vec!['\\', c],
+                    c if c.is_control() => format!("\\u{:04x}", c as u32).chars().collect(),
+                    c => vec![c],
+                })
+                .collect();
+            Ok(Output {
+                content: vec![
+                    Content::Text(answer.clone()),
+                    Content::Link(airlock::tool::types::ResourceLink {
+                        uri: "https://example.com/".into(),
+                        name: answer.clone(),
+                        title: None,
+                        description: Some(answer),
+                        mime_type: None,
+                        size: None,
+                    }),
+                ],
+                structured: Some(format!("{{\"answer\":\"{escaped}\"}}")),
+            })
+        }
+    }
+}
+
+fn http_request(args: &str) -> Result<String, Error> {
+    use wasi::http::types::{Fields, Method, OutgoingBody};
     let url = need(args, "url")?;
     let method = match arg(args, "method").as_deref().unwrap_or("GET") {
         "GET" => Method::Get,
@@ -205,29 +279,13 @@ fn http(args: &str) -> Result<Output, Error> {
         "OPTIONS" => Method::Options,
         other => Method::Other(other.into()),
     };
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
-    let scheme = match scheme {
-        "http" => Scheme::Http,
-        "https" => Scheme::Https,
-        other => Scheme::Other(other.into()),
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let request = OutgoingRequest::new(Fields::new());
-    request
-        .set_method(&method)
-        .map_err(|()| fail("bad method"))?;
-    request
-        .set_scheme(Some(&scheme))
-        .map_err(|()| fail("bad scheme"))?;
-    request
-        .set_authority(Some(authority))
-        .map_err(|()| fail("bad authority"))?;
-    let path = if path.is_empty() { "/" } else { path };
-    request
-        .set_path_with_query(Some(path))
-        .map_err(|()| fail("bad path"))?;
+    let headers = Fields::new();
+    if let Some(auth) = arg(args, "authorization") {
+        headers
+            .append("authorization", auth.as_bytes())
+            .map_err(|e| fail(format!("{e:?}")))?;
+    }
+    let request = outgoing(&method, &url, headers)?;
     let body = request.body().map_err(|()| fail("no request body"))?;
     if let Some(content) = arg(args, "body") {
         let stream = body.write().map_err(|()| fail("no body stream"))?;
@@ -272,7 +330,309 @@ fn http(args: &str) -> Result<Output, Error> {
             Err(e) => return Err(fail(format!("{e:?}"))),
         }
     }
-    text(format!("{status} {}", String::from_utf8_lossy(&data)))
+    Ok(format!("{status} {}", String::from_utf8_lossy(&data)))
+}
+
+/// One `wasi:io` operation on one kind of stream, for the tests that no
+/// guest action may panic the host: `{"kind": K, "op": O, ...}` with
+///
+/// - kind `http-body` (the response body of GET `url`), `file-read` (a
+///   stream of the file `path`): input streams; `wait` first blocks on the
+///   stream's pollable (its ready form);
+/// - kind `http-request` (the body of a POST, sent to `url` when given so
+///   that someone reads it), `file-write` (a stream into `path`, created
+///   unless it exists): output streams; `fill` first writes until the
+///   stream stays not ready (its not-ready form), `busy` first writes once
+///   without waiting (a file stream is not ready while that write runs),
+///   `src` is the file an output splices from.
+///
+/// Operations: those of `input-stream` and `output-stream` by their WIT
+/// names, `ready`, `block` and `poll` on the stream's pollable, and `drop`.
+/// Returns `OP RESULT` (`read 5`, `ready false`, `check-write 0`, ...).
+/// Every resource but the one `drop` drops is forgotten: dropping a stream
+/// with an operation pending waits for it (wasmtime-wasi's rule), which is
+/// not the operation under test.
+fn io(args: &str) -> Result<Output, Error> {
+    let kind = need(args, "kind")?;
+    let op = need(args, "op")?;
+    let done = match kind.as_str() {
+        "http-body" | "file-read" => {
+            let (stream, keep) = if kind == "http-body" {
+                response_body(&need(args, "url")?)?
+            } else {
+                file_input(&need(args, "path")?)?
+            };
+            let done = input_op(&stream, &op, args)?;
+            finish(stream, keep, &op, &done);
+            done
+        }
+        "http-request" | "file-write" => {
+            let (stream, keep) = if kind == "http-request" {
+                request_body(arg(args, "url").as_deref())?
+            } else {
+                file_output(&need(args, "path")?)?
+            };
+            let done = output_op(&stream, &op, args)?;
+            finish(stream, keep, &op, &done);
+            done
+        }
+        other => return Err(Error::InvalidArguments(format!("unknown kind {other}"))),
+    };
+    text(done)
+}
+
+use wasi::io::streams::{InputStream, OutputStream, StreamError};
+
+/// Forgets the stream under test and its parents, or for `drop`, drops the
+/// stream (which waits for an operation it has pending).
+fn finish<S: 'static>(stream: S, parents: Parents, op: &str, done: &str) {
+    if op == "drop" && done == "drop" {
+        drop(stream);
+    } else {
+        std::mem::forget(stream);
+    }
+    std::mem::forget(parents);
+}
+
+/// The operations any stream has: waiting on its pollable, and `drop`
+/// (done by [`finish`]). `None` for other operations.
+fn pollable_op(pollable: impl FnOnce() -> wasi::io::poll::Pollable, op: &str) -> Option<String> {
+    Some(match op {
+        "ready" => format!("ready {}", pollable().ready()),
+        "block" => {
+            pollable().block();
+            "block ok".into()
+        }
+        "poll" => {
+            let ready = wasi::io::poll::poll(&[&pollable()]);
+            format!("poll {ready:?}")
+        }
+        "drop" => "drop".into(),
+        _ => return None,
+    })
+}
+
+/// `read 5`, or what ended the stream.
+fn outcome<T>(op: &str, result: Result<T, StreamError>, show: impl Fn(T) -> String) -> String {
+    match result {
+        Ok(value) => format!("{op} {}", show(value)),
+        Err(StreamError::Closed) => format!("{op} closed"),
+        Err(StreamError::LastOperationFailed(e)) => format!("{op} failed {}", e.to_debug_string()),
+    }
+}
+
+fn input_op(stream: &InputStream, op: &str, args: &str) -> Result<String, Error> {
+    if arg(args, "wait").is_some() {
+        stream.subscribe().block();
+    }
+    if let Some(done) = pollable_op(|| stream.subscribe(), op) {
+        return Ok(done);
+    }
+    let len = |data: Vec<u8>| data.len().to_string();
+    let count = |n: u64| n.to_string();
+    Ok(match op {
+        "read" => outcome("read", stream.read(1024), len),
+        "blocking-read" => outcome("read", stream.blocking_read(1024), len),
+        "skip" => outcome("skip", stream.skip(1024), count),
+        "blocking-skip" => outcome("skip", stream.blocking_skip(1024), count),
+        "splice" | "blocking-splice" => {
+            let out = wasi::cli::stdout::get_stdout();
+            let spliced = if op == "splice" {
+                out.splice(stream, 1024)
+            } else {
+                out.blocking_splice(stream, 1024)
+            };
+            std::mem::forget(out);
+            outcome("splice", spliced, count)
+        }
+        other => return Err(Error::InvalidArguments(format!("unknown op {other}"))),
+    })
+}
+
+fn output_op(stream: &OutputStream, op: &str, args: &str) -> Result<String, Error> {
+    if arg(args, "fill").is_some() {
+        fill(stream)?;
+    }
+    if arg(args, "busy").is_some() {
+        stream.write(b"hello").map_err(|e| fail(format!("{e:?}")))?;
+    }
+    if let Some(done) = pollable_op(|| stream.subscribe(), op) {
+        return Ok(done);
+    }
+    let unit = |()| "ok".to_string();
+    let count = |n: u64| n.to_string();
+    Ok(match op {
+        "check-write" => outcome("check-write", stream.check_write(), count),
+        "write" => outcome("write", stream.write(b"hello"), unit),
+        "blocking-write-and-flush" => {
+            outcome("write", stream.blocking_write_and_flush(b"hello"), unit)
+        }
+        "write-zeroes" => outcome("write", stream.write_zeroes(5), unit),
+        "blocking-write-zeroes-and-flush" => {
+            outcome("write", stream.blocking_write_zeroes_and_flush(5), unit)
+        }
+        "flush" => outcome("flush", stream.flush(), unit),
+        "blocking-flush" => outcome("flush", stream.blocking_flush(), unit),
+        "splice" | "blocking-splice" => {
+            let (src, file) = file_input(&need(args, "src")?)?;
+            // The source is ready: what is tested is the output.
+            src.subscribe().block();
+            let spliced = if op == "splice" {
+                stream.splice(&src, 1024)
+            } else {
+                stream.blocking_splice(&src, 1024)
+            };
+            std::mem::forget((src, file));
+            outcome("splice", spliced, count)
+        }
+        other => return Err(Error::InvalidArguments(format!("unknown op {other}"))),
+    })
+}
+
+/// Writes until the stream stays not ready for 100 ms.
+fn fill(stream: &OutputStream) -> Result<(), Error> {
+    let chunk = vec![0u8; 64 * 1024];
+    let mut written = 0usize;
+    loop {
+        let permitted = stream.check_write().map_err(|e| fail(format!("{e:?}")))?;
+        if permitted > 0 {
+            let n = chunk.len().min(permitted as usize);
+            stream
+                .write(&chunk[..n])
+                .map_err(|e| fail(format!("{e:?}")))?;
+            written += n;
+            if written > 64 << 20 {
+                return Err(fail("64 MiB written and the stream is still ready"));
+            }
+            continue;
+        }
+        let pollable = stream.subscribe();
+        let stays = (0..20).all(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            !pollable.ready()
+        });
+        if stays {
+            return Ok(());
+        }
+    }
+}
+
+/// Opens `path` (in a granted folder) for reading, or for writing
+/// (created unless it exists).
+fn open_file(path: &str, write: bool) -> Result<Descriptor, Error> {
+    use wasi::filesystem::types::{DescriptorFlags, OpenFlags};
+    let (dir, rest) = preopen(path)?;
+    let (oflags, flags) = if write {
+        let exists = dir.stat_at(PathFlags::empty(), &rest).is_ok();
+        let create = if exists {
+            OpenFlags::empty()
+        } else {
+            OpenFlags::CREATE
+        };
+        (create, DescriptorFlags::WRITE)
+    } else {
+        (OpenFlags::empty(), DescriptorFlags::READ)
+    };
+    dir.open_at(PathFlags::empty(), &rest, oflags, flags)
+        .map_err(|e| fail(format!("{e:?}")))
+}
+
+/// What a stream under test belongs to: kept (never dropped) until the
+/// call ends.
+type Parents = Box<dyn std::any::Any>;
+
+/// A stream of the file `path`, from its start.
+fn file_input(path: &str) -> Result<(InputStream, Parents), Error> {
+    let file = open_file(path, false)?;
+    let stream = file
+        .read_via_stream(0)
+        .map_err(|e| fail(format!("{e:?}")))?;
+    Ok((stream, Box::new(file)))
+}
+
+/// A stream into the file `path` (created unless it exists), from its start.
+fn file_output(path: &str) -> Result<(OutputStream, Parents), Error> {
+    let file = open_file(path, true)?;
+    let stream = file
+        .write_via_stream(0)
+        .map_err(|e| fail(format!("{e:?}")))?;
+    Ok((stream, Box::new(file)))
+}
+
+/// A request for `method` to `url` (`SCHEME://HOST:PORT/PATH`) with `headers`.
+fn outgoing(
+    method: &wasi::http::types::Method,
+    url: &str,
+    headers: wasi::http::types::Fields,
+) -> Result<wasi::http::types::OutgoingRequest, Error> {
+    use wasi::http::types::{OutgoingRequest, Scheme};
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
+    let scheme = match scheme {
+        "http" => Scheme::Http,
+        "https" => Scheme::Https,
+        other => Scheme::Other(other.into()),
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let request = OutgoingRequest::new(headers);
+    request
+        .set_method(method)
+        .map_err(|()| fail("bad method"))?;
+    request
+        .set_scheme(Some(&scheme))
+        .map_err(|()| fail("bad scheme"))?;
+    request
+        .set_authority(Some(authority))
+        .map_err(|()| fail("bad authority"))?;
+    let path = if path.is_empty() { "/" } else { path };
+    request
+        .set_path_with_query(Some(path))
+        .map_err(|()| fail("bad path"))?;
+    Ok(request)
+}
+
+/// The body stream of the response to GET `url` (once its head arrived),
+/// and the resources it belongs to.
+fn response_body(url: &str) -> Result<(InputStream, Parents), Error> {
+    use wasi::http::types::{Fields, Method, OutgoingBody};
+    let request = outgoing(&Method::Get, url, Fields::new())?;
+    let body = request.body().map_err(|()| fail("no request body"))?;
+    OutgoingBody::finish(body, None).map_err(|e| fail(format!("{e:?}")))?;
+    let pending =
+        wasi::http::outgoing_handler::handle(request, None).map_err(|e| fail(format!("{e:?}")))?;
+    pending.subscribe().block();
+    let response = pending
+        .get()
+        .ok_or_else(|| fail("no response after waiting"))?
+        .map_err(|()| fail("response taken twice"))?
+        .map_err(|e| fail(format!("{e:?}")))?;
+    let incoming = response.consume().map_err(|()| fail("no response body"))?;
+    let stream = incoming.stream().map_err(|()| fail("no body stream"))?;
+    Ok((stream, Box::new((incoming, response, pending))))
+}
+
+/// The body stream of a POST; sent to `url` (someone reads it) when given.
+fn request_body(url: Option<&str>) -> Result<(OutputStream, Parents), Error> {
+    use wasi::http::types::{Fields, Method};
+    let request = outgoing(
+        &Method::Post,
+        url.unwrap_or("http://127.0.0.1:9/"),
+        Fields::new(),
+    )?;
+    let body = request.body().map_err(|()| fail("no request body"))?;
+    let stream = body.write().map_err(|()| fail("no body stream"))?;
+    let pending = match url {
+        Some(_) => Some(
+            wasi::http::outgoing_handler::handle(request, None)
+                .map_err(|e| fail(format!("{e:?}")))?,
+        ),
+        None => {
+            std::mem::forget(request);
+            None
+        }
+    };
+    Ok((stream, Box::new((body, pending))))
 }
 
 impl exports::airlock::tool::tools::Guest for Hostile {
@@ -305,6 +665,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
             tool("http_closed", none),
             tool("http_open", Hints::OPEN_WORLD),
             tool("http_read_only", Hints::READ_ONLY | Hints::OPEN_WORLD),
+            tool("io", Hints::OPEN_WORLD | Hints::DESTRUCTIVE),
         ]
     }
 
@@ -364,6 +725,31 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 text(vars.join("\n"))
             }
             "fs_read_only" | "fs_plain" | "fs_destructive" => fs_op(&args),
+            "tcp_closed" | "tcp_open" if arg(&args, "hoard").is_some() => {
+                // Connects again and again, holding every socket, until
+                // refused; returns how many it got and why it stopped.
+                let addr = need(&args, "addr")?;
+                match until_refused(|_| std::net::TcpStream::connect(&addr)) {
+                    Some((held, why)) => text(format!("{} {why}", held.len())),
+                    None => text("never refused"),
+                }
+            }
+            "tcp_closed" | "tcp_open" if arg(&args, "lookups").is_some() => {
+                // Starts lookups of `name` again and again, holding every
+                // one, until refused.
+                use wasi::sockets::{instance_network, ip_name_lookup};
+                let network = instance_network::instance_network();
+                let name = need(&args, "name")?;
+                let mut held = Vec::new();
+                let why = loop {
+                    match ip_name_lookup::resolve_addresses(&network, &name) {
+                        Ok(lookup) if held.len() < 1_000_000 => held.push(lookup),
+                        Ok(_) => break "never refused".to_string(),
+                        Err(why) => break format!("{why:?}"),
+                    }
+                };
+                text(format!("{} {why}", held.len()))
+            }
             "tcp_closed" | "tcp_open" => {
                 let addr = need(&args, "addr")?;
                 let mut stream = std::net::TcpStream::connect(&addr).map_err(fail)?;
@@ -372,6 +758,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 text("connected")
             }
             "http_closed" | "http_open" | "http_read_only" => http(&args),
+            "io" => io(&args),
             "flood" => {
                 // Log and progress as fast as the host takes them.
                 let line = "z".repeat(1024);
