@@ -167,7 +167,11 @@ impl Sandbox {
             let mut results = [Val::Bool(false)];
             let called = func.call(&mut run.store, &params, &mut results);
             run.finish(called)?;
-            let (page, next) = value::tools_page(&results[0]).map_err(RunError::BadOutput)?;
+            let (page, next) = match value::tools_page(&results[0]) {
+                Ok(value::Listing::Page(page, next)) => (page, next),
+                Ok(value::Listing::Refused(why)) => return Err(RunError::Failed(why)),
+                Err(why) => return Err(RunError::BadOutput(why)),
+            };
             tools.extend(page.into_iter().map(described));
             match next {
                 Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),

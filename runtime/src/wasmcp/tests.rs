@@ -1,6 +1,6 @@
 use wasmtime::component::Val;
 
-use super::value::{call_result, message_context, stub_answer, tools_page};
+use super::value::{Listing, call_result, message_context, stub_answer, tools_page};
 use super::*;
 
 fn s(text: &str) -> Val {
@@ -160,15 +160,16 @@ fn the_message_context_names_the_protocol_and_nothing_else() {
 
 #[test]
 fn annotations_become_hints_and_absent_hints_are_false() {
-    let (tools, next) = tools_page(&page(
+    let Ok(Listing::Page(tools, next)) = tools_page(&page(
         vec![
             tool("annotated", options(some(annotations(Some(true), None)))),
             tool("titled-only", options(some(annotations(None, None)))),
             tool("bare", none()),
         ],
         Some("2"),
-    ))
-    .expect("page");
+    )) else {
+        panic!("a page");
+    };
     assert_eq!(next.as_deref(), Some("2"));
     assert_eq!(
         tools[0].hints,
@@ -193,16 +194,21 @@ fn a_malformed_tool_is_named() {
     let broken = record(vec![("name", s("broken")), ("options", none())]);
     let err = tools_page(&page(vec![broken], None)).expect_err("refused");
     assert_eq!(err, "tool \"broken\": `input-schema` is missing");
-    let err = tools_page(&Val::Result(Err(Some(Box::new(case(
+    // The component's own error is a refusal, not a malformed answer.
+    let refused = tools_page(&Val::Result(Err(Some(Box::new(case(
         "internal-error",
         record(vec![
             ("code", Val::S64(-32603)),
             ("message", s("no tools today")),
             ("data", none()),
         ]),
-    ))))))
-    .expect_err("refused");
-    assert_eq!(err, "no tools today (internal-error, code -32603)");
+    ))))));
+    assert_eq!(
+        refused,
+        Ok(Listing::Refused(
+            "no tools today (internal-error, code -32603)".into()
+        ))
+    );
 }
 
 #[test]

@@ -74,8 +74,24 @@ pub fn stub_answer(stub: Stub) -> Val {
     }
 }
 
-/// The tools of one `list-tools` answer and the cursor of the next page.
-pub fn tools_page(returned: &Val) -> Result<(Vec<ListedTool>, Option<String>), String> {
+/// What one `list-tools` answer holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Listing {
+    /// Tools, and the cursor of the next page.
+    Page(Vec<ListedTool>, Option<String>),
+    /// An `error-code`: its message (and case and code).
+    Refused(String),
+}
+
+/// One `list-tools` answer; an error for one airlock cannot read.
+pub fn tools_page(returned: &Val) -> Result<Listing, String> {
+    if let Val::Result(Err(Some(code))) = returned {
+        return Ok(Listing::Refused(match error_code(code)? {
+            Called::InvalidArguments(message) => format!("{message} (invalid-params)"),
+            Called::Failed(message) => message,
+            _ => format!("an error ({})", kind(code)),
+        }));
+    }
     let result = ok(returned)?.ok_or("list-tools returned no result")?;
     let fields = as_record(result, "list-tools-result")?;
     let next = optional(fields, "next-cursor")?.map(string).transpose()?;
@@ -83,7 +99,7 @@ pub fn tools_page(returned: &Val) -> Result<(Vec<ListedTool>, Option<String>), S
         Val::List(tools) => tools.iter().map(listed_tool).collect::<Result<_, _>>()?,
         other => return Err(format!("`tools` is not a list: {}", kind(other))),
     };
-    Ok((tools, next))
+    Ok(Listing::Page(tools, next))
 }
 
 fn listed_tool(tool: &Val) -> Result<ListedTool, String> {
@@ -336,12 +352,7 @@ fn blob_data(v: &Val) -> Result<Vec<u8>, String> {
 fn ok(v: &Val) -> Result<Option<&Val>, String> {
     match v {
         Val::Result(Ok(inner)) => Ok(inner.as_deref()),
-        Val::Result(Err(Some(code))) => Err(match error_code(code)? {
-            Called::InvalidArguments(message) => format!("{message} (invalid-params)"),
-            Called::Failed(message) => message,
-            _ => format!("an error ({})", kind(code)),
-        }),
-        Val::Result(Err(None)) => Err("an error without a value".into()),
+        Val::Result(Err(_)) => Err("an error airlock cannot read".into()),
         other => Err(format!("expected a result, got {}", kind(other))),
     }
 }
