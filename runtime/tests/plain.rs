@@ -277,23 +277,17 @@ fn config_values_come_from_the_policy() {
 
 #[test]
 fn hints_for_a_tool_that_declares_its_own_are_refused() {
-    let policy = Policy::parse(
+    let err = support::first_refusal(
         "[components.hostile.tools.good]\nhints = [\"read-only\"]\n",
-        &support::workspace(),
-    )
-    .expect("policy");
-    let runtime = Runtime::new(support::sandbox(), policy);
-    let report = runtime.load(&[test_component("hostile")]);
-    let err = report.refused[0].to_string();
+        &[test_component("hostile")],
+    );
     assert!(err.contains("declares its own"), "{err}");
     assert!(err.contains("[components.hostile.tools.good]"), "{err}");
 }
 
 #[test]
 fn a_resource_parameter_refuses_the_component_naming_the_function() {
-    let runtime = Runtime::new(support::sandbox(), Policy::default());
-    let report = runtime.load(&[test_component("plain_resource")]);
-    let err = report.refused[0].to_string();
+    let err = support::first_refusal("", &[test_component("plain_resource")]);
     assert!(
         err.contains("function airlock-test:counters/counters@0.1.0#peek cannot be a tool"),
         "{err}"

@@ -9,7 +9,6 @@ mod support;
 use airlock::Runtime;
 use airlock::call::CallError;
 use airlock::catalog::Kind;
-use airlock::policy::Policy;
 use airlock::sandbox::RunError;
 use airlock::tool::{Content, Hints, ResourceBody};
 use serde_json::json;
@@ -212,14 +211,10 @@ fn the_policy_may_declare_hints_only_where_the_tool_declares_none() {
             .hints
             .read_only
     );
-    let policy = Policy::parse(
+    let err = support::first_refusal(
         "[components.wasmcp_tools.tools.echo]\nhints = [\"open-world\"]\n",
-        &support::workspace(),
-    )
-    .expect("policy");
-    let runtime = Runtime::new(support::sandbox(), policy);
-    let report = runtime.load(&[test_component("wasmcp_tools")]);
-    let err = report.refused[0].to_string();
+        &[test_component("wasmcp_tools")],
+    );
     assert!(
         err.contains(
             "the policy declares hints for it, but the component (wasmcp tools) declares its own"
@@ -252,9 +247,7 @@ fn stubs_answer_only_what_the_contract_allows() {
 
 #[test]
 fn an_import_only_wasmcp_provides_refuses_the_component_by_name() {
-    let runtime = Runtime::new(support::sandbox(), Policy::default());
-    let report = runtime.load(&[test_component("wasmcp_middleware")]);
-    let err = report.refused[0].to_string();
+    let err = support::first_refusal("", &[test_component("wasmcp_middleware")]);
     assert!(
         err.contains(
             "imports function `handle` of `wasmcp:mcp-v20251125/server-handler@0.1.1`, which \

@@ -97,6 +97,19 @@ pub fn airlock_command(args: &[&str]) -> std::process::Command {
     command
 }
 
+/// The first refusal of loading `files` under `policy` (TOML), as text;
+/// panics when everything loads.
+pub fn first_refusal(policy: &str, files: &[PathBuf]) -> String {
+    let policy = Policy::parse(policy, &workspace()).expect("policy");
+    let runtime = Runtime::new(sandbox(), policy);
+    let report = runtime.load(files);
+    report
+        .refused
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_else(|| panic!("{files:?} loaded; expected a refusal"))
+}
+
 /// One call from the command line, with no observer and no one to confirm.
 pub fn call(runtime: &Runtime, tool: &str, args: Value) -> Result<Output, CallError> {
     runtime.call(Caller::CommandLine, tool, args, Arc::new(Unobserved))
