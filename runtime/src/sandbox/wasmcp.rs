@@ -132,7 +132,10 @@ pub fn check_imports(component: &Component) -> Result<(), String> {
         .collect();
     for (import, item) in wasmcp {
         let ComponentItem::ComponentInstance(instance) = item.ty else {
-            return wasmcp::check_import(import, import, true);
+            return Err(format!(
+                "imports `{import}`, which airlock does not provide: only wasmcp's \
+                 composition provides it"
+            ));
         };
         for (name, item) in instance.exports(engine) {
             match item.ty {
