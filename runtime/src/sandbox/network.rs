@@ -78,7 +78,7 @@ use crate::policy::{Credential, HostPattern, HttpMethods, NetworkGrant};
 
 /// Why an outgoing request was refused (for the operator's log).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Denial {
     /// The call has no network grant.
     NoNetwork,
     /// A read-only tool tried a method other than GET, HEAD or OPTIONS.
@@ -97,24 +97,24 @@ pub enum Refusal {
     Prohibited { host: String, addr: IpAddr },
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for Denial {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::NoNetwork => f.write_str(
+            Denial::NoNetwork => f.write_str(
                 "the tool has no network access (only open-world tools may use \
                  the network, and only with `network` in the policy)",
             ),
-            Refusal::Method(m) => write!(
+            Denial::Method(m) => write!(
                 f,
                 "method {m} refused: the tool is read-only, so only GET, HEAD and OPTIONS"
             ),
-            Refusal::BadUrl(why) => write!(f, "invalid request URL: {why}"),
-            Refusal::NotListed { scheme, host, port } => write!(
+            Denial::BadUrl(why) => write!(f, "invalid request URL: {why}"),
+            Denial::NotListed { scheme, host, port } => write!(
                 f,
                 "{scheme}://{host}:{port} is not listed in the policy's `network`"
             ),
-            Refusal::NotFound(host) => write!(f, "{host} did not resolve to any address"),
-            Refusal::Prohibited { host, addr } => write!(
+            Denial::NotFound(host) => write!(f, "{host} did not resolve to any address"),
+            Denial::Prohibited { host, addr } => write!(
                 f,
                 "{host} resolves to {addr}, which is not a public address; list the \
                  address (or its range) in the policy's `network` to allow it"
@@ -123,19 +123,19 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-impl Refusal {
+impl Denial {
     /// The error code the guest sees.
     pub(super) fn to_error(&self) -> HttpError {
         match self {
-            Refusal::NoNetwork | Refusal::Method(_) | Refusal::NotListed { .. } => {
+            Denial::NoNetwork | Denial::Method(_) | Denial::NotListed { .. } => {
                 HttpError::HttpRequestDenied
             }
-            Refusal::BadUrl(_) => HttpError::HttpRequestUriInvalid,
-            Refusal::NotFound(_) => HttpError::DnsError {
+            Denial::BadUrl(_) => HttpError::HttpRequestUriInvalid,
+            Denial::NotFound(_) => HttpError::DnsError {
                 rcode: Some("no address".into()),
                 info_code: None,
             },
-            Refusal::Prohibited { .. } => HttpError::DestinationIpProhibited,
+            Denial::Prohibited { .. } => HttpError::DestinationIpProhibited,
         }
     }
 }
@@ -176,28 +176,28 @@ pub fn check_request(
     grant: Option<&NetworkGrant>,
     method: &http::Method,
     uri: &http::Uri,
-) -> Result<Checked, Refusal> {
-    let grant = grant.ok_or(Refusal::NoNetwork)?;
+) -> Result<Checked, Denial> {
+    let grant = grant.ok_or(Denial::NoNetwork)?;
     if grant.methods == HttpMethods::SafeOnly
         && ![http::Method::GET, http::Method::HEAD, http::Method::OPTIONS].contains(method)
     {
-        return Err(Refusal::Method(method.to_string()));
+        return Err(Denial::Method(method.to_string()));
     }
     let scheme = match uri.scheme() {
         Some(s) if *s == Scheme::HTTP => "http",
         Some(s) if *s == Scheme::HTTPS => "https",
-        Some(s) => return Err(Refusal::BadUrl(format!("scheme {s} is not http or https"))),
-        None => return Err(Refusal::BadUrl("no scheme".into())),
+        Some(s) => return Err(Denial::BadUrl(format!("scheme {s} is not http or https"))),
+        None => return Err(Denial::BadUrl("no scheme".into())),
     };
     let authority = uri
         .authority()
-        .ok_or_else(|| Refusal::BadUrl("no host".into()))?;
+        .ok_or_else(|| Denial::BadUrl("no host".into()))?;
     if authority.as_str().contains('@') {
-        return Err(Refusal::BadUrl("user information in the authority".into()));
+        return Err(Denial::BadUrl("user information in the authority".into()));
     }
     let host = authority.host();
     if host.is_empty() {
-        return Err(Refusal::BadUrl("no host".into()));
+        return Err(Denial::BadUrl("no host".into()));
     }
     let port = authority
         .port_u16()
@@ -207,7 +207,7 @@ pub fn check_request(
         .iter()
         .any(|p| p.matches_host(scheme, host, port))
     {
-        return Err(Refusal::NotListed {
+        return Err(Denial::NotListed {
             scheme: scheme.into(),
             host: host.into(),
             port,
@@ -264,7 +264,7 @@ pub fn check_resolved(
     host: &str,
     addrs: impl IntoIterator<Item = IpAddr>,
     port: u16,
-) -> Result<Vec<SocketAddr>, Refusal> {
+) -> Result<Vec<SocketAddr>, Denial> {
     let mut checked: Vec<SocketAddr> = Vec::new();
     for ip in addrs {
         let ip = ip.to_canonical();
@@ -272,7 +272,7 @@ pub fn check_resolved(
             .iter()
             .any(|p| !p.is_name() && p.matches_addr(ip, port));
         if !listed && !is_public(ip) {
-            return Err(Refusal::Prohibited {
+            return Err(Denial::Prohibited {
                 host: host.into(),
                 addr: ip,
             });
@@ -283,7 +283,7 @@ pub fn check_resolved(
         }
     }
     if checked.is_empty() {
-        return Err(Refusal::NotFound(host.into()));
+        return Err(Denial::NotFound(host.into()));
     }
     Ok(checked)
 }
@@ -405,7 +405,7 @@ mod tests {
     #[test]
     fn no_grant_refuses_everything() {
         let r = check_request(None, &http::Method::GET, &uri("http://127.0.0.1:80/"));
-        assert_eq!(r, Err(Refusal::NoNetwork));
+        assert_eq!(r, Err(Denial::NoNetwork));
     }
 
     #[test]
@@ -432,7 +432,7 @@ mod tests {
             assert!(
                 matches!(
                     check_request(Some(&g), &get, &uri(bad)),
-                    Err(Refusal::NotListed { .. })
+                    Err(Denial::NotListed { .. })
                 ),
                 "{bad} allowed"
             );
@@ -449,7 +449,7 @@ mod tests {
         assert_eq!(by_addr.server_name(), "127.0.0.1");
         assert!(matches!(
             check_request(Some(&g), &get, &uri("http://u:p@api.example.com/")),
-            Err(Refusal::BadUrl(_))
+            Err(Denial::BadUrl(_))
         ));
     }
 
@@ -535,7 +535,7 @@ mod tests {
         ] {
             assert_eq!(
                 check_request(Some(&g), &bad, &u),
-                Err(Refusal::Method(bad.to_string()))
+                Err(Denial::Method(bad.to_string()))
             );
         }
         let any = grant(&["api.example.com"], HttpMethods::Any);
@@ -547,12 +547,12 @@ mod tests {
         let names: Vec<HostPattern> = vec!["localhost:8080".parse().unwrap()];
         assert!(matches!(
             check_resolved(&names, "localhost", [ip("127.0.0.1")], 8080),
-            Err(Refusal::Prohibited { .. })
+            Err(Denial::Prohibited { .. })
         ));
         // One bad address spoils the answer (no picking the good one).
         assert!(matches!(
             check_resolved(&names, "x", [ip("93.184.216.34"), ip("10.0.0.1")], 8080),
-            Err(Refusal::Prohibited { .. })
+            Err(Denial::Prohibited { .. })
         ));
         assert_eq!(
             check_resolved(&names, "x", [ip("93.184.216.34")], 8080),
@@ -560,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             check_resolved(&names, "x", [], 8080),
-            Err(Refusal::NotFound("x".into()))
+            Err(Denial::NotFound("x".into()))
         );
         let with_ip: Vec<HostPattern> = vec![
             "localhost:8080".parse().unwrap(),

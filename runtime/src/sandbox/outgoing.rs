@@ -20,7 +20,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::budget::{Descriptors, Held};
-use super::network::{Destination, Refusal, check_request, check_resolved, inject};
+use super::network::{Denial, Destination, check_request, check_resolved, inject};
 use super::redact::Redactor;
 use super::state::CancelToken;
 use super::tls;
@@ -140,7 +140,7 @@ impl WasiHttpHooks for HttpFilter {
             None => None,
         };
         Box::new(async move {
-            let refused = |r: Refusal| {
+            let refused = |r: Denial| {
                 let why = redactor.text(&r.to_string()).into_owned();
                 tracing::warn!(
                     "HTTP request {} refused: {}",
@@ -159,7 +159,7 @@ impl WasiHttpHooks for HttpFilter {
                             HttpError::DnsTimeout
                         })
                         .await?
-                        .map_err(|_| refused(Refusal::NotFound(host.clone())))?;
+                        .map_err(|_| refused(Denial::NotFound(host.clone())))?;
                     check_resolved(&allow, &host, found.map(|a| a.ip()), port).map_err(refused)?
                 }
             };
@@ -384,7 +384,7 @@ async fn send(
 
     let body_stop = stop.reached();
     let response = response.map(|incoming| {
-        Bounded {
+        StoppableBody {
             inner: incoming,
             stop: body_stop,
         }
@@ -405,12 +405,12 @@ async fn send(
 }
 
 /// A response body that ends with an error when the call stops.
-struct Bounded {
+struct StoppableBody {
     inner: hyper::body::Incoming,
     stop: Pin<Box<dyn Future<Output = ()> + Send + Sync>>,
 }
 
-impl Body for Bounded {
+impl Body for StoppableBody {
     type Data = Bytes;
     type Error = HttpError;
 
