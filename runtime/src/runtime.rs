@@ -12,7 +12,8 @@ use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
 use crate::policy::{Grant, Policy};
-use crate::sandbox::Sandbox;
+use crate::sandbox::{CompileCache, Sandbox};
+use crate::source::{Expect, Resolver, Source, Store};
 use crate::tool::Output;
 
 /// What loading a set of paths did.
@@ -31,6 +32,14 @@ pub struct Runtime {
     audit: Option<Arc<AuditLog>>,
     /// Prepared calls not yet finished, across every catalog version.
     running: Arc<Running>,
+    /// Fetches components named by reference (`oci://`, `https://`).
+    resolver: Resolver,
+}
+
+/// The store next to the default compile cache (`…/airlock/store`).
+pub fn default_store() -> Store {
+    let cache = CompileCache::default_dir().unwrap_or_else(|| std::env::temp_dir().join("airlock"));
+    Store::new(cache.join("store"))
 }
 
 impl Runtime {
@@ -53,6 +62,32 @@ impl Runtime {
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
             running: Arc::default(),
+            resolver: Resolver::new(default_store()),
+        }
+    }
+
+    /// Fetches components named by reference with `resolver` (its store,
+    /// lock file and network settings) instead of the default one.
+    pub fn with_resolver(mut self, resolver: Resolver) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// For a component named by reference, what its lock entry says now
+    /// (`Some("")` when it has none), so a hot reload sees `airlock pull
+    /// --update`; `None` for a file.
+    pub fn locked_digest(&self, label: &Path) -> Option<String> {
+        let source = Source::from_path(label).ok().filter(Source::is_remote)?;
+        match self.resolver.locked(&source) {
+            Ok(locked) => Some(locked.map(|l| l.component).unwrap_or_default()),
+            Err(err) => {
+                tracing::warn!("{err}");
+                Some(String::new())
+            }
         }
     }
 
@@ -132,14 +167,7 @@ impl Runtime {
     }
 
     fn load_one(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (name, bytes) = self.read(path)?;
         if let Some(expected) = self
             .policy
             .component(&name)
@@ -156,7 +184,7 @@ impl Runtime {
                 });
             }
         }
-        let mut tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        let mut tools = catalog::load_bytes(&self.sandbox, path, &name, &bytes)?;
         catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
         for section in self.policy.tool_sections(&name) {
             if !tools.iter().any(|t| t.info.name == section) {
@@ -171,6 +199,53 @@ impl Runtime {
             }
         }
         Ok(tools)
+    }
+
+    /// The name and bytes of a component: a file is read; a reference is
+    /// resolved (lock, store, registry) and its signature checked before
+    /// anything of it runs. The name is the file stem, or for a reference
+    /// the policy section whose `source` it is (else its last part).
+    fn read(&self, path: &Path) -> Result<(String, Vec<u8>), LoadError> {
+        let source = Source::from_path(path).map_err(|e| LoadError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.reason,
+        })?;
+        if !source.is_remote() {
+            let name = source.default_name();
+            if let Some(key) = self.policy.verify_key(&name) {
+                return Err(LoadError::Invalid {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "the policy requires a signature by {} (`verify` of \
+                         [components.{name}] or [defaults]), which a local file cannot carry; \
+                         serve it from a registry (airlock publish), or remove `verify`",
+                        key.label
+                    ),
+                });
+            }
+            let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            return Ok((name, bytes));
+        }
+        let name = self
+            .policy
+            .component_with_source(path)
+            .map(|c| c.name.clone())
+            .unwrap_or_else(|| source.default_name());
+        let expect = Expect {
+            sha256: self
+                .policy
+                .component(&name)
+                .and_then(|c| c.sha256.as_deref()),
+            key: self.policy.verify_key(&name),
+        };
+        let fetched = self.resolver.fetch(&source, expect)?;
+        if fetched.downloaded {
+            tracing::info!("fetched {source} ({})", fetched.component);
+        }
+        Ok((name, fetched.bytes))
     }
 
     /// The effective grant of a tool under this runtime's policy.
@@ -210,11 +285,14 @@ impl Runtime {
 }
 
 /// Files to load: each `.wasm` path, each `.wasm` in a folder (sorted), and
-/// each component source the policy names, without duplicates.
+/// each component source the policy names, without duplicates. A reference
+/// (`oci://…`, `https://…`) stands for itself.
 fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
-        if path.is_dir() {
+        if path.to_str().is_some_and(|p| p.contains("://")) {
+            files.push(path.clone());
+        } else if path.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(path)
                 .into_iter()
                 .flatten()
@@ -230,7 +308,7 @@ fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
     }
     for component in policy.components() {
         if let Some(source) = &component.source {
-            files.push(source.clone());
+            files.push(source.label());
         }
     }
     // One file however it is spelled (`tools/x.wasm`, `./tools/x.wasm`, an
