@@ -36,8 +36,12 @@ pub struct Runtime {
     resolver: Resolver,
 }
 
-/// The store next to the default compile cache (`…/airlock/store`).
+/// The store: `$AIRLOCK_STORE_DIR`, else `store/` in the default compile
+/// cache's folder (`~/.cache/airlock/store`).
 pub fn default_store() -> Store {
+    if let Some(dir) = std::env::var_os("AIRLOCK_STORE_DIR") {
+        return Store::new(dir);
+    }
     let cache = CompileCache::default_dir().unwrap_or_else(|| std::env::temp_dir().join("airlock"));
     Store::new(cache.join("store"))
 }
@@ -83,7 +87,11 @@ impl Runtime {
     pub fn locked_digest(&self, label: &Path) -> Option<String> {
         let source = Source::from_path(label).ok().filter(Source::is_remote)?;
         match self.resolver.locked(&source) {
-            Ok(locked) => Some(locked.map(|l| l.component).unwrap_or_default()),
+            Ok(locked) => Some(
+                locked
+                    .map(|l| format!("{} {}", l.manifest.unwrap_or_default(), l.component))
+                    .unwrap_or_default(),
+            ),
             Err(err) => {
                 tracing::warn!("{err}");
                 Some(String::new())
@@ -212,6 +220,10 @@ impl Runtime {
         })?;
         if !source.is_remote() {
             let name = source.default_name();
+            let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
             if let Some(key) = self.policy.verify_key(&name) {
                 return Err(LoadError::Invalid {
                     path: path.to_path_buf(),
@@ -223,10 +235,6 @@ impl Runtime {
                     ),
                 });
             }
-            let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
             return Ok((name, bytes));
         }
         let name = self

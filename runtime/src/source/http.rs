@@ -104,13 +104,15 @@ pub struct Http {
 }
 
 /// The TLS client settings: the webpki roots and the certificates in the
-/// PEM file `$AIRLOCK_CA_FILE` (a private CA), on the `ring` provider.
-pub fn tls_config() -> Result<rustls::ClientConfig, String> {
+/// PEM file `ca_file` (a private CA; by default `$AIRLOCK_CA_FILE`), on the
+/// `ring` provider.
+pub fn tls_config(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
     use rustls::pki_types::CertificateDer;
     use rustls::pki_types::pem::PemObject as _;
     let mut roots = rustls::RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    if let Some(file) = std::env::var_os("AIRLOCK_CA_FILE") {
+    let env = std::env::var_os("AIRLOCK_CA_FILE");
+    if let Some(file) = ca_file.map(|f| f.as_os_str()).or(env.as_deref()) {
         let certs = CertificateDer::pem_file_iter(&file)
             .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
             .map_err(|e| format!("AIRLOCK_CA_FILE={}: {e}", file.to_string_lossy()))?;

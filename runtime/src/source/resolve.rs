@@ -135,7 +135,8 @@ impl Resolver {
         Resolver {
             store,
             lock: None,
-            http: super::http::tls_config().map(|tls| Http::new(std::sync::Arc::new(tls), vec![])),
+            http: super::http::tls_config(None)
+                .map(|tls| Http::new(std::sync::Arc::new(tls), vec![])),
             credentials: Credentials::from_env(),
             max_size: DEFAULT_MAX_SIZE,
         }
@@ -144,6 +145,14 @@ impl Resolver {
     /// Records and reads tag resolutions in `lock`.
     pub fn with_lock(mut self, lock: Option<PathBuf>) -> Resolver {
         self.lock = lock;
+        self
+    }
+
+    /// Trusts the CA certificates in the PEM file `ca_file` (besides the
+    /// webpki roots) instead of `$AIRLOCK_CA_FILE`'s.
+    pub fn with_ca_file(mut self, ca_file: &Path) -> Resolver {
+        self.http = super::http::tls_config(Some(ca_file))
+            .map(|tls| Http::new(std::sync::Arc::new(tls), vec![]));
         self
     }
 
@@ -270,6 +279,16 @@ impl Resolver {
             }
         };
         let fetched = self.materialize(&net, &manifest, expect)?;
+        if let Some(locked) = &locked
+            && locked.manifest.as_deref() == Some(manifest.as_str())
+            && locked.component != fetched.component
+        {
+            return Err(Cause::Invalid(format!(
+                "the lock names manifest {manifest} with component {}, but that manifest's \
+                 component is {}; the lock was edited: fix it, or run `airlock pull --update`",
+                locked.component, fetched.component
+            )));
+        }
         let mut relocked = None;
         if oci.digest.is_none() && moved.is_none() {
             let entry = Locked {

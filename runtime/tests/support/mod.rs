@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod registry;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
