@@ -113,7 +113,7 @@ pub fn tls_config(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientCon
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let env = std::env::var_os("AIRLOCK_CA_FILE");
     if let Some(file) = ca_file.map(|f| f.as_os_str()).or(env.as_deref()) {
-        let certs = CertificateDer::pem_file_iter(&file)
+        let certs = CertificateDer::pem_file_iter(file)
             .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
             .map_err(|e| format!("AIRLOCK_CA_FILE={}: {e}", file.to_string_lossy()))?;
         let (added, _) = roots.add_parsable_certificates(certs);
