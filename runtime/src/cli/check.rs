@@ -40,7 +40,7 @@ pub fn run(args: Args) -> Exit {
                         stored_state(&resolver, source, component.sha256.as_deref(), locked)
                     }
                 };
-                println!("  {}: {source}: {state}", component.name);
+                println!("  [components.{}] {source}: {state}", component.name);
             }
             Exit::Ok
         }
@@ -58,15 +58,27 @@ fn stored_state(
     pin: Option<&str>,
     locked: Option<crate::source::lock::Locked>,
 ) -> String {
-    let wanted = match (source, pin, &locked) {
-        (Source::Oci(oci), _, _) if oci.digest.is_some() => oci.digest.clone(),
-        (_, Some(pin), _) if !matches!(source, Source::Oci(_)) => Some(format!("sha256:{pin}")),
-        (_, _, Some(l)) => l.manifest.clone().or(Some(l.component.clone())),
-        _ => None,
-    };
-    match wanted {
-        None => "not locked yet: the first start (or `airlock pull`) resolves it".to_string(),
-        Some(digest) if resolver.store().has(&digest) => format!("{digest}, in the store"),
-        Some(digest) => format!("{digest}, not in the store: `airlock pull` fetches it"),
+    let store = resolver.store();
+    let pull = "`airlock pull` fetches it";
+    match (source, locked) {
+        (Source::Oci(oci), _) if oci.digest.is_some() => {
+            match oci.digest.as_deref().filter(|d| store.has(d)) {
+                Some(_) => "in the store".to_string(),
+                None => format!("not in the store yet; {pull}"),
+            }
+        }
+        (Source::Url(_), _) if pin.is_some_and(|p| store.has(&format!("sha256:{p}"))) => {
+            "pinned, in the store".to_string()
+        }
+        (_, Some(locked)) => {
+            let digest = locked.manifest.as_deref().unwrap_or(&locked.component);
+            let stored = locked.manifest.iter().all(|m| store.has(m)) && store.has(&locked.component);
+            if stored {
+                format!("locked to {digest}, in the store")
+            } else {
+                format!("locked to {digest}, not in the store yet; {pull}")
+            }
+        }
+        (_, None) => format!("not locked yet; the first start records it (or {pull})"),
     }
 }

@@ -33,7 +33,8 @@ pub fn show(load: &LoadOptions, references: &[PathBuf], key: Option<&Path>, json
                 if json {
                     documents.push(as_json(&oci.to_string(), &published));
                 } else {
-                    super::print_result(&as_text(&oci.to_string(), &published));
+                    let label = key.as_ref().map_or("", |k| k.label.as_str());
+                    super::print_result(&as_text(&oci.to_string(), &published, label));
                 }
                 if matches!(published.signature, Some(Err(_))) {
                     exit = Exit::NotPermitted;
@@ -79,10 +80,13 @@ fn as_json(reference: &str, published: &Published) -> Value {
     })
 }
 
-fn as_text(reference: &str, published: &Published) -> String {
+fn as_text(reference: &str, published: &Published, key: &str) -> String {
     let manifest = &published.manifest;
     let mut out = String::new();
-    let _ = writeln!(out, "{reference}  (as published; nothing fetched or run)");
+    let _ = writeln!(
+        out,
+        "{reference}  (as published; the component is neither fetched nor run)"
+    );
     let _ = writeln!(out, "  digest     {}", published.digest);
     match manifest.component() {
         Ok(c) => {
@@ -109,13 +113,13 @@ fn as_text(reference: &str, published: &Published) -> String {
         None => {}
     }
     match &published.signature {
-        Some(Ok(())) => _ = writeln!(out, "  signature  verified"),
+        Some(Ok(())) => _ = writeln!(out, "  signature  verified with {key}"),
         Some(Err(e)) => _ = writeln!(out, "  signature  {e}"),
         None => {}
     }
     for (key, value) in &manifest.annotations {
         if let Some(short) = key.strip_prefix("org.opencontainers.image.") {
-            let _ = writeln!(out, "  {short:<10} {value}");
+            let _ = writeln!(out, "  {short:<11}{value}");
         }
     }
     match manifest.published_imports() {
