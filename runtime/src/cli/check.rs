@@ -72,7 +72,8 @@ fn stored_state(
         }
         (_, Some(locked)) => {
             let digest = locked.manifest.as_deref().unwrap_or(&locked.component);
-            let stored = locked.manifest.iter().all(|m| store.has(m)) && store.has(&locked.component);
+            let stored =
+                locked.manifest.iter().all(|m| store.has(m)) && store.has(&locked.component);
             if stored {
                 format!("locked to {digest}, in the store")
             } else {

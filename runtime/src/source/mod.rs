@@ -9,18 +9,21 @@
 //! - [`signature`]: cosign key-based signatures (ECDSA P-256);
 //! - [`auth`]: registry credentials, Basic and Bearer challenges;
 //! - `http`, `registry`: bounded HTTPS and the distribution API;
-//! - [`Resolver`]: reference → verified bytes, the one entry point the
-//!   loader uses (`crate::runtime`), and `pull`, `publish` for the CLI.
+//! - [`Resolver`] (`resolve`, `url`): reference → verified bytes, the one
+//!   entry point the loader uses (`crate::runtime`), and `pull`; `publish`:
+//!   what a registry publishes, and pushing to it, for the CLI.
 
 pub mod auth;
 mod http;
 pub mod layout;
 pub mod lock;
+mod publish;
 mod reference;
 mod registry;
 mod resolve;
 pub mod signature;
 pub mod store;
+mod url;
 
 pub use reference::{OciReference, ReferenceError, Source, UrlSource, check_digest};
 pub use resolve::{

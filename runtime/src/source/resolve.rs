@@ -15,13 +15,13 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 
 use super::auth::Credentials;
-use super::http::{Http, HttpError, Request};
-use super::layout::{MANIFEST_MEDIA_TYPE, Manifest, Publication};
+use super::http::{Http, HttpError};
+use super::layout::Manifest;
 use super::lock::{Lock, LockError, Locked};
-use super::reference::{OciReference, Source, UrlSource};
+use super::reference::{OciReference, Source};
 use super::registry::{Registry, RegistryError, block_on};
 use super::signature::{self, PAYLOAD_MEDIA_TYPE, PublicKey, Refusal, SIGNATURE_ANNOTATION};
-use super::store::{Store, StoreError, digest_of};
+use super::store::{Store, StoreError};
 
 /// The largest component fetched unless the resolver is told otherwise.
 pub const DEFAULT_MAX_SIZE: u64 = 256 * 1024 * 1024;
@@ -121,11 +121,11 @@ pub struct Published {
 
 /// Resolves references: the store, the lock file, the network settings.
 pub struct Resolver {
-    store: Store,
+    pub(super) store: Store,
     lock: Option<PathBuf>,
     http: Result<Http, String>,
     credentials: Credentials,
-    max_size: u64,
+    pub(super) max_size: u64,
 }
 
 impl Resolver {
@@ -227,18 +227,18 @@ impl Resolver {
         })
     }
 
-    fn http(&self) -> Result<&Http, Cause> {
+    pub(super) fn http(&self) -> Result<&Http, Cause> {
         self.http.as_ref().map_err(|e| Cause::Network(e.clone()))
     }
 
-    fn lock_entry(&self, reference: &str) -> Result<Option<Locked>, Cause> {
+    pub(super) fn lock_entry(&self, reference: &str) -> Result<Option<Locked>, Cause> {
         match &self.lock {
             Some(path) => Ok(Lock::read(path)?.get(reference).cloned()),
             None => Ok(None),
         }
     }
 
-    fn record(&self, reference: &str, locked: Locked) -> Result<bool, Cause> {
+    pub(super) fn record(&self, reference: &str, locked: Locked) -> Result<bool, Cause> {
         match &self.lock {
             Some(path) => Ok(Lock::record(path, reference, locked)?),
             None => Ok(false),
@@ -368,7 +368,7 @@ impl Resolver {
     /// Checks the cosign signatures of manifest `digest` against `key`:
     /// those in the store first, then the registry's. Whether it used the
     /// network.
-    fn verify(&self, net: &Net, digest: &str, key: &PublicKey) -> Result<bool, Cause> {
+    pub(super) fn verify(&self, net: &Net, digest: &str, key: &PublicKey) -> Result<bool, Cause> {
         if let Some(stored) = self.store.signatures(digest)
             && let Some(signatures) = self.stored_signatures(&stored)
             && signature::verify(key, digest, &signatures).is_ok()
@@ -440,194 +440,11 @@ impl Resolver {
             })
             .collect()
     }
-
-    fn resolve_url(&self, source: &UrlSource, expect: Expect, mode: Mode) -> Result<Pulled, Cause> {
-        if let Some(key) = expect.key {
-            return Err(Cause::Invalid(format!(
-                "the policy requires a signature by {}, which only an oci:// source can carry                  (cosign signatures live in the registry)",
-                key.label
-            )));
-        }
-        let key = source.url.to_string();
-        let pin = expect.sha256.map(|hex| format!("sha256:{hex}"));
-        let locked = self.lock_entry(&key)?.map(|l| l.component);
-        let wanted = pin.clone().or_else(|| locked.clone());
-        if mode == Mode::Load
-            && let Some(wanted) = &wanted
-            && let Some(bytes) = self.store.get(wanted)
-        {
-            return Ok(Pulled {
-                fetched: Fetched {
-                    bytes,
-                    component: wanted.clone(),
-                    manifest: None,
-                    verified_by: None,
-                    downloaded: false,
-                },
-                moved: None,
-                relocked: None,
-            });
-        }
-        let http = self.http()?;
-        let response = block_on(http.send(Request::get(source.url.clone()), self.max_size))
-            .map_err(|e| Cause::Network(e.to_string()))??;
-        if !response.status.is_success() {
-            return Err(Cause::Invalid(format!(
-                "{} answered {}: {}",
-                response.url,
-                response.status,
-                response.excerpt()
-            )));
-        }
-        let current = digest_of(&response.body);
-        if let Some(pin) = &pin
-            && *pin != current
-        {
-            return Err(Cause::Pin {
-                pinned: pin.trim_start_matches("sha256:").to_string(),
-                actual: current,
-            });
-        }
-        let moved = match (&locked, mode) {
-            (Some(locked), Mode::Pull { update: true }) if *locked != current => None,
-            (Some(locked), _) if *locked != current && pin.is_none() => {
-                if mode == Mode::Load {
-                    return Err(Cause::Moved {
-                        reference: key,
-                        locked: locked.clone(),
-                        current,
-                    });
-                }
-                Some((locked.clone(), current.clone()))
-            }
-            _ => None,
-        };
-        if let Some((locked, _)) = &moved {
-            // The lock keeps the old version; the URL no longer serves it.
-            let bytes = self.store.get(locked).ok_or_else(|| Cause::Moved {
-                reference: key.clone(),
-                locked: locked.clone(),
-                current: current.clone(),
-            })?;
-            return Ok(Pulled {
-                fetched: Fetched {
-                    bytes,
-                    component: locked.clone(),
-                    manifest: None,
-                    verified_by: None,
-                    downloaded: false,
-                },
-                moved,
-                relocked: None,
-            });
-        }
-        self.store.put(&current, &response.body)?;
-        let relocked = self
-            .record(
-                &key,
-                Locked {
-                    manifest: None,
-                    component: current.clone(),
-                },
-            )?
-            .then_some(locked);
-        Ok(Pulled {
-            fetched: Fetched {
-                bytes: response.body.to_vec(),
-                component: current,
-                manifest: None,
-                verified_by: None,
-                downloaded: true,
-            },
-            moved: None,
-            relocked,
-        })
-    }
-
-    /// What the registry publishes for `oci` (manifest and annotations),
-    /// without fetching the component; with `key`, whether its signature
-    /// passes.
-    pub fn published(
-        &self,
-        oci: &OciReference,
-        key: Option<&PublicKey>,
-    ) -> Result<Published, SourceError> {
-        let wrap = |cause| SourceError {
-            reference: oci.to_string(),
-            cause,
-        };
-        let net = Net::new(self, oci).map_err(wrap)?;
-        let tag = oci.manifest_ref();
-        let (bytes, digest) = net.manifest(tag).map_err(wrap)?.ok_or_else(|| {
-            wrap(Cause::Registry(RegistryError::NotFound {
-                what: format!("manifest {tag}"),
-                url: oci.to_string(),
-            }))
-        })?;
-        let manifest = Manifest::parse(&bytes).map_err(|e| wrap(Cause::Invalid(e)))?;
-        let locked = match oci.digest {
-            Some(_) => None,
-            None => self.lock_entry(&oci.to_string()).map_err(wrap)?,
-        };
-        let signature = key.map(|key| self.verify(&net, &digest, key).map(|_| ()));
-        Ok(Published {
-            digest,
-            manifest,
-            locked,
-            signature,
-        })
-    }
-
-    /// Pushes a publication to `oci` (its tag, or its digest, which must
-    /// then be the manifest's); returns the manifest's digest.
-    pub fn publish(
-        &self,
-        oci: &OciReference,
-        publication: &Publication,
-    ) -> Result<String, SourceError> {
-        let wrap = |cause| SourceError {
-            reference: oci.to_string(),
-            cause,
-        };
-        let artifact = publication.artifact();
-        let manifest_digest = digest_of(&artifact.manifest);
-        if let Some(digest) = &oci.digest
-            && *digest != manifest_digest
-        {
-            return Err(wrap(Cause::Invalid(format!(
-                "the manifest to publish is {manifest_digest}, not {digest}; publish to a tag"
-            ))));
-        }
-        let net = Net::new(self, oci).map_err(wrap)?;
-        let registry = &net.registry;
-        let component = Bytes::copy_from_slice(publication.component);
-        let work = async {
-            registry
-                .push_blob(
-                    &digest_of(&artifact.config),
-                    Bytes::from(artifact.config.clone()),
-                )
-                .await?;
-            registry
-                .push_blob(&digest_of(publication.component), component)
-                .await?;
-            registry
-                .push_manifest(
-                    oci.manifest_ref(),
-                    Bytes::from(artifact.manifest.clone()),
-                    MANIFEST_MEDIA_TYPE,
-                )
-                .await
-        };
-        block_on(work)
-            .map_err(|e| wrap(Cause::Network(e.to_string())))?
-            .map_err(|e| wrap(Cause::Registry(e)))
-    }
 }
 
 /// Why a resolution runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(super) enum Mode {
     /// A start or reload: the lock decides, the store serves.
     Load,
     /// `airlock pull`: ask where the tag points now.
@@ -635,20 +452,20 @@ enum Mode {
 }
 
 /// One repository's registry, used only for what the store lacks.
-struct Net {
-    registry: Registry,
+pub(super) struct Net {
+    pub(super) registry: Registry,
     reference: OciReference,
 }
 
 impl Net {
-    fn new(resolver: &Resolver, oci: &OciReference) -> Result<Net, Cause> {
+    pub(super) fn new(resolver: &Resolver, oci: &OciReference) -> Result<Net, Cause> {
         Ok(Net {
             registry: Registry::new(resolver.http()?, &resolver.credentials, oci),
             reference: oci.clone(),
         })
     }
 
-    fn manifest(&self, reference: &str) -> Result<Option<(Bytes, String)>, Cause> {
+    pub(super) fn manifest(&self, reference: &str) -> Result<Option<(Bytes, String)>, Cause> {
         block_on(self.registry.manifest(reference))
             .map_err(|e| Cause::Network(e.to_string()))?
             .map_err(Cause::Registry)
