@@ -407,6 +407,43 @@ fn a_pin_in_the_policy_decides_over_the_tag() {
     assert!(check.contains("in the store"), "{check}");
 }
 
+/// What both authentication flows share: publishing is refused without
+/// credentials, saying how to give them, and works with them; a wrong
+/// secret is refused naming the user, never printing the secret. Returns
+/// the right credentials (`AIRLOCK_REGISTRY_AUTH`).
+fn publish_needing_credentials(work: &Work, registry: &Registry, reference: &str) -> String {
+    let file = component("catalog").display().to_string();
+    let err = work.refused(&["publish", &file, reference]);
+    assert!(err.contains("wants credentials"), "{err}");
+    assert!(err.contains("AIRLOCK_REGISTRY_AUTH"), "{err}");
+
+    let creds = format!("{}=ci:s3cret", registry.addr);
+    let out = work
+        .command(&["publish", &file, reference])
+        .env("AIRLOCK_REGISTRY_AUTH", &creds)
+        .output()
+        .expect("publish");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = work
+        .command(&["pull", reference])
+        .env(
+            "AIRLOCK_REGISTRY_AUTH",
+            format!("{}=ci:bad-guess", registry.addr),
+        )
+        .output()
+        .expect("pull");
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("refused") && err.contains("\"ci\""), "{err}");
+    assert!(!err.contains("bad-guess"), "the secret is printed: {err}");
+    creds
+}
+
 #[test]
 fn basic_auth_with_env_or_docker_config_and_clear_refusals() {
     let work = Work::new();
@@ -418,37 +455,8 @@ fn basic_auth_with_env_or_docker_config_and_clear_refusals() {
         htpasswd.display()
     ));
     let reference = registry.reference("acme/private:1");
-    let file = component("catalog").display().to_string();
 
-    let err = work.refused(&["publish", &file, &reference]);
-    assert!(err.contains("wants credentials"), "{err}");
-    assert!(err.contains("AIRLOCK_REGISTRY_AUTH"), "{err}");
-
-    let out = work
-        .command(&["publish", &file, &reference])
-        .env(
-            "AIRLOCK_REGISTRY_AUTH",
-            format!("{}=ci:s3cret", registry.addr),
-        )
-        .output()
-        .expect("publish");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let out = work
-        .command(&["pull", &reference])
-        .env(
-            "AIRLOCK_REGISTRY_AUTH",
-            format!("{}=ci:bad-guess", registry.addr),
-        )
-        .output()
-        .expect("pull");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refused") && err.contains("\"ci\""), "{err}");
-    assert!(!err.contains("bad-guess"), "the secret is printed: {err}");
+    publish_needing_credentials(&work, &registry, &reference);
 
     // Docker's config.json, as `docker login` writes it.
     std::fs::create_dir_all(work.path("docker")).expect("docker dir");
@@ -579,34 +587,8 @@ fn bearer_token_flow_for_push_and_pull() {
         bundle.display()
     ));
     let reference = registry.reference("acme/bearer:1");
-    let file = component("catalog").display().to_string();
 
-    let err = work.refused(&["publish", &file, &reference]);
-    assert!(err.contains("wants credentials"), "{err}");
-
-    let creds = format!("{}=ci:s3cret", registry.addr);
-    let out = work
-        .command(&["publish", &file, &reference])
-        .env("AIRLOCK_REGISTRY_AUTH", &creds)
-        .output()
-        .expect("publish");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-
-    let out = work
-        .command(&["pull", &reference])
-        .env(
-            "AIRLOCK_REGISTRY_AUTH",
-            format!("{}=ci:bad-guess", registry.addr),
-        )
-        .output()
-        .expect("pull");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("refused the credentials of \"ci\""), "{err}");
-
+    let creds = publish_needing_credentials(&work, &registry, &reference);
     let out = work
         .command(&["pull", &reference])
         .env("AIRLOCK_REGISTRY_AUTH", &creds)
