@@ -1,5 +1,5 @@
 //! Sources that are not well-behaved registries: `https://` URLs served by
-//! a local HTTPS server whose certificate a test CA (rcgen) signed, and
+//! a local HTTPS server whose certificate a test CA (`support::tls`) signed, and
 //! servers answering garbage, endless bodies or a 2 GiB component. Every
 //! download is bounded and every refusal says what was wrong.
 
@@ -15,6 +15,7 @@ use airlock::source::auth::Credentials;
 use airlock::source::store::digest_of;
 use airlock::source::{Expect, Resolver, Source, Store};
 use support::http::read_request_head;
+use support::tls::{Ca, Leaf};
 use support::{component, workspace};
 
 /// What a test server answers to one request.
@@ -91,35 +92,12 @@ fn answer<S: Read + Write>(stream: S, route: &dyn Fn(&str) -> Answer, log: &Mute
     let _ = stream.flush();
 }
 
-/// A test CA and a server certificate for `localhost` and 127.0.0.1:
-/// (the CA's PEM file in `dir`, the server's TLS settings).
+/// A test CA (written to `dir/ca.pem`) and TLS settings for a server
+/// whose certificate it signed, for `localhost` and 127.0.0.1.
 fn test_ca(dir: &std::path::Path) -> (PathBuf, Arc<rustls::ServerConfig>) {
-    use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("ca params");
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca_params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "airlock test CA");
-    let ca =
-        CertifiedIssuer::self_signed(ca_params, KeyPair::generate().expect("ca key")).expect("ca");
-    let leaf_key = KeyPair::generate().expect("leaf key");
-    let leaf = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()])
-        .expect("leaf params")
-        .signed_by(&leaf_key, &ca)
-        .expect("leaf");
-    let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca.pem()).expect("ca.pem");
-    let key =
-        rustls::pki_types::PrivateKeyDer::try_from(leaf_key.serialize_der()).expect("key der");
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_no_client_auth()
-    .with_single_cert(vec![leaf.der().clone(), ca.der().clone()], key)
-    .expect("server config");
-    (ca_file, Arc::new(config))
+    let ca = Ca::new();
+    let config = ca.server_config(Leaf::For(&["localhost", "127.0.0.1"]));
+    (ca.write_pem(dir), config)
 }
 
 /// A resolver with a store and lock in `dir`, no credentials.

@@ -89,6 +89,7 @@ pub fn prepare(
                     duration: started.elapsed(),
                     bytes_in,
                     bytes_out: 0,
+                    credentials_used: &[],
                 });
             }
             return Err(err);
@@ -103,7 +104,7 @@ pub fn prepare(
         answer: None,
         cancel,
         sandbox: setting.sandbox.clone(),
-        _place: place,
+        place,
         audit: setting.audit.map(|log| Audit {
             log: log.clone(),
             started,
@@ -143,8 +144,9 @@ pub struct PreparedCall {
     answer: Option<Confirmation>,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
-    /// Held for the call's lifetime.
-    _place: Place,
+    /// Held for the call's lifetime: its place under the tool's limit (or
+    /// in the queue before it) and in the registry.
+    place: Place,
     audit: Option<Audit>,
 }
 
@@ -195,8 +197,13 @@ impl PreparedCall {
         self.answer = Some(answer);
     }
 
-    /// Runs the guest (blocking).
-    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<Output, CallError> {
+    /// Runs the guest (blocking), after waiting for a place under the
+    /// tool's concurrency limit if it has none yet.
+    pub fn run(mut self, observer: Arc<dyn CallObserver>) -> Result<Output, CallError> {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
+            return self.refused(err);
+        }
         let (outcome, _teardown) = self.run_to_teardown(observer);
         outcome
     }
@@ -205,10 +212,15 @@ impl PreparedCall {
     /// instance is torn down, so an answer does not wait for the reset of
     /// the instance's memory (see [`crate::sandbox::Teardown`]).
     pub fn run_delivering(
-        self,
+        mut self,
         observer: Arc<dyn CallObserver>,
         deliver: impl FnOnce(Result<Output, CallError>),
     ) {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
+            deliver(self.refused(err));
+            return;
+        }
         let (outcome, teardown) = self.run_to_teardown(observer);
         deliver(outcome);
         drop(teardown);
@@ -219,9 +231,14 @@ impl PreparedCall {
     /// down afterwards on that thread, while the answer is on its way.
     /// `None` means the thread died before it had an outcome (a bug).
     pub async fn run_on_lane(
-        self,
+        mut self,
         observer: Arc<dyn CallObserver>,
     ) -> Option<Result<Output, CallError>> {
+        // Over the tool's limit: wait here, without a thread, for a place.
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold(patience, &cancel).await {
+            return Some(self.refused(err));
+        }
         // Dropping the future (the client went away) stops the guest.
         let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -235,14 +252,28 @@ impl PreparedCall {
         outcome
     }
 
+    /// A call that never ran (it waited for a place in vain): recorded as
+    /// such, and its error handed back.
+    fn refused(mut self, err: CallError) -> Result<Output, CallError> {
+        let result = Err(err);
+        self.record(&result, &[]);
+        result
+    }
+
     fn run_to_teardown(
         mut self,
         observer: Arc<dyn CallObserver>,
     ) -> (Result<Output, CallError>, Teardown) {
-        let audit = self.audit.take();
         let (result, teardown) = self.run_guest(observer);
-        if let Some(audit) = audit {
-            let bytes_out = match &result {
+        self.record(&result, &teardown.credentials_used());
+        (result, teardown)
+    }
+
+    /// Writes the call's audit entry (once), with the credentials its
+    /// requests carried.
+    fn record(&mut self, result: &Result<Output, CallError>, credentials_used: &[String]) {
+        if let Some(audit) = self.audit.take() {
+            let bytes_out = match result {
                 Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
                 Err(_) => 0,
             };
@@ -253,16 +284,16 @@ impl PreparedCall {
                 caller: &self.caller.to_string(),
                 caller_kind: self.caller.kind(),
                 grant: Some(&self.grant),
-                outcome: match &result {
+                outcome: match result {
                     Ok(_) => "ok",
                     Err(err) => err.kind(),
                 },
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
+                credentials_used,
             });
         }
-        (result, teardown)
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Result<Output, CallError>, Teardown) {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::HostPattern;
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
 use super::grant::Consent;
 use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawPolicy, RawSection, RawVerify};
@@ -24,7 +23,7 @@ pub(super) struct Parser<'a> {
 
 impl Parser<'_> {
     /// An error at byte `offset` of the text.
-    fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
         let before = self.text.get(..offset).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
@@ -92,6 +91,8 @@ impl Parser<'_> {
         let section = self.section(RawSection {
             folders: c.folders,
             network: c.network,
+            tls: c.tls,
+            ca: c.ca,
             env: c.env,
             config: c.config,
             limits: c.limits,
@@ -192,6 +193,8 @@ impl Parser<'_> {
         Ok(Section {
             folders: raw.folders.map(|f| self.folders(f)).transpose()?,
             network: raw.network.map(|n| self.network(n)).transpose()?,
+            tls: raw.tls,
+            ca: raw.ca.map(|c| self.ca(&c)).transpose()?,
             env: raw.env.map(|e| self.env(e)).transpose()?,
             // The same form as `env`: literal, or `{ from = "VAR" }`.
             config: raw.config.map(|e| self.env(e)).transpose()?,
@@ -202,16 +205,6 @@ impl Parser<'_> {
                 .unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
         })
-    }
-
-    fn network(&self, raw: Vec<Spanned<String>>) -> Result<Vec<HostPattern>, PolicyError> {
-        raw.into_iter()
-            .map(|p| {
-                p.get_ref()
-                    .parse()
-                    .map_err(|e: super::HostPatternError| self.error(p.span().start, e.to_string()))
-            })
-            .collect()
     }
 
     fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
@@ -271,22 +264,7 @@ impl Parser<'_> {
             let at = value.span().start;
             let value = match value.into_inner() {
                 RawEnv::Literal(v) => v,
-                // Messages name the variable, never its value.
-                RawEnv::From(var) => match (self.env)(&var) {
-                    Ok(v) => v,
-                    Err(VarError::NotPresent) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not set"),
-                        ));
-                    }
-                    Err(VarError::NotUnicode(_)) => {
-                        return Err(self.error(
-                            at,
-                            format!("environment variable {var} (for {name}) is not valid Unicode"),
-                        ));
-                    }
-                },
+                RawEnv::From(var) => self.variable(&var, &name, at)?,
             };
             if value.contains('\0') {
                 return Err(self.error(at, format!("the value of {name} contains a NUL character")));
@@ -296,11 +274,33 @@ impl Parser<'_> {
         Ok(vars)
     }
 
+    /// The value of the runtime's variable `var`, read now; `for_what`
+    /// says what it is for in an error (which names the variable, never
+    /// its value), and `at` is where it is named.
+    pub(super) fn variable(
+        &self,
+        var: &str,
+        for_what: &str,
+        at: usize,
+    ) -> Result<String, PolicyError> {
+        match (self.env)(var) {
+            Ok(v) => Ok(v),
+            Err(VarError::NotPresent) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not set"),
+            )),
+            Err(VarError::NotUnicode(_)) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not valid Unicode"),
+            )),
+        }
+    }
+
     /// A path of the policy resolved against its folder, without `.`
     /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
     /// so it reads right and compares equal to the same path spelled
     /// another way.
-    fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
         let resolved: PathBuf = self
             .base
             .join(path)

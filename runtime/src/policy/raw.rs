@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::file::FolderMode;
 use super::grant::Consent;
+use super::network::{RawNetwork, Roots};
 use super::units::{Size, Time};
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,7 +30,9 @@ pub(super) struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSection {
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Vec<Spanned<String>>>,
+    pub(super) network: Option<RawNetwork>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
@@ -50,7 +53,9 @@ pub(super) struct RawComponent {
     pub(super) sha256: Option<Spanned<String>>,
     pub(super) verify: Option<Spanned<RawVerify>>,
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Vec<Spanned<String>>>,
+    pub(super) network: Option<RawNetwork>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,

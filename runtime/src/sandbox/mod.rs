@@ -5,6 +5,10 @@
 //! ([`RunError`]): wall time (epoch interruption), memory (asked of the
 //! limiter, not guessed from the trap kind), fuel, stack, and panics (the
 //! message is read from the guest's captured stderr).
+//!
+//! Everything a call hands back passes [`redact`] on its way out (the
+//! result and error here, log and progress messages in `state`), so a
+//! secret injected into the call's requests never reaches the client.
 
 mod bindings;
 mod bounded_fs;
@@ -13,10 +17,13 @@ mod cache;
 mod config;
 mod folders;
 mod network;
+mod outgoing;
 mod pipe;
 mod plain;
+pub mod redact;
 mod sockets;
 mod state;
+mod tls;
 mod waits;
 
 use std::sync::Arc;
@@ -39,6 +46,7 @@ pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
 use bindings::types;
 use pipe::CapturedOutput;
+use redact::Redactor;
 use state::{Interruption, Limiter};
 
 /// How often the epoch ticks; the granularity of time limits and of
@@ -343,8 +351,13 @@ impl Sandbox {
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
         };
+        // The one way out of the sandbox for the result: redacted here.
+        let redactor = &run.store.data().redactor;
+        let result = result
+            .map(|raw| redactor.output(raw))
+            .map_err(|err| redactor.error(err));
         let teardown = Teardown {
-            _store: Some(run.store),
+            store: Some(run.store),
         };
         (result, teardown)
     }
@@ -365,7 +378,14 @@ impl Sandbox {
             cancel.clone(),
             grant,
         );
-        state.net = network::HttpFilter::for_grant(grant, cancel, state.folder_guard.descriptors());
+        let redactor = Redactor::for_grant(grant);
+        state.net = outgoing::HttpFilter::for_grant(
+            grant,
+            cancel,
+            state.folder_guard.descriptors(),
+            redactor.clone(),
+        );
+        state.redactor = redactor;
         let deadline = Instant::now() + grant.limits.time;
         state.deadline = deadline;
         let mut store = Store::new(&self.engine, state);
@@ -402,14 +422,23 @@ impl Sandbox {
 /// hand the outcome on first and drop this afterwards.
 #[must_use = "dropping the teardown at once is fine; keep it only to answer first"]
 pub struct Teardown {
-    /// Held only to be dropped.
-    _store: Option<Store<CallState>>,
+    /// Held to be dropped, and asked what the call's requests carried.
+    store: Option<Store<CallState>>,
 }
 
 impl Teardown {
     /// Nothing to tear down: the call never got a store.
     pub(crate) fn none() -> Self {
-        Teardown { _store: None }
+        Teardown { store: None }
+    }
+
+    /// The injected credentials the call's requests carried, each once, as
+    /// `HEADER for PATTERN (from VARIABLE)`: never a value.
+    pub fn credentials_used(&self) -> Vec<String> {
+        self.store
+            .as_ref()
+            .map(|s| s.data().net.credentials_used())
+            .unwrap_or_default()
     }
 }
 
@@ -558,7 +587,8 @@ impl Run {
                 .join(": "),
         };
         // Function names in a backtrace are the guest's text too.
-        tracing::info!("guest trap: {}", GuestText(&format!("{err:?}")));
+        let trap = state.redactor.text(&format!("{err:?}")).into_owned();
+        tracing::info!("guest trap: {}", GuestText(&trap));
         Err(RunError::Crashed(cause))
     }
 }
