@@ -57,7 +57,10 @@ pub struct Registry {
     base: Url,
     registry: String,
     repository: String,
-    login: Option<Login>,
+    credentials: Credentials,
+    /// Looked up at the first challenge (a credential helper may be a
+    /// program; a start served from the store never runs it).
+    login: std::sync::OnceLock<Option<Login>>,
     /// The `Authorization` value the registry last accepted or asked for.
     authorization: Mutex<Option<HeaderValue>>,
 }
@@ -82,9 +85,16 @@ impl Registry {
             base,
             registry: oci.registry.clone(),
             repository: oci.repository.clone(),
-            login: credentials.login(&oci.registry),
+            credentials: credentials.clone(),
+            login: std::sync::OnceLock::new(),
             authorization: Mutex::new(None),
         }
+    }
+
+    fn login(&self) -> Option<&Login> {
+        self.login
+            .get_or_init(|| self.credentials.login(&self.registry))
+            .as_ref()
     }
 
     fn url(&self, path: &str) -> Url {
@@ -129,11 +139,7 @@ impl Registry {
     /// The `Authorization` value a challenge asks for.
     async fn authorize(&self, challenge: &Challenge) -> Result<HeaderValue, RegistryError> {
         let value = match challenge {
-            Challenge::Basic => self
-                .login
-                .as_ref()
-                .ok_or_else(|| self.wants_login())?
-                .basic(),
+            Challenge::Basic => self.login().ok_or_else(|| self.wants_login())?.basic(),
             Challenge::Bearer {
                 realm,
                 service,
@@ -195,12 +201,12 @@ impl Registry {
             _ => self.http.clone(),
         };
         let mut request = Request::get(url);
-        if let Some(login) = &self.login {
+        if let Some(login) = self.login() {
             request = request.header(header::AUTHORIZATION, &login.basic());
         }
         let response = http.send(request, TOKEN_LIMIT).await?;
         if response.status == StatusCode::UNAUTHORIZED || response.status == StatusCode::FORBIDDEN {
-            return Err(match &self.login {
+            return Err(match self.login() {
                 Some(login) => denied(format!(
                     "refused the credentials of {:?} ({} from the token service)",
                     login.user, response.status
@@ -239,7 +245,7 @@ impl Registry {
                 url: response.url.to_string(),
             }),
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN => {
-                Err(match (&self.login, response.status) {
+                Err(match (self.login(), response.status) {
                     (None, _) => self.wants_login(),
                     (Some(login), status) => RegistryError::Denied {
                         registry: self.registry.clone(),
