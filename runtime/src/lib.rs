@@ -45,4 +45,4 @@ mod sync;
 pub mod tool;
 pub mod transport;
 
-pub use runtime::{LoadReport, Runtime};
+pub use runtime::{LoadReport, Runtime, default_resolver, default_store, source_tls};

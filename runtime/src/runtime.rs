@@ -11,7 +11,7 @@ use crate::audit::AuditLog;
 use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
-use crate::policy::{Grant, Policy};
+use crate::policy::{CaBundle, Grant, Policy, Roots, Trust};
 use crate::sandbox::{CompileCache, Sandbox};
 use crate::source::{Expect, Resolver, Source, Store};
 use crate::tool::Output;
@@ -34,6 +34,30 @@ pub struct Runtime {
     running: Arc<Running>,
     /// Fetches components named by reference (`oci://`, `https://`).
     resolver: Resolver,
+}
+
+/// TLS for fetching components: the bundled (webpki) roots and the CA
+/// bundle `ca_file` (else `$AIRLOCK_CA_FILE`), from the client
+/// configurations the sandbox keeps for tools' https (`sandbox::tls`: one
+/// crypto provider, one configuration per trust setting).
+pub fn source_tls(ca_file: Option<&Path>) -> Result<tokio_rustls::TlsConnector, String> {
+    let file = ca_file
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("AIRLOCK_CA_FILE").map(PathBuf::from));
+    let ca = file
+        .map(|f| CaBundle::read(&f).map_err(|e| format!("AIRLOCK_CA_FILE: {e}")))
+        .transpose()?;
+    let trust = Trust {
+        roots: Roots::Bundled,
+        ca,
+    };
+    crate::sandbox::tls_connector(&trust).map_err(|e| e.to_string())
+}
+
+/// The resolver a runtime starts with: the default store, no lock file,
+/// [`source_tls`], HTTPS only, the environment's credentials.
+pub fn default_resolver() -> Resolver {
+    Resolver::new(default_store()).with_tls(source_tls(None))
 }
 
 /// The store: `$AIRLOCK_STORE_DIR`, else `store/` in the default compile
@@ -66,7 +90,7 @@ impl Runtime {
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
             running: Arc::default(),
-            resolver: Resolver::new(default_store()),
+            resolver: default_resolver(),
         }
     }
 

@@ -165,7 +165,7 @@ fn https_sources_with_a_test_ca_are_locked_stored_and_served_offline() {
     // A URL that does not exist says so.
     let missing = format!("https://localhost:{}/dl/none.wasm", addr.port());
     let err = resolver(dir.path())
-        .with_ca_file(&ca_file)
+        .with_tls(airlock::source_tls(Some(&ca_file)))
         .fetch(&Source::parse(&missing).expect("url"), Expect::default())
         .expect_err("404")
         .to_string();
@@ -182,7 +182,7 @@ fn endless_and_oversized_downloads_are_cut_off_with_a_clear_error() {
     });
     let (addr, _) = serve(route, Some(tls));
     let resolver = resolver(dir.path())
-        .with_ca_file(&ca_file)
+        .with_tls(airlock::source_tls(Some(&ca_file)))
         .with_max_size(1 << 20);
     let fetch = |path: &str| {
         let url = format!("https://localhost:{}{path}", addr.port());

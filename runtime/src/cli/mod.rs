@@ -93,7 +93,7 @@ impl FetchOptions {
                 .join("airlock.lock"),
             None => PathBuf::from("airlock.lock"),
         });
-        Resolver::new(crate::runtime::default_store())
+        crate::runtime::default_resolver()
             .with_lock(Some(lock))
             .with_insecure(self.insecure_registry.clone())
     }

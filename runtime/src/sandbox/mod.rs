@@ -38,6 +38,7 @@ pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
 pub use plain::FunctionsPre;
 pub use state::{CallState, CancelToken};
+pub use tls::connector as tls_connector;
 
 use crate::logtext::GuestText;
 use crate::observe::CallObserver;

@@ -1,7 +1,7 @@
 //! HTTP(S) for fetching and publishing: one request per connection on
-//! hyper's HTTP/1.1 client, TLS by rustls on `ring` with the webpki roots
-//! (plus `AIRLOCK_CA_FILE`), every body bounded, redirects followed a few
-//! times.
+//! hyper's HTTP/1.1 client, TLS by the connector the caller gives (the
+//! runtime's comes from `sandbox::tls`, the configuration tools' https
+//! uses), every body bounded, redirects followed a few times.
 //!
 //! What a server sends is read only up to a limit the caller gives: a
 //! `Content-Length` over it is refused before the body is read, and a body
@@ -10,7 +10,6 @@
 //! `oci+http://` reference); a redirect never downgrades to it otherwise.
 //! Credentials are never sent to another host after a redirect.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -98,44 +97,14 @@ impl Request {
 /// The client: TLS settings and the hosts that may speak plain HTTP.
 #[derive(Clone)]
 pub struct Http {
-    tls: Arc<rustls::ClientConfig>,
+    /// TLS for https (or why there is none; plain HTTP works without).
+    tls: Result<tokio_rustls::TlsConnector, String>,
     /// `host` or `host:port` entries allowed over plain `http://`.
     plain: Vec<String>,
 }
 
-/// The TLS client settings: the webpki roots and the certificates in the
-/// PEM file `ca_file` (a private CA; by default `$AIRLOCK_CA_FILE`), on the
-/// `ring` provider.
-pub fn tls_config(ca_file: Option<&std::path::Path>) -> Result<rustls::ClientConfig, String> {
-    use rustls::pki_types::CertificateDer;
-    use rustls::pki_types::pem::PemObject as _;
-    let mut roots = rustls::RootCertStore::empty();
-    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    let env = std::env::var_os("AIRLOCK_CA_FILE");
-    if let Some(file) = ca_file.map(|f| f.as_os_str()).or(env.as_deref()) {
-        let certs = CertificateDer::pem_file_iter(file)
-            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| format!("AIRLOCK_CA_FILE={}: {e}", file.to_string_lossy()))?;
-        let (added, _) = roots.add_parsable_certificates(certs);
-        if added == 0 {
-            return Err(format!(
-                "AIRLOCK_CA_FILE={} holds no usable CA certificate",
-                file.to_string_lossy()
-            ));
-        }
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(config)
-}
-
 impl Http {
-    pub fn new(tls: Arc<rustls::ClientConfig>, plain: Vec<String>) -> Http {
+    pub fn new(tls: Result<tokio_rustls::TlsConnector, String>, plain: Vec<String>) -> Http {
         Http { tls, plain }
     }
 
@@ -213,8 +182,10 @@ impl Http {
             let name = rustls::pki_types::ServerName::try_from(host.trim_matches(['[', ']']))
                 .map_err(|e| format!("not a TLS server name: {e}"))?
                 .to_owned();
-            let connector = tokio_rustls::TlsConnector::from(self.tls.clone());
-            let stream = connector
+            let stream = self
+                .tls
+                .as_ref()
+                .map_err(String::clone)?
                 .connect(name, tcp)
                 .await
                 .map_err(|e| format!("TLS: {e}"))?;

@@ -24,7 +24,7 @@ impl Resolver {
             reference: oci.to_string(),
             cause,
         };
-        let net = Net::new(self, oci).map_err(wrap)?;
+        let net = Net::new(self, oci);
         let tag = oci.manifest_ref();
         let (bytes, digest) = net.manifest(tag).map_err(wrap)?.ok_or_else(|| {
             wrap(Cause::Registry(RegistryError::NotFound {
@@ -66,7 +66,7 @@ impl Resolver {
                 "the manifest to publish is {manifest_digest}, not {digest}; publish to a tag"
             ))));
         }
-        let net = Net::new(self, oci).map_err(wrap)?;
+        let net = Net::new(self, oci);
         let registry = &net.registry;
         let component = Bytes::copy_from_slice(publication.component);
         let work = async {

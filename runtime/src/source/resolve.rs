@@ -123,20 +123,24 @@ pub struct Published {
 pub struct Resolver {
     pub(super) store: Store,
     lock: Option<PathBuf>,
-    http: Result<Http, String>,
+    /// TLS for registries and URLs; why there is none otherwise.
+    tls: Result<tokio_rustls::TlsConnector, String>,
+    /// Hosts spoken to over plain HTTP.
+    plain: Vec<String>,
     credentials: Credentials,
     pub(super) max_size: u64,
 }
 
 impl Resolver {
     /// A resolver keeping blobs in `store`, with no lock file, the
-    /// environment's credentials and CA file, and HTTPS only.
+    /// environment's credentials, HTTPS only, and no TLS settings yet (see
+    /// [`Resolver::with_tls`]; `Runtime::new` gives it the runtime's).
     pub fn new(store: Store) -> Resolver {
         Resolver {
             store,
             lock: None,
-            http: super::http::tls_config(None)
-                .map(|tls| Http::new(std::sync::Arc::new(tls), vec![])),
+            tls: Err("no TLS client was set up for fetching components".into()),
+            plain: Vec::new(),
             credentials: Credentials::from_env(),
             max_size: DEFAULT_MAX_SIZE,
         }
@@ -148,21 +152,16 @@ impl Resolver {
         self
     }
 
-    /// Trusts the CA certificates in the PEM file `ca_file` (besides the
-    /// webpki roots) instead of `$AIRLOCK_CA_FILE`'s.
-    pub fn with_ca_file(mut self, ca_file: &Path) -> Resolver {
-        self.http = super::http::tls_config(Some(ca_file))
-            .map(|tls| Http::new(std::sync::Arc::new(tls), vec![]));
+    /// The TLS client for registries and URLs (or why there is none, said
+    /// when the network is needed).
+    pub fn with_tls(mut self, tls: Result<tokio_rustls::TlsConnector, String>) -> Resolver {
+        self.tls = tls;
         self
     }
 
     /// Hosts (`host` or `host:port`) spoken to over plain HTTP.
     pub fn with_insecure(mut self, hosts: Vec<String>) -> Resolver {
-        self.http = self.http.map(|h| {
-            hosts
-                .iter()
-                .fold(h, |h, host| h.allowing_plain(host.as_str()))
-        });
+        self.plain.extend(hosts);
         self
     }
 
@@ -227,8 +226,8 @@ impl Resolver {
         })
     }
 
-    pub(super) fn http(&self) -> Result<&Http, Cause> {
-        self.http.as_ref().map_err(|e| Cause::Network(e.clone()))
+    pub(super) fn http(&self) -> Http {
+        Http::new(self.tls.clone(), self.plain.clone())
     }
 
     pub(super) fn lock_entry(&self, reference: &str) -> Result<Option<Locked>, Cause> {
@@ -246,7 +245,7 @@ impl Resolver {
     }
 
     fn resolve_oci(&self, oci: &OciReference, expect: Expect, mode: Mode) -> Result<Pulled, Cause> {
-        let net = Net::new(self, oci)?;
+        let net = Net::new(self, oci);
         let key = oci.to_string();
         let pin = expect.sha256.map(|hex| format!("sha256:{hex}"));
         let locked = match &oci.digest {
@@ -458,11 +457,11 @@ pub(super) struct Net {
 }
 
 impl Net {
-    pub(super) fn new(resolver: &Resolver, oci: &OciReference) -> Result<Net, Cause> {
-        Ok(Net {
-            registry: Registry::new(resolver.http()?, &resolver.credentials, oci),
+    pub(super) fn new(resolver: &Resolver, oci: &OciReference) -> Net {
+        Net {
+            registry: Registry::new(&resolver.http(), &resolver.credentials, oci),
             reference: oci.clone(),
-        })
+        }
     }
 
     pub(super) fn manifest(&self, reference: &str) -> Result<Option<(Bytes, String)>, Cause> {

@@ -44,7 +44,7 @@ impl Resolver {
                 relocked: None,
             });
         }
-        let http = self.http()?;
+        let http = self.http();
         let response = block_on(http.send(Request::get(source.url.clone()), self.max_size))
             .map_err(|e| Cause::Network(e.to_string()))??;
         if !response.status.is_success() {
