@@ -29,7 +29,11 @@ pub struct Registry {
     child: Option<Child>,
     /// `127.0.0.1:PORT`.
     pub addr: String,
-    config: PathBuf,
+    auth: String,
+    /// Sent by this registry (and no other) in every answer's
+    /// `X-Airlock-Test` header, so a port another test's registry took
+    /// first is noticed.
+    mark: String,
     dir: tempfile::TempDir,
 }
 
@@ -42,50 +46,81 @@ impl Registry {
     /// A registry whose `auth:` section is `auth` (YAML, indented by two).
     pub fn with_auth(auth: &str) -> Registry {
         let dir = tempfile::tempdir().expect("tempdir");
-        let addr = format!("127.0.0.1:{}", free_port());
-        let config = dir.path().join("config.yml");
-        std::fs::write(
-            &config,
-            format!(
-                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n\
-                 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
-                 http:\n  addr: {addr}\n{auth}",
-                dir.path().join("data").display()
-            ),
-        )
-        .expect("registry config");
+        let mark = dir
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let mut registry = Registry {
             child: None,
-            addr,
-            config,
+            addr: format!("127.0.0.1:{}", free_port()),
+            auth: auth.to_string(),
+            mark,
             dir,
         };
         registry.resume();
         registry
     }
 
-    /// Starts the registry process (again, after [`Registry::stop`]).
+    /// Starts the registry process (again, after [`Registry::stop`]); when
+    /// its port was taken meanwhile, on another one.
     pub fn resume(&mut self) {
+        for _ in 0..5 {
+            if self.start_on_port() {
+                return;
+            }
+            self.stop();
+            self.addr = format!("127.0.0.1:{}", free_port());
+        }
+        panic!(
+            "docker-registry did not start: {}",
+            std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
+        );
+    }
+
+    /// Starts the registry on `self.addr`; whether it is the one answering.
+    fn start_on_port(&mut self) -> bool {
+        let config = self.dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n\
+                 storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n\
+                 http:\n  addr: {}\n  headers:\n    X-Airlock-Test: [{}]\n{}",
+                self.dir.path().join("data").display(),
+                self.addr,
+                self.mark,
+                self.auth
+            ),
+        )
+        .expect("registry config");
         let log = std::fs::File::create(self.dir.path().join("registry.log")).expect("log");
         let child = Command::new(registry_binary())
             .arg("serve")
-            .arg(&self.config)
+            .arg(&config)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("start docker-registry");
         self.child = Some(child);
+        let addr: std::net::SocketAddr = self.addr.parse().expect("address");
         let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(&self.addr).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "docker-registry did not listen on {} within 20 s: {}",
-                self.addr,
-                std::fs::read_to_string(self.dir.path().join("registry.log")).unwrap_or_default()
-            );
+        while Instant::now() < deadline {
+            let exited = self
+                .child
+                .as_mut()
+                .is_none_or(|c| c.try_wait().ok().flatten().is_some());
+            if exited {
+                return false;
+            }
+            if TcpStream::connect(addr).is_ok() {
+                let reply = super::http::http(addr, "GET", "/v2/", &[], b"");
+                return reply.header("x-airlock-test") == Some(self.mark.as_str());
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
+        false
     }
 
     /// Stops the registry (the registry is down).
