@@ -84,7 +84,6 @@ pub fn run(args: Args) -> Exit {
         let keys: Vec<&PublicKey> = runtime
             .policy()
             .verify_key(&name)
-            .filter(|_| section.is_some())
             .into_iter()
             .chain(key.as_ref())
             .collect();
