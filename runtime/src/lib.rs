@@ -6,6 +6,8 @@
 //! ```text
 //! tool, observe, json, logtext, sync   shared types: what a tool is, what a
 //!                                      running call reports, JSON, guest text
+//! source    (references to registries and URLs, the content-addressed
+//!            store, the lock, cosign signatures: reference → verified bytes)
 //! policy    (policy file, grants, hints → effective grant)
 //! args      (parse, coerce, default, validate arguments)
 //! functions (plain WIT functions: types → schemas, JSON ↔ values)
@@ -39,9 +41,10 @@ pub mod protocol;
 pub mod reload;
 mod runtime;
 pub mod sandbox;
+pub mod source;
 mod sync;
 pub mod tool;
 pub mod transport;
 pub mod wasmcp;
 
-pub use runtime::{LoadReport, Runtime};
+pub use runtime::{LoadReport, Runtime, default_resolver, default_store, source_tls};

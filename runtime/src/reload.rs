@@ -1,7 +1,9 @@
 //! Hot reload (`airlock serve --watch`): a [`Watcher`] polls the served
 //! paths (modification time and size of each `.wasm`, no file-system
 //! notification API) and rebuilds the catalog when a component is added,
-//! replaced or removed.
+//! replaced or removed. A component named by reference (`oci://…`) is
+//! replaced when its entry in `airlock.lock` changes (`airlock pull
+//! --update`); a tag that moves in the registry changes nothing here.
 //!
 //! Reload is per component and all-or-nothing: a replacement that fails
 //! validation is refused and logged, and the component's previous tools
@@ -23,19 +25,31 @@ use std::time::SystemTime;
 use crate::Runtime;
 use crate::catalog::{Catalog, LoadError, Tool};
 
-/// What identifies a version of a file without reading it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stamp {
-    modified: Option<SystemTime>,
-    len: u64,
+/// What identifies a version of a file without reading it (or, for a
+/// reference, the digest its lock entry names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Stamp {
+    File {
+        modified: Option<SystemTime>,
+        len: u64,
+    },
+    Locked(String),
 }
 
 fn stamp(path: &std::path::Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
-    meta.is_file().then(|| Stamp {
+    meta.is_file().then(|| Stamp::File {
         modified: meta.modified().ok(),
         len: meta.len(),
     })
+}
+
+/// The stamp of a served file or reference.
+fn stamp_of(runtime: &Runtime, path: &std::path::Path) -> Option<Stamp> {
+    match runtime.locked_digest(path) {
+        Some(locked) => Some(Stamp::Locked(locked)),
+        None => stamp(path),
+    }
 }
 
 struct Entry {
@@ -78,7 +92,9 @@ impl Watcher {
         let catalog = runtime.catalog();
         let mut files = BTreeMap::new();
         for file in runtime.files(paths) {
-            let Some(seen) = stamp(&file) else { continue };
+            let Some(seen) = stamp_of(runtime, &file) else {
+                continue;
+            };
             let tools: Vec<Arc<Tool>> = catalog
                 .tools()
                 .filter(|t| t.component.path == file)
@@ -107,7 +123,7 @@ impl Watcher {
         let gone: Vec<PathBuf> = self
             .files
             .keys()
-            .filter(|f| !present.contains(f) || stamp(f).is_none())
+            .filter(|f| !present.contains(f) || stamp_of(runtime, f).is_none())
             .cloned()
             .collect();
         for file in gone {
@@ -124,10 +140,12 @@ impl Watcher {
         // another file serves or newly brings, whatever the order of names.
         let mut candidates: Vec<(PathBuf, Result<Vec<Tool>, LoadError>)> = Vec::new();
         for file in present {
-            let Some(now) = stamp(&file) else { continue };
+            let Some(now) = stamp_of(runtime, &file) else {
+                continue;
+            };
             let entry = self.files.entry(file.clone()).or_insert(Entry {
                 // Never seen: treat as changed.
-                seen: Stamp {
+                seen: Stamp::File {
                     modified: None,
                     len: u64::MAX,
                 },
@@ -138,7 +156,7 @@ impl Watcher {
                 entry.settling = None;
                 continue;
             }
-            if entry.settling != Some(now) {
+            if entry.settling.as_ref() != Some(&now) {
                 // Changed since last time: wait one poll for it to settle.
                 entry.settling = Some(now);
                 continue;

@@ -11,8 +11,9 @@ use crate::audit::AuditLog;
 use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
-use crate::policy::{Grant, Policy};
-use crate::sandbox::Sandbox;
+use crate::policy::{CaBundle, Grant, Policy, Roots, Trust};
+use crate::sandbox::{CompileCache, Sandbox};
+use crate::source::{Expect, Resolver, Source, Store};
 use crate::tool::Output;
 
 /// What loading a set of paths did.
@@ -31,6 +32,42 @@ pub struct Runtime {
     audit: Option<Arc<AuditLog>>,
     /// Prepared calls not yet finished, across every catalog version.
     running: Arc<Running>,
+    /// Fetches components named by reference (`oci://`, `https://`).
+    resolver: Resolver,
+}
+
+/// TLS for fetching components: the bundled (webpki) roots and the CA
+/// bundle `ca_file` (else `$AIRLOCK_CA_FILE`), from the client
+/// configurations the sandbox keeps for tools' https (`sandbox::tls`: one
+/// crypto provider, one configuration per trust setting).
+pub fn source_tls(ca_file: Option<&Path>) -> Result<tokio_rustls::TlsConnector, String> {
+    let file = ca_file
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("AIRLOCK_CA_FILE").map(PathBuf::from));
+    let ca = file
+        .map(|f| CaBundle::read(&f).map_err(|e| format!("AIRLOCK_CA_FILE: {e}")))
+        .transpose()?;
+    let trust = Trust {
+        roots: Roots::Bundled,
+        ca,
+    };
+    crate::sandbox::tls_connector(&trust).map_err(|e| e.to_string())
+}
+
+/// The resolver a runtime starts with: the default store, no lock file,
+/// [`source_tls`], HTTPS only, the environment's credentials.
+pub fn default_resolver() -> Resolver {
+    Resolver::new(default_store()).with_tls(source_tls(None))
+}
+
+/// The store: `$AIRLOCK_STORE_DIR`, else `store/` in the default compile
+/// cache's folder (`~/.cache/airlock/store`).
+pub fn default_store() -> Store {
+    if let Some(dir) = std::env::var_os("AIRLOCK_STORE_DIR") {
+        return Store::new(dir);
+    }
+    let cache = CompileCache::default_dir().unwrap_or_else(|| std::env::temp_dir().join("airlock"));
+    Store::new(cache.join("store"))
 }
 
 impl Runtime {
@@ -53,6 +90,36 @@ impl Runtime {
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
             running: Arc::default(),
+            resolver: default_resolver(),
+        }
+    }
+
+    /// Fetches components named by reference with `resolver` (its store,
+    /// lock file and network settings) instead of the default one.
+    pub fn with_resolver(mut self, resolver: Resolver) -> Self {
+        self.resolver = resolver;
+        self
+    }
+
+    pub fn resolver(&self) -> &Resolver {
+        &self.resolver
+    }
+
+    /// For a component named by reference, what its lock entry says now
+    /// (`Some("")` when it has none), so a hot reload sees `airlock pull
+    /// --update`; `None` for a file.
+    pub fn locked_digest(&self, label: &Path) -> Option<String> {
+        let source = Source::from_path(label).ok().filter(Source::is_remote)?;
+        match self.resolver.locked(&source) {
+            Ok(locked) => Some(
+                locked
+                    .map(|l| format!("{} {}", l.manifest.unwrap_or_default(), l.component))
+                    .unwrap_or_default(),
+            ),
+            Err(err) => {
+                tracing::warn!("{err}");
+                Some(String::new())
+            }
         }
     }
 
@@ -132,14 +199,7 @@ impl Runtime {
     }
 
     fn load_one(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
-        let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let name = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (name, bytes) = self.read(path)?;
         if let Some(expected) = self
             .policy
             .component(&name)
@@ -156,7 +216,7 @@ impl Runtime {
                 });
             }
         }
-        let mut tools = catalog::load_bytes(&self.sandbox, path, &bytes)?;
+        let mut tools = catalog::load_bytes(&self.sandbox, path, &name, &bytes)?;
         catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
         for section in self.policy.tool_sections(&name) {
             if !tools.iter().any(|t| t.info.name == section) {
@@ -171,6 +231,53 @@ impl Runtime {
             }
         }
         Ok(tools)
+    }
+
+    /// The name and bytes of a component: a file is read; a reference is
+    /// resolved (lock, store, registry) and its signature checked before
+    /// anything of it runs. The name is the file stem, or for a reference
+    /// the policy section whose `source` it is (else its last part).
+    fn read(&self, path: &Path) -> Result<(String, Vec<u8>), LoadError> {
+        let source = Source::from_path(path).map_err(|e| LoadError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.reason,
+        })?;
+        if !source.is_remote() {
+            let name = source.default_name();
+            let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            if let Some(key) = self.policy.verify_key(&name) {
+                return Err(LoadError::Invalid {
+                    path: path.to_path_buf(),
+                    reason: format!(
+                        "the policy requires a signature by {} (`verify` of \
+                         [components.{name}] or [defaults]), which a local file cannot carry; \
+                         serve it from a registry (airlock publish), or remove `verify`",
+                        key.label
+                    ),
+                });
+            }
+            return Ok((name, bytes));
+        }
+        let name = self
+            .policy
+            .component_with_source(path)
+            .map(|c| c.name.clone())
+            .unwrap_or_else(|| source.default_name());
+        let expect = Expect {
+            sha256: self
+                .policy
+                .component(&name)
+                .and_then(|c| c.sha256.as_deref()),
+            key: self.policy.verify_key(&name),
+        };
+        let fetched = self.resolver.fetch(&source, expect)?;
+        if fetched.downloaded {
+            tracing::info!("fetched {source} ({})", fetched.component);
+        }
+        Ok((name, fetched.bytes))
     }
 
     /// The effective grant of a tool under this runtime's policy.
@@ -210,11 +317,14 @@ impl Runtime {
 }
 
 /// Files to load: each `.wasm` path, each `.wasm` in a folder (sorted), and
-/// each component source the policy names, without duplicates.
+/// each component source the policy names, without duplicates. A reference
+/// (`oci://…`, `https://…`) stands for itself.
 fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
     let mut files = Vec::new();
     for path in paths {
-        if path.is_dir() {
+        if path.to_str().is_some_and(|p| p.contains("://")) {
+            files.push(path.clone());
+        } else if path.is_dir() {
             let mut found: Vec<PathBuf> = std::fs::read_dir(path)
                 .into_iter()
                 .flatten()
@@ -230,7 +340,7 @@ fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
     }
     for component in policy.components() {
         if let Some(source) = &component.source {
-            files.push(source.clone());
+            files.push(source.label());
         }
     }
     // One file however it is spelled (`tools/x.wasm`, `./tools/x.wasm`, an

@@ -32,7 +32,7 @@ fn path(p: std::path::PathBuf) -> String {
 
 #[test]
 fn every_subcommand_has_help_with_an_example() {
-    for sub in ["inspect", "call", "check"] {
+    for sub in ["inspect", "call", "check", "pull", "publish"] {
         let out = airlock(&[sub, "--help"]);
         assert!(out.status.success(), "{sub} --help");
         let text = stdout(&out);

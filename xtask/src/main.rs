@@ -5,7 +5,8 @@
 //! - `cargo xtask serve`  — build, then serve the example tools over HTTP
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line; includes the clients no one here wrote
-//!   (MCP conformance suite, Python SDK, Inspector CLI: `tests/clients/`)
+//!   (MCP conformance suite, Python SDK, Inspector CLI: `tests/clients/`;
+//!   Debian's docker-registry and the ORAS Python SDK: `tests/registry/`)
 //! - `cargo xtask bench`  — the benchmark suite; writes `BENCHMARKS.md`
 //! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
 
@@ -291,6 +292,18 @@ fn test(root: &Path) -> Result<()> {
     // resolve features differently and compile wasmtime twice).
     let built = build_guests(root).is_ok();
     step("build", built, &mut tally);
+    // The registry tests' real parts: Debian's docker-registry and the ORAS
+    // Python SDK (runtime/tests/registry.rs says what is missing otherwise).
+    let parts = ensure_apt("docker-registry", "/usr/bin/docker-registry").and_then(|()| {
+        ensure_venv(
+            &root.join("target/registry-venv"),
+            "tests/registry/requirements.txt",
+        )
+    });
+    if let Err(err) = &parts {
+        eprintln!("error: installing the registry tests' parts: {err:#}");
+    }
+    step("registry test parts", parts.is_ok(), &mut tally);
     if built {
         let ok = run_counted(
             Command::new("cargo").args(["test", "--workspace", "--no-fail-fast"]),
@@ -399,6 +412,38 @@ fn ensure_venv(venv: &Path, requirements: &str) -> Result<()> {
             requirements,
         ]))
     })
+}
+
+/// Debian's `package` (apt-get, with `sudo -n` when not root) unless
+/// `binary` is already there; the package lists are refreshed only when
+/// the first attempt fails.
+fn ensure_apt(package: &str, binary: &str) -> Result<()> {
+    if Path::new(binary).is_file() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0");
+    let apt = |args: &[&str]| {
+        let mut cmd = if root {
+            Command::new("apt-get")
+        } else {
+            let mut sudo = Command::new("sudo");
+            sudo.args(["-n", "apt-get"]);
+            sudo
+        };
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    let install = ["install", "-y", "-q", "--no-install-recommends", package];
+    apt(&install)
+        .or_else(|_| apt(&["update", "-q"]).and_then(|()| apt(&install)))
+        .with_context(|| format!("cannot install {package} with apt-get"))?;
+    if !Path::new(binary).is_file() {
+        bail!("{package} is installed, but {binary} is missing");
+    }
+    Ok(())
 }
 
 /// `node_modules` in `dir` from the `package.json` and `package-lock.json`

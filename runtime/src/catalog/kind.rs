@@ -94,6 +94,14 @@ fn classify(exports: &[(String, ComponentExternalKind)]) -> Result<Kind, String>
     ))
 }
 
+/// The names of the outermost component's exports (what a published
+/// artifact's config lists).
+pub fn export_names(bytes: &[u8]) -> Vec<String> {
+    top_level_exports(bytes)
+        .map(|exports| exports.into_iter().map(|(name, _)| name).collect())
+        .unwrap_or_default()
+}
+
 /// The names and kinds of the exports of the outermost component; nested
 /// modules and components are skipped.
 fn top_level_exports(bytes: &[u8]) -> Result<Vec<(String, ComponentExternalKind)>, String> {

@@ -18,7 +18,7 @@ use crate::functions::DescribeError;
 use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox};
 use crate::tool::{Hints, ToolInfo};
 
-pub use kind::Kind;
+pub use kind::{Kind, export_names};
 pub use validate::check_name;
 
 pub use crate::sandbox::CONTRACT;
@@ -72,12 +72,17 @@ pub enum LoadError {
         first: PathBuf,
         second: PathBuf,
     },
+    /// A component named by reference could not be fetched or verified.
+    #[error(transparent)]
+    Source(#[from] crate::source::SourceError),
 }
 
 /// A loaded component: its code, ready to instantiate, and what it imports.
 pub struct Component {
-    /// The file stem, e.g. `catalog` for `catalog.wasm`; policy sections use it.
+    /// The file stem, e.g. `catalog` for `catalog.wasm` (for a reference,
+    /// its policy section's name or its last part); policy sections use it.
     pub name: String,
+    /// The file, or the reference (`oci://…`) it was fetched by.
     pub path: PathBuf,
     /// SHA-256 of the file, lowercase hex.
     pub digest: String,
@@ -165,12 +170,18 @@ impl Catalog {
 }
 
 /// Compiles (through the compile cache), links and describes one component
-/// file's bytes (read by the caller, who may have checked a digest pin), and
-/// checks every tool it declares.
+/// file's bytes (read or fetched by the caller, who may have checked a
+/// digest pin and a signature), and checks every tool it declares. `path`
+/// names it in messages; `name` is what policy sections call it.
 ///
 /// What the component exports is read before it is compiled, so that a
 /// component airlock cannot serve is refused at once.
-pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<Tool>, LoadError> {
+pub fn load_bytes(
+    sandbox: &Sandbox,
+    path: &Path,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Vec<Tool>, LoadError> {
     let path_buf = path.to_path_buf();
     validate::check_header(path, bytes)?;
     let kind = kind::detect(bytes).map_err(|reason| LoadError::NothingToServe {
@@ -208,10 +219,7 @@ pub fn load_bytes(sandbox: &Sandbox, path: &Path, bytes: &[u8]) -> Result<Vec<To
         .link(&compiled, exports)
         .map_err(|e| validate::link_error(path, &imports, e))?;
     let component = Arc::new(Component {
-        name: path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+        name: name.to_string(),
         path: path_buf.clone(),
         digest,
         imports,

@@ -25,7 +25,7 @@ use crate::tool::Level;
                         airlock call catalog.wasm restock sku=SKU-1001 units=5 --policy airlock.toml --yes"
 )]
 pub struct Args {
-    /// The component file.
+    /// The component file, or a reference (oci://…, https://…).
     #[arg(value_name = "FILE.wasm")]
     file: PathBuf,
     /// The tool to call.

@@ -4,22 +4,28 @@
 //! (`Policy::load`). With credentials to inject, the components the policy
 //! names by `source` are loaded too, to find credentials that no call would
 //! ever send: those given to tools that are not open-world (`serve` warns
-//! about the same with [`unused_credentials`]).
+//! about the same with [`unused_credentials`]). For each source named by
+//! reference, it says whether the lock and the store have it (so a start
+//! will not need the network).
 
 use std::path::PathBuf;
 
-use super::Exit;
+use super::{Exit, FetchOptions};
 use crate::Runtime;
 use crate::policy::Policy;
 use crate::sandbox::{Sandbox, SandboxConfig};
+use crate::source::Source;
 
-/// Check a policy file: syntax, unknown keys, paths, patterns, pins.
+/// Check a policy file: syntax, unknown keys, paths, patterns, pins,
+/// references and keys; and whether referenced sources are locked and stored.
 #[derive(clap::Args)]
 #[command(after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml")]
 pub struct Args {
     /// The policy file.
     #[arg(default_value = "airlock.toml", value_name = "FILE")]
     file: PathBuf,
+    #[command(flatten)]
+    fetch: FetchOptions,
 }
 
 pub fn run(args: Args) -> Exit {
@@ -31,6 +37,18 @@ pub fn run(args: Args) -> Exit {
         }
     };
     let components = policy.components().count();
+    let resolver = args.fetch.resolver(Some(&args.file));
+    let states: Vec<String> = policy
+        .components()
+        .filter_map(|c| Some((c, c.source.as_ref().filter(|s| s.is_remote())?)))
+        .map(|(component, source)| {
+            let state = match resolver.locked(source) {
+                Err(err) => format!("the lock is unusable: {err}"),
+                Ok(locked) => stored_state(&resolver, source, component.sha256.as_deref(), locked),
+            };
+            format!("  [components.{}] {source}: {state}", component.name)
+        })
+        .collect();
     if policy.has_credentials() && policy.components().any(|c| c.source.is_some()) {
         match credentials_of_sources(&args, policy) {
             Ok(()) => {}
@@ -42,6 +60,9 @@ pub fn run(args: Args) -> Exit {
         args.file.display(),
         if components == 1 { "" } else { "s" }
     );
+    for state in states {
+        println!("{state}");
+    }
     Exit::Ok
 }
 
@@ -52,10 +73,14 @@ fn credentials_of_sources(args: &Args, policy: Policy) -> Result<(), Exit> {
         eprintln!("error: cannot start the sandbox: {err:#}");
         Exit::LoadFailed
     })?;
-    let runtime = Runtime::try_new(sandbox, policy).map_err(|err| {
-        eprintln!("error: {err}");
-        Exit::LoadFailed
-    })?;
+    // Sources named by reference load from the lock and the store, as a
+    // start would.
+    let runtime = Runtime::try_new(sandbox, policy)
+        .map(|runtime| runtime.with_resolver(args.fetch.resolver(Some(&args.file))))
+        .map_err(|err| {
+            eprintln!("error: {err}");
+            Exit::LoadFailed
+        })?;
     let report = runtime.load(&[]);
     for err in &report.refused {
         eprintln!("error: {}: {err}", args.file.display());
@@ -106,4 +131,37 @@ pub(super) fn unused_credentials(runtime: &Runtime) -> Vec<String> {
         ));
     }
     unused
+}
+
+/// Whether a start can load `source` without the network.
+fn stored_state(
+    resolver: &crate::source::Resolver,
+    source: &Source,
+    pin: Option<&str>,
+    locked: Option<crate::source::lock::Locked>,
+) -> String {
+    let store = resolver.store();
+    let pull = "`airlock pull` fetches it";
+    match (source, locked) {
+        (Source::Oci(oci), _) if oci.digest.is_some() => {
+            match oci.digest.as_deref().filter(|d| store.has(d)) {
+                Some(_) => "in the store".to_string(),
+                None => format!("not in the store yet; {pull}"),
+            }
+        }
+        (Source::Url(_), _) if pin.is_some_and(|p| store.has(&format!("sha256:{p}"))) => {
+            "pinned, in the store".to_string()
+        }
+        (_, Some(locked)) => {
+            let digest = locked.manifest.as_deref().unwrap_or(&locked.component);
+            let stored =
+                locked.manifest.iter().all(|m| store.has(m)) && store.has(&locked.component);
+            if stored {
+                format!("locked to {digest}, in the store")
+            } else {
+                format!("locked to {digest}, not in the store yet; {pull}")
+            }
+        }
+        (_, None) => format!("not locked yet; the first start records it (or {pull})"),
+    }
 }

@@ -11,6 +11,7 @@ use crate::Runtime;
 use crate::catalog::Tool;
 use crate::policy::{Consent, Grant};
 use crate::sandbox::{format_duration, format_size};
+use crate::source::Source;
 
 /// Show the tools of components: parameters, hints, imports and grants.
 #[derive(clap::Args)]
@@ -18,13 +19,21 @@ use crate::sandbox::{format_duration, format_size};
     after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
                         airlock inspect catalog.wasm --policy airlock.toml\n  \
                         airlock inspect --policy airlock.toml   (the components its `source` keys name)\n  \
-                        airlock inspect catalog.wasm --json"
+                        airlock inspect catalog.wasm --json\n  \
+                        airlock inspect oci://ghcr.io/acme/catalog:1.2.0 --key keys/acme.pub\n\n\
+                        An oci:// reference shows what the registry publishes (digest, tools, \
+                        imports, annotations, with --key the signature check) without fetching \
+                        or running the component."
 )]
 pub struct Args {
-    /// Component files (.wasm) or folders of them; with --policy, may be
-    /// left out when the policy names its components' `source`.
+    /// Component files (.wasm), folders of them, or references (oci://…,
+    /// https://…); with --policy, may be left out when the policy names its
+    /// components' `source`.
     #[arg(required_unless_present = "policy", value_name = "FILE.wasm")]
     files: Vec<PathBuf>,
+    /// With an oci:// reference: check its cosign signature against this key.
+    #[arg(long, value_name = "FILE")]
+    key: Option<PathBuf>,
     /// Print one JSON document: the tools as MCP `tools/list` lists them,
     /// plus each component's imports (and grants with --policy).
     #[arg(long)]
@@ -34,7 +43,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Exit {
-    let runtime = match args.load.runtime(&args.files) {
+    let (published, files): (Vec<PathBuf>, Vec<PathBuf>) = args
+        .files
+        .iter()
+        .cloned()
+        .partition(|f| matches!(Source::from_path(f), Ok(Source::Oci(_))));
+    if !published.is_empty() {
+        let exit = super::published::show(&args.load, &published, args.key.as_deref(), args.json);
+        if exit != Exit::Ok || (files.is_empty() && args.load.policy.is_none()) {
+            return exit;
+        }
+    }
+    let runtime = match args.load.runtime(&files) {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };

@@ -6,6 +6,9 @@ mod check;
 mod inspect;
 mod new;
 mod policy;
+mod publish;
+mod published;
+mod pull;
 mod serve;
 
 use std::path::PathBuf;
@@ -16,6 +19,7 @@ use clap::{Parser, Subcommand};
 use crate::Runtime;
 use crate::policy::Policy;
 use crate::sandbox::{CompileCache, Sandbox, SandboxConfig};
+use crate::source::Resolver;
 
 /// Exit codes of `airlock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +67,37 @@ pub struct LoadOptions {
     /// Do not use the on-disk compile cache.
     #[arg(long)]
     no_cache: bool,
+    #[command(flatten)]
+    fetch: FetchOptions,
+}
+
+/// How components named by reference (`oci://…`, `https://…`) are fetched.
+#[derive(clap::Args, Clone)]
+pub struct FetchOptions {
+    /// The lock file recording what each tag resolved to [default:
+    /// airlock.lock next to --policy, else in the current folder].
+    #[arg(long, value_name = "FILE")]
+    lock: Option<PathBuf>,
+    /// A registry (HOST or HOST:PORT) spoken to over plain http:// (a local
+    /// test registry); an oci+http:// reference says the same.
+    #[arg(long, value_name = "HOST")]
+    insecure_registry: Vec<String>,
+}
+
+impl FetchOptions {
+    /// A resolver with the default store, this lock file and these hosts.
+    fn resolver(&self, policy: Option<&std::path::Path>) -> Resolver {
+        let lock = self.lock.clone().unwrap_or_else(|| match policy {
+            Some(policy) => policy
+                .parent()
+                .unwrap_or(std::path::Path::new("."))
+                .join("airlock.lock"),
+            None => PathBuf::from("airlock.lock"),
+        });
+        crate::runtime::default_resolver()
+            .with_lock(Some(lock))
+            .with_insecure(self.insecure_registry.clone())
+    }
 }
 
 #[derive(Subcommand)]
@@ -71,6 +106,8 @@ enum Command {
     Call(call::Args),
     Check(check::Args),
     Serve(serve::Args),
+    Pull(pull::Args),
+    Publish(publish::Args),
     New(new::Args),
     Policy(policy::Args),
 }
@@ -94,6 +131,8 @@ pub fn main() -> ExitCode {
         Command::Call(args) => call::run(args),
         Command::Check(args) => check::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Pull(args) => pull::run(args),
+        Command::Publish(args) => publish::run(args),
         Command::New(args) => new::run(args),
         Command::Policy(args) => policy::run(args),
     };
@@ -151,10 +190,13 @@ impl LoadOptions {
             eprintln!("error: cannot start the sandbox: {err:#}");
             Exit::LoadFailed
         })?;
-        Runtime::try_new(sandbox, policy).map_err(|err| {
-            eprintln!("error: {err}");
-            Exit::LoadFailed
-        })
+        let resolver = self.fetch.resolver(self.policy.as_deref());
+        Runtime::try_new(sandbox, policy)
+            .map(|runtime| runtime.with_resolver(resolver))
+            .map_err(|err| {
+                eprintln!("error: {err}");
+                Exit::LoadFailed
+            })
     }
 
     /// A runtime with the policy and `paths` loaded; any refusal is printed

@@ -20,6 +20,7 @@ use crate::transport::{self, http::HttpConfig};
                         http://ADDR/rpc/describe.\n\n\
                         Examples:\n  \
                         airlock serve target/components/\n  \
+                        airlock serve oci://ghcr.io/acme/catalog:1.2.0   (locked in airlock.lock)\n  \
                         airlock serve --policy airlock.toml target/components/ --listen 127.0.0.1:9000\n  \
                         airlock serve --stdio catalog.wasm export.wasm\n  \
                         airlock serve --watch tools/\n  \
@@ -29,7 +30,8 @@ use crate::transport::{self, http::HttpConfig};
                         --grace seconds to finish, cancel the rest and exit 0."
 )]
 pub struct Args {
-    /// Component files (.wasm) or folders of them.
+    /// Component files (.wasm), folders of them, or references
+    /// (oci://REGISTRY/NAME:TAG, …@sha256:DIGEST, https://…/tool.wasm).
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Speak MCP on stdin/stdout instead of HTTP.

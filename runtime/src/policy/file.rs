@@ -7,7 +7,8 @@
 //! folder modes, guest paths (absolute, no `..`, no two mounts nested in one
 //! another), host folders (must exist), environment values taken from the
 //! runtime's environment (the variable must be set; its value is never
-//! printed), `sha256` pins (64 hex digits).
+//! printed), `sha256` pins (64 hex digits), `source` references, `verify`
+//! keys (the file must hold an ECDSA P-256 public key).
 //!
 //! # Format
 //!
@@ -17,7 +18,7 @@
 //! audit = "audit.jsonl"
 //!
 //! # Applies to every component. Any key of a component or tool section
-//! # (except source, sha256, tools) may be given here.
+//! # (except source, sha256, tools) may be given here, and `verify`.
 //! [defaults]
 //! destructive = "deny"        # deny (default) | allow | confirm
 //! limits = { memory = "64MiB", time = "5s", output = "1MiB", log = "64KiB", concurrency = 16 }
@@ -30,6 +31,7 @@
 //! [components.catalog]
 //! source = "components/catalog.wasm"   # optional; relative to this file's folder
 //! sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
 //! # mode: "read-only" (the default when omitted) or "read-write".
 //! folders = [
 //!     { host = "./data", guest = "/data", mode = "read-write" },
@@ -70,6 +72,13 @@
 //! [components.fetch.tools.fetch]
 //! hints = ["read-only", "open-world"]   # also "destructive", "idempotent"
 //!
+//! # A component from a registry: a tag (locked in airlock.lock at first
+//! # use) or a digest; `sha256` pins its component (.wasm) digest, and
+//! # `verify` requires a cosign signature by the key (also in [defaults]).
+//! [components.export]
+//! source = "oci://ghcr.io/acme/export:1.2.0"    # or https://…/export.wasm
+//! verify = { key = "keys/acme.pub" }
+//!
 //! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
 //! [[tokens]]
 //! name = "agent-1"
@@ -99,6 +108,7 @@ use super::HostPattern;
 use super::grant::{Consent, Limits};
 use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
 use super::parse::Parser;
+use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 
 /// Why a policy file was refused.
@@ -254,10 +264,13 @@ impl Section {
 pub struct ComponentPolicy {
     /// The section name (the component's file stem).
     pub name: String,
-    /// The `.wasm` file, resolved against the policy file's folder.
-    pub source: Option<PathBuf>,
-    /// The pinned SHA-256 digest, 64 lower-case hex digits.
+    /// Where it comes from: a `.wasm` file (resolved against the policy
+    /// file's folder), an `oci://` reference or an `https://` URL.
+    pub source: Option<Source>,
+    /// The pinned SHA-256 digest of the `.wasm`, 64 lower-case hex digits.
     pub sha256: Option<String>,
+    /// The key its cosign signature must be made with (its own `verify`).
+    pub verify: Option<PublicKey>,
     pub(super) section: Section,
     pub(super) tools: BTreeMap<String, Section>,
     /// Hints the policy declares for tools that carry none (plain
@@ -310,6 +323,8 @@ impl fmt::Debug for Token {
 pub struct Policy {
     pub(super) audit: Option<PathBuf>,
     pub(super) defaults: Section,
+    /// `verify` of `[defaults]`.
+    pub(super) verify: Option<PublicKey>,
     pub(super) components: BTreeMap<String, ComponentPolicy>,
     pub(super) tokens: Vec<Token>,
 }
@@ -378,6 +393,23 @@ impl Policy {
 
     pub fn component(&self, name: &str) -> Option<&ComponentPolicy> {
         self.components.get(name)
+    }
+
+    /// The key a component's signature must be made with: its own
+    /// `verify`, else that of `[defaults]`.
+    pub fn verify_key(&self, component: &str) -> Option<&PublicKey> {
+        self.components
+            .get(component)
+            .and_then(|c| c.verify.as_ref())
+            .or(self.verify.as_ref())
+    }
+
+    /// The component section whose `source` is `label` (a reference as
+    /// written, or a file path as resolved).
+    pub fn component_with_source(&self, label: &Path) -> Option<&ComponentPolicy> {
+        self.components
+            .values()
+            .find(|c| c.source.as_ref().is_some_and(|s| s.label() == label))
     }
 
     /// All component sections, in name order.

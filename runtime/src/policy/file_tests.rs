@@ -7,11 +7,21 @@ use std::time::Duration;
 
 use super::*;
 
-/// A folder with `data/` and `shared/` inside, standing in for the policy's folder.
+/// A cosign public key (ECDSA P-256), as `cosign generate-key-pair` writes it.
+const ACME_PUB: &str = "-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEEnHVnwGsFp0y2jqiksvU4w82kvIM
+cSvKRZaqpkeiDEtgwcNaVYuv6cxUcHa+5fTepueQseGBVhvUIbnMVZnw1A==
+-----END PUBLIC KEY-----
+";
+
+/// A folder with `data/`, `shared/` and `keys/acme.pub` inside, standing
+/// in for the policy's folder.
 fn base() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
     std::fs::create_dir(dir.path().join("data")).expect("data dir");
     std::fs::create_dir(dir.path().join("shared")).expect("shared dir");
+    std::fs::create_dir(dir.path().join("keys")).expect("keys dir");
+    std::fs::write(dir.path().join("keys/acme.pub"), ACME_PUB).expect("key");
     dir
 }
 
@@ -78,11 +88,23 @@ fn the_documented_example_is_valid() {
     let catalog = policy.component("catalog").expect("catalog section");
     assert_eq!(catalog.name, "catalog");
     assert_eq!(
-        catalog.source.as_deref(),
-        Some(dir.path().join("components/catalog.wasm").as_path())
+        catalog.source,
+        Some(crate::source::Source::File(
+            dir.path().join("components/catalog.wasm")
+        ))
     );
     assert_eq!(catalog.sha256.as_deref().map(str::len), Some(64));
-    assert_eq!(policy.components().count(), 3);
+    assert_eq!(policy.components().count(), 4);
+    let export = policy.component("export").expect("export section");
+    assert_eq!(
+        export.source.as_ref().map(ToString::to_string).as_deref(),
+        Some("oci://ghcr.io/acme/export:1.2.0")
+    );
+    assert_eq!(
+        policy.verify_key("export").map(|k| k.label.clone()),
+        Some(dir.path().join("keys/acme.pub").display().to_string())
+    );
+    assert_eq!(policy.verify_key("catalog"), None);
     assert_eq!(
         policy.declared_hints("fetch", "fetch"),
         Some(crate::tool::Hints {
@@ -258,8 +280,8 @@ fn load_reads_the_file_and_resolves_paths_against_its_folder() {
         Some(dir.path().join("logs/audit.jsonl").as_path())
     );
     assert_eq!(
-        policy.component("c").and_then(|c| c.source.as_deref()),
-        Some(dir.path().join("c.wasm").as_path())
+        policy.component("c").and_then(|c| c.source.clone()),
+        Some(crate::source::Source::File(dir.path().join("c.wasm")))
     );
 
     std::fs::write(&path, "[defaults]\n\nlimits = { time = \"5 hours\" }\n").expect("write");
@@ -548,7 +570,7 @@ fn paths_next_to_a_relative_policy_have_no_dot_parts() {
     )
     .expect("policy");
     let x = policy.component("x").expect("x");
-    assert_eq!(x.source.as_deref(), Some(Path::new("x.wasm")));
+    assert_eq!(x.source, Some(crate::source::Source::File("x.wasm".into())));
     let s = policy.settings_for("x", "t");
     assert_eq!(s.folders[0].host, Path::new("src"));
     assert_eq!(s.folders[1].host, Path::new("."));
@@ -578,6 +600,58 @@ fn hints_are_declared_per_tool_with_known_names() {
     );
 }
 
+#[test]
+fn sources_and_verify_keys_are_checked_where_written() {
+    let (policy, dir) = ok("[defaults]\nverify = { key = \"keys/acme.pub\" }\n\
+         [components.x]\nsource = \"oci+http://127.0.0.1:5000/acme/x@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\"\n");
+    let key = dir.path().join("keys/acme.pub").display().to_string();
+    assert_eq!(
+        policy.verify_key("x").map(|k| k.label.clone()),
+        Some(key.clone())
+    );
+    assert_eq!(
+        policy.verify_key("unnamed").map(|k| k.label.clone()),
+        Some(key)
+    );
+    assert!(
+        policy
+            .component_with_source(Path::new(
+                "oci+http://127.0.0.1:5000/acme/x@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+            ))
+            .is_some()
+    );
+
+    refused(
+        "[components.x]\nsource = \"oci://ghcr.io/Acme/x:1\"\n",
+        2,
+        "not a repository name",
+    );
+    refused(
+        "[components.x]\nsource = \"ftp://example.com/x.wasm\"\n",
+        2,
+        "unknown scheme",
+    );
+    refused(
+        "[components.x]\n\nverify = { key = \"keys/missing.pub\" }\n",
+        3,
+        "cannot read",
+    );
+    refused(
+        "[components.x]\nverify = { key = \"shared\" }\n",
+        2,
+        "cannot read",
+    );
+    refused(
+        "[components.x]\nverify = { keyfile = \"keys/acme.pub\" }\n",
+        2,
+        "unknown field",
+    );
+    refused(
+        "[components.x.tools.t]\nverify = { key = \"keys/acme.pub\" }\n",
+        2,
+        "per component",
+    );
+}
 /// A CA certificate as PEM, made for the test.
 fn ca_pem() -> String {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");

@@ -349,39 +349,42 @@ impl Parser<'_> {
 
     /// Reads and checks an operator CA bundle (`ca`).
     pub(super) fn ca(&self, raw: &Spanned<String>) -> Result<CaBundle, PolicyError> {
+        let path = self.resolve(raw.get_ref());
+        CaBundle::read(&path).map_err(|e| self.error(raw.span().start, e))
+    }
+}
+
+impl CaBundle {
+    /// Reads a PEM bundle, each certificate checked to be usable as a
+    /// trust anchor (the policy's `ca`, and `$AIRLOCK_CA_FILE` for fetching
+    /// components).
+    pub fn read(path: &std::path::Path) -> Result<CaBundle, String> {
         use rustls::pki_types::CertificateDer;
         use rustls::pki_types::pem::PemObject;
-        let at = raw.span().start;
-        let path = self.resolve(raw.get_ref());
         let shown = path.display();
-        let bytes = std::fs::read(&path)
-            .map_err(|e| self.error(at, format!("CA bundle {shown} cannot be read: {e}")))?;
+        let bytes =
+            std::fs::read(path).map_err(|e| format!("CA bundle {shown} cannot be read: {e}"))?;
         let mut certs = Vec::new();
         for cert in CertificateDer::pem_slice_iter(&bytes) {
-            let cert = cert
-                .map_err(|e| self.error(at, format!("CA bundle {shown} is not valid PEM: {e}")))?;
+            let cert = cert.map_err(|e| format!("CA bundle {shown} is not valid PEM: {e}"))?;
             // Exactly the check rustls makes when it trusts the certificate.
             rustls::RootCertStore::empty()
                 .add(cert.clone())
                 .map_err(|e| {
-                    self.error(
-                        at,
-                        format!(
-                            "CA bundle {shown}: certificate {} cannot be a trust anchor: {e}",
-                            certs.len() + 1
-                        ),
+                    format!(
+                        "CA bundle {shown}: certificate {} cannot be a trust anchor: {e}",
+                        certs.len() + 1
                     )
                 })?;
             certs.push(cert);
         }
         if certs.is_empty() {
-            return Err(self.error(
-                at,
-                format!("CA bundle {shown} holds no certificate (expected PEM `BEGIN CERTIFICATE` blocks)"),
+            return Err(format!(
+                "CA bundle {shown} holds no certificate (expected PEM `BEGIN CERTIFICATE` blocks)"
             ));
         }
         Ok(CaBundle {
-            path,
+            path: path.to_path_buf(),
             certs: certs.into(),
         })
     }

@@ -9,8 +9,9 @@ use toml::Spanned;
 
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
 use super::grant::Consent;
-use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawPolicy, RawSection};
+use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawPolicy, RawSection, RawVerify};
 use super::units::Size;
+use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 /// Turns text into a [`Policy`], remembering where it came from for errors.
 pub(super) struct Parser<'a> {
@@ -39,14 +40,16 @@ impl Parser<'_> {
             let offset = e.span().map_or(0, |s| s.start);
             self.error(offset, e.message().trim_end())
         })?;
+        let mut verify = None;
         let defaults = match raw.defaults {
-            Some(s) => {
+            Some(mut s) => {
                 if let Some(hints) = &s.hints {
                     return Err(self.error(
                         hints.span().start,
                         "hints are declared per tool, in [components.NAME.tools.TOOL]",
                     ));
                 }
+                verify = s.verify.take().map(|v| self.verify(v)).transpose()?;
                 self.section(s)?
             }
             None => Section::default(),
@@ -78,6 +81,7 @@ impl Parser<'_> {
         Ok(Policy {
             audit: raw.audit.map(|a| self.resolve(&a)),
             defaults,
+            verify,
             components,
             tokens,
         })
@@ -94,6 +98,7 @@ impl Parser<'_> {
             limits: c.limits,
             destructive: c.destructive,
             hints: None,
+            verify: None,
         })?;
         let mut tools = BTreeMap::new();
         let mut hints = BTreeMap::new();
@@ -105,12 +110,32 @@ impl Parser<'_> {
         }
         Ok(ComponentPolicy {
             name: name.to_string(),
-            source: c.source.map(|s| self.resolve(&s)),
+            source: c.source.map(|s| self.source(s)).transpose()?,
             sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
+            verify: c.verify.map(|v| self.verify(v)).transpose()?,
             section,
             tools,
             hints,
         })
+    }
+
+    /// `source`: a file (resolved against the policy's folder), an
+    /// `oci://` reference or an `https://` URL.
+    fn source(&self, raw: Spanned<String>) -> Result<Source, PolicyError> {
+        let at = raw.span().start;
+        match Source::parse(raw.get_ref()) {
+            Ok(Source::File(path)) => Ok(Source::File(self.resolve(path))),
+            Ok(remote) => Ok(remote),
+            Err(e) => Err(self.error(at, e.to_string())),
+        }
+    }
+
+    /// `verify = { key = "…" }`: the key file must hold a P-256 public key.
+    fn verify(&self, raw: Spanned<RawVerify>) -> Result<PublicKey, PolicyError> {
+        let key = raw.into_inner().key;
+        let at = key.span().start;
+        let path = self.resolve(key.get_ref());
+        PublicKey::read(&path).map_err(|e| self.error(at, e))
     }
 
     /// `hints = ["read-only", "open-world"]`: the four hint names, each at
@@ -159,6 +184,12 @@ impl Parser<'_> {
     }
 
     fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
+        if let Some(verify) = &raw.verify {
+            return Err(self.error(
+                verify.span().start,
+                "verify is set per component ([components.NAME]) or in [defaults], not per tool",
+            ));
+        }
         Ok(Section {
             folders: raw.folders.map(|f| self.folders(f)).transpose()?,
             network: raw.network.map(|n| self.network(n)).transpose()?,

@@ -39,6 +39,8 @@ pub(super) struct RawSection {
     pub(super) destructive: Option<RawConsent>,
     /// Only in a tool section: the hints of a tool that declares none.
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Only in `[defaults]` (and a component's own section).
+    pub(super) verify: Option<Spanned<RawVerify>>,
 }
 
 /// `[components.X]`: a section plus what only a component has. (Written out
@@ -47,8 +49,9 @@ pub(super) struct RawSection {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawComponent {
-    pub(super) source: Option<String>,
+    pub(super) source: Option<Spanned<String>>,
     pub(super) sha256: Option<Spanned<String>>,
+    pub(super) verify: Option<Spanned<RawVerify>>,
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
     pub(super) network: Option<RawNetwork>,
     pub(super) tls: Option<Roots>,
@@ -59,6 +62,13 @@ pub(super) struct RawComponent {
     pub(super) destructive: Option<RawConsent>,
     #[serde(default)]
     pub(super) tools: BTreeMap<String, RawSection>,
+}
+
+/// `verify = { key = "keys/acme.pub" }`: the signature a component needs.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawVerify {
+    pub(super) key: Spanned<String>,
 }
 
 #[derive(Deserialize)]

@@ -44,6 +44,7 @@ use engine::{TICK, engine_config};
 pub use plain::FunctionsPre;
 use run::Run;
 pub use state::{CallState, CancelToken};
+pub use tls::connector as tls_connector;
 pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::observe::CallObserver;

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod registry;
 pub mod tls;
 
 use std::path::{Path, PathBuf};

@@ -84,6 +84,22 @@ impl Ca {
     }
 }
 
+impl Ca {
+    /// TLS server settings (ring) with a certificate `leaf` signed by this
+    /// CA, for a server of a test's own.
+    pub fn server_config(&self, leaf: Leaf) -> Arc<rustls::ServerConfig> {
+        let (chain, key) = self.leaf(&leaf);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("protocol versions")
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("server certificate");
+        Arc::new(config)
+    }
+}
+
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
 pub struct Seen {
@@ -112,15 +128,7 @@ pub struct HttpsServer {
 impl HttpsServer {
     /// Serves on 127.0.0.1 with a certificate `leaf` signed by `ca`.
     pub fn start(ca: &Ca, leaf: Leaf) -> HttpsServer {
-        let (chain, key) = ca.leaf(&leaf);
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let config = rustls::ServerConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .expect("protocol versions")
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .expect("server certificate");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(leaf));
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind an HTTPS server");
         listener.set_nonblocking(true).expect("non-blocking");
         let addr = listener.local_addr().expect("address");

@@ -1,0 +1,33 @@
+//! Where components come from besides local files: OCI registries and
+//! URLs, with a content-addressed store, a lock file and cosign signatures.
+//!
+//! - [`reference`](Source): `oci://REGISTRY/NAME:TAG`, `…@sha256:DIGEST`,
+//!   `https://…/tool.wasm` or a path (parsing only);
+//! - [`store`]: blobs under their digest, checked on every read;
+//! - [`lock`]: `airlock.lock`, the digest each tag resolved to;
+//! - [`layout`]: the CNCF Wasm OCI artifact (manifest, config, annotations);
+//! - [`signature`]: cosign key-based signatures (ECDSA P-256);
+//! - [`auth`]: registry credentials, Basic and Bearer challenges;
+//! - `http`, `registry`: bounded HTTPS and the distribution API;
+//! - [`Resolver`] (`resolve`, `url`): reference → verified bytes, the one
+//!   entry point the loader uses (`crate::runtime`), and `pull`; `publish`:
+//!   what a registry publishes, and pushing to it, for the CLI.
+
+pub mod auth;
+mod http;
+pub mod layout;
+pub mod lock;
+mod publish;
+mod reference;
+mod registry;
+mod resolve;
+pub mod signature;
+pub mod store;
+mod url;
+
+pub use reference::{OciReference, ReferenceError, Source, UrlSource, check_digest};
+pub use resolve::{
+    Cause, DEFAULT_MAX_SIZE, Expect, Fetched, Published, Pulled, Resolver, SourceError,
+};
+pub use signature::PublicKey;
+pub use store::Store;

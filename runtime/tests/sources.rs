@@ -1,0 +1,287 @@
+//! Sources that are not well-behaved registries: `https://` URLs served by
+//! a local HTTPS server whose certificate a test CA (`support::tls`) signed, and
+//! servers answering garbage, endless bodies or a 2 GiB component. Every
+//! download is bounded and every refusal says what was wrong.
+
+mod support;
+
+use std::io::{BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+use airlock::source::auth::Credentials;
+use airlock::source::store::digest_of;
+use airlock::source::{Expect, Resolver, Source, Store};
+use support::http::read_request_head;
+use support::tls::{Ca, Leaf};
+use support::{component, workspace};
+
+/// What a test server answers to one request.
+enum Answer {
+    /// Status, extra headers, body (with its Content-Length).
+    Body(u16, Vec<(String, String)>, Vec<u8>),
+    /// 200 with a chunked body that never ends.
+    Endless,
+    /// 200 declaring `Content-Length: N`, then a few bytes and the end.
+    Declares(u64),
+}
+
+type Route = Arc<dyn Fn(&str) -> Answer + Send + Sync>;
+
+/// Serves `route` on a loopback port (over TLS with `tls`), one thread per
+/// connection; returns the address and the request lines seen.
+fn serve(
+    route: Route,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (route, log, tls) = (route.clone(), log.clone(), tls.clone());
+            std::thread::spawn(move || match tls {
+                Some(config) => {
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    answer(rustls::StreamOwned::new(conn, stream), &*route, &log);
+                }
+                None => answer(stream, &*route, &log),
+            });
+        }
+    });
+    (addr, seen)
+}
+
+fn answer<S: Read + Write>(stream: S, route: &dyn Fn(&str) -> Answer, log: &Mutex<Vec<String>>) {
+    let mut reader = BufReader::new(stream);
+    let head = read_request_head(&mut reader);
+    if head.is_empty() {
+        return;
+    }
+    log.lock().expect("log").push(head.clone());
+    let path = head.split(' ').nth(1).unwrap_or("/").to_string();
+    let mut stream = reader.into_inner();
+    match route(&path) {
+        Answer::Body(status, headers, body) => {
+            let mut text = format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+                body.len()
+            );
+            for (k, v) in headers {
+                text += &format!("{k}: {v}\r\n");
+            }
+            text += "\r\n";
+            let _ = stream.write_all(text.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+        Answer::Endless => {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+            let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "x".repeat(64 * 1024));
+            while stream.write_all(chunk.as_bytes()).is_ok() {}
+        }
+        Answer::Declares(length) => {
+            let text = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\nxxxx");
+            let _ = stream.write_all(text.as_bytes());
+        }
+    }
+    let _ = stream.flush();
+}
+
+/// A test CA (written to `dir/ca.pem`) and TLS settings for a server
+/// whose certificate it signed, for `localhost` and 127.0.0.1.
+fn test_ca(dir: &std::path::Path) -> (PathBuf, Arc<rustls::ServerConfig>) {
+    let ca = Ca::new();
+    let config = ca.server_config(Leaf::For(&["localhost", "127.0.0.1"]));
+    (ca.write_pem(dir), config)
+}
+
+/// A resolver with a store and lock in `dir`, no credentials.
+fn resolver(dir: &std::path::Path) -> Resolver {
+    Resolver::new(Store::new(dir.join("store")))
+        .with_lock(Some(dir.join("airlock.lock")))
+        .with_credentials(Credentials::with(Vec::new()))
+}
+
+#[test]
+fn https_sources_with_a_test_ca_are_locked_stored_and_served_offline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ca_file, tls) = test_ca(dir.path());
+    let catalog = std::fs::read(component("catalog")).expect("catalog");
+    let body = catalog.clone();
+    let route: Route = Arc::new(move |path| match path {
+        "/dl/catalog.wasm" => Answer::Body(200, vec![], body.clone()),
+        _ => Answer::Body(404, vec![], b"no such file".to_vec()),
+    });
+    let (addr, _) = serve(route, Some(tls));
+    let url = format!("https://localhost:{}/dl/catalog.wasm", addr.port());
+    let airlock = |ca: Option<&PathBuf>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        command
+            .args(["call", &url, "lookup_price", "sku=SKU-1001"])
+            .current_dir(dir.path())
+            .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+            .env("AIRLOCK_STORE_DIR", dir.path().join("store"))
+            .env_remove("AIRLOCK_CA_FILE");
+        if let Some(ca) = ca {
+            command.env("AIRLOCK_CA_FILE", ca);
+        }
+        command.output().expect("airlock")
+    };
+
+    let out = airlock(None);
+    assert_eq!(out.status.code(), Some(5));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("TLS") && err.contains("UnknownIssuer"),
+        "{err}"
+    );
+
+    let out = airlock(Some(&ca_file));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("12.5"));
+    let lock = std::fs::read_to_string(dir.path().join("airlock.lock")).expect("lock");
+    assert!(
+        lock.contains(&url) && lock.contains(&digest_of(&catalog)),
+        "{lock}"
+    );
+
+    // Served from the store: no CA, no server needed any more.
+    let out = airlock(None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A URL that does not exist says so.
+    let missing = format!("https://localhost:{}/dl/none.wasm", addr.port());
+    let err = resolver(dir.path())
+        .with_tls(airlock::source_tls(Some(&ca_file)))
+        .fetch(&Source::parse(&missing).expect("url"), Expect::default())
+        .expect_err("404")
+        .to_string();
+    assert!(err.contains("404"), "{err}");
+}
+
+#[test]
+fn endless_and_oversized_downloads_are_cut_off_with_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ca_file, tls) = test_ca(dir.path());
+    let route: Route = Arc::new(|path| match path {
+        "/endless.wasm" => Answer::Endless,
+        _ => Answer::Declares(2 << 30),
+    });
+    let (addr, _) = serve(route, Some(tls));
+    let resolver = resolver(dir.path())
+        .with_tls(airlock::source_tls(Some(&ca_file)))
+        .with_max_size(1 << 20);
+    let fetch = |path: &str| {
+        let url = format!("https://localhost:{}{path}", addr.port());
+        resolver
+            .fetch(&Source::parse(&url).expect("url"), Expect::default())
+            .expect_err(path)
+            .to_string()
+    };
+    let err = fetch("/endless.wasm");
+    assert!(
+        err.contains("larger than the 1048576 bytes airlock accepts"),
+        "{err}"
+    );
+    let err = fetch("/huge.wasm");
+    assert!(err.contains("it declares 2147483648 bytes"), "{err}");
+    assert!(!dir.path().join("airlock.lock").exists());
+}
+
+#[test]
+fn a_registry_answering_garbage_or_too_much_is_refused_before_anything_loads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let wasm_manifest = |size: u64| {
+        serde_json::json!({
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.manifest.v1+json",
+            "config": { "mediaType": "application/vnd.wasm.config.v0+json",
+                        "digest": digest_of(b"{}"), "size": 2 },
+            "layers": [{ "mediaType": "application/wasm",
+                         "digest": digest_of(b"the real component"), "size": size }],
+        })
+        .to_string()
+        .into_bytes()
+    };
+    let route: Route = Arc::new(move |path| {
+        let manifest = |body: Vec<u8>| Answer::Body(200, vec![], body);
+        match path {
+            "/v2/acme/garbage/manifests/1" => manifest(b"<html>Welcome to nginx!</html>".to_vec()),
+            "/v2/acme/endless/manifests/1" => Answer::Endless,
+            "/v2/acme/huge/manifests/1" => manifest(wasm_manifest(2 << 30)),
+            "/v2/acme/liar/manifests/1" => manifest(wasm_manifest(1000)),
+            "/v2/acme/lying-digest/manifests/1" => Answer::Body(
+                200,
+                vec![("Docker-Content-Digest".into(), digest_of(b"another manifest"))],
+                wasm_manifest(1000),
+            ),
+            "/v2/acme/index/manifests/1" => manifest(
+                br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#
+                    .to_vec(),
+            ),
+            p if p.starts_with("/v2/acme/liar/blobs/") => Answer::Endless,
+            _ => Answer::Body(404, vec![], b"{\"errors\":[]}".to_vec()),
+        }
+    });
+    let (addr, seen) = serve(route, None);
+    let resolver = resolver(dir.path());
+    let fetch = |repo: &str| {
+        let reference = format!("oci+http://{addr}/acme/{repo}:1");
+        resolver
+            .fetch(
+                &Source::parse(&reference).expect("reference"),
+                Expect::default(),
+            )
+            .expect_err(repo)
+            .to_string()
+    };
+    for (repo, what) in [
+        ("garbage", "the manifest is not JSON"),
+        ("endless", "larger than the 4194304 bytes"),
+        (
+            "huge",
+            "the component is 2147483648 bytes, more than the 268435456 bytes",
+        ),
+        ("liar", "larger than the 1000 bytes"),
+        ("lying-digest", "other content than"),
+        ("index", "image index"),
+        ("missing", "not in the registry"),
+    ] {
+        let err = fetch(repo);
+        assert!(err.contains(what), "{repo}: {err}");
+    }
+    let seen = seen.lock().expect("seen").clone();
+    assert!(
+        !seen.iter().any(|l| l.contains("/acme/huge/blobs/")),
+        "the 2 GiB component was requested: {seen:?}"
+    );
+    assert!(
+        !dir.path().join("airlock.lock").exists(),
+        "nothing was locked"
+    );
+    // The store holds no blob that is not what its name says.
+    for entry in std::fs::read_dir(dir.path().join("store/blobs/sha256"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let bytes = std::fs::read(entry.path()).expect("blob");
+        assert_eq!(
+            digest_of(&bytes),
+            format!("sha256:{}", entry.file_name().to_string_lossy())
+        );
+    }
+}
