@@ -383,16 +383,124 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
         "serve",
         "--stdio",
         "--policy",
-        &path(policy),
+        &path(policy.clone()),
         &path(component("catalog")),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("warning: the policy's [components.catlog] matches no loaded component"),
+        err.contains(&format!(
+            "warning: {}:1:13: [components.catlog] matches no component (those at hand: \
+             catalog; a section is named after the component's file stem), so its grants \
+             apply to nothing",
+            policy.display()
+        )),
         "{err}"
     );
     assert!(!err.contains("[components.catalog]"), "{err}");
+}
+
+#[test]
+fn check_reports_every_error_one_a_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("airlock.toml");
+    std::fs::write(
+        &bad,
+        "[defaults]\ncolour = \"blue\"\nnetwork = [\"bad host\"]\n\
+         [components.c.limits]\ntime = \"0s\"\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(bad.clone())]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    let at = |line: usize| format!("error: {}:{line}:", bad.display());
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(
+        lines[0].starts_with(&at(2)) && lines[0].contains("colour"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with(&at(3)) && lines[1].contains("bad host"),
+        "{err}"
+    );
+    assert!(
+        lines[2].starts_with(&at(5)) && lines[2].contains("time"),
+        "{err}"
+    );
+    assert_eq!(lines[3], format!("{}: 3 errors", bad.display()));
+}
+
+#[test]
+fn check_with_the_components_catches_sections_that_match_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    // Two typos: the component is `catalog`, its tool `restock`.
+    std::fs::write(
+        &policy,
+        "[components.catlog]\ndestructive = \"allow\"\n\n\
+         [components.catalog.tools.restok]\ndestructive = \"allow\"\n",
+    )
+    .expect("policy");
+    let catalog = path(component("catalog"));
+
+    // Without components, only the file is checked.
+    let out = airlock(&["check", &path(policy.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = airlock(&["check", &path(policy.clone()), &catalog]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{}:4:27: [components.catalog.tools.restok] names no tool of catalog (it declares \
+             lookup_price, restock); correct the name or remove the section",
+            policy.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "error: {}:1:13: [components.catlog] matches no component",
+            policy.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(": 2 errors"), "{err}");
+
+    // `serve` refuses the component whose policy names a tool it lacks.
+    let out = airlock(&[
+        "serve",
+        "--stdio",
+        "--policy",
+        &path(policy.clone()),
+        &catalog,
+    ]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out).contains("refused, as the policy configures tools it does not declare"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Fixed, and the component named by `source`: no path needed.
+    std::fs::write(
+        &policy,
+        format!(
+            "[components.catalog]\nsource = {catalog:?}\n\
+             [components.catalog.tools.restock]\ndestructive = \"allow\"\n"
+        ),
+    )
+    .expect("policy");
+    let out = airlock(&["check", &path(policy.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{}: ok (1 component section; 1 component with 2 tools checked against it)\n",
+            policy.display()
+        )
+    );
 }
 
 #[test]

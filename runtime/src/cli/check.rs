@@ -1,33 +1,94 @@
-//! `airlock check`: validates a policy file without serving anything.
+//! `airlock check`: validates a policy file without serving anything, and,
+//! with the components at hand, that its sections match them.
 
 use std::path::PathBuf;
 
 use super::Exit;
+use crate::Runtime;
 use crate::policy::Policy;
 
-/// Check a policy file: syntax, unknown keys, paths, patterns, pins.
+/// Check a policy file: syntax, unknown keys, paths, patterns, pins; with
+/// components (PATHs, or the sources the policy names), also that each
+/// component and tool section names one of them.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml")]
+#[command(
+    after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml\n  \
+                        airlock check airlock.toml tools/\n\n\
+                        Every error is reported, one a line. With components at hand, a \
+                        [components.NAME] section that matches none of them and a \
+                        [components.NAME.tools.TOOL] section for a tool the component does not \
+                        declare are errors (`serve` warns about the first and refuses the \
+                        component for the second)."
+)]
 pub struct Args {
     /// The policy file.
     #[arg(default_value = "airlock.toml", value_name = "FILE")]
     file: PathBuf,
+    /// Component files or folders to check the policy against (besides the
+    /// sources the policy names).
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Do not use the on-disk compile cache.
+    #[arg(long)]
+    no_cache: bool,
 }
 
 pub fn run(args: Args) -> Exit {
-    match Policy::load(&args.file) {
-        Ok(policy) => {
-            let components = policy.components().count();
-            println!(
-                "{}: ok ({components} component section{})",
-                args.file.display(),
-                if components == 1 { "" } else { "s" }
-            );
-            Exit::Ok
-        }
-        Err(err) => {
-            eprintln!("error: {err}");
-            Exit::LoadFailed
-        }
+    let policy = match Policy::load(&args.file) {
+        Ok(policy) => policy,
+        Err(err) => return refuse(&args, err.errors()),
+    };
+    let sections = policy.components().count();
+    let sections = format!(
+        "{sections} component section{}",
+        if sections == 1 { "" } else { "s" }
+    );
+    let has_sources = policy.components().any(|c| c.source.is_some());
+    if args.paths.is_empty() && !has_sources {
+        println!("{}: ok ({sections})", args.file.display());
+        return Exit::Ok;
     }
+    // Only the components' tools are needed: no audit log is opened.
+    let runtime = match runtime(policy.clone().without_audit(), args.no_cache) {
+        Ok(runtime) => runtime,
+        Err(exit) => return exit,
+    };
+    let report = runtime.load(&args.paths);
+    let mut errors: Vec<String> = report.refused.iter().map(ToString::to_string).collect();
+    let stems = super::component_names(&runtime.files(&args.paths));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    errors.extend(
+        policy
+            .unmatched_components(&names)
+            .iter()
+            .map(ToString::to_string),
+    );
+    if !errors.is_empty() {
+        return refuse(&args, &errors);
+    }
+    let tools = runtime.catalog().tools().count();
+    println!(
+        "{}: ok ({sections}; {} component{} with {tools} tool{} checked against it)",
+        args.file.display(),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        if tools == 1 { "" } else { "s" },
+    );
+    Exit::Ok
+}
+
+/// Prints each error and how many there were.
+fn refuse(args: &Args, errors: &[impl ToString]) -> Exit {
+    for err in errors {
+        eprintln!("error: {}", err.to_string());
+    }
+    if errors.len() > 1 {
+        eprintln!("{}: {} errors", args.file.display(), errors.len());
+    }
+    Exit::LoadFailed
+}
+
+fn runtime(policy: Policy, no_cache: bool) -> Result<Runtime, Exit> {
+    let sandbox = super::sandbox_for(&policy, no_cache, 64)?;
+    Ok(Runtime::new(sandbox, policy))
 }

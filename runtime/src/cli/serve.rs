@@ -161,18 +161,15 @@ pub fn run(args: Args) -> Exit {
     }
 }
 
-/// Warns about policy sections that name no loaded component (a typo
-/// there leaves the intended component with no grant, silently).
-fn warn_unmatched_sections(runtime: &Runtime) {
-    let catalog = runtime.catalog();
-    for section in runtime.policy().components() {
-        if !catalog.components().iter().any(|c| c.name == section.name) {
-            eprintln!(
-                "warning: the policy's [components.{}] matches no loaded component (a section \
-                 is named after the component's file stem); its grants apply to nothing",
-                section.name
-            );
-        }
+/// Warns about policy sections that name no component found in `paths`
+/// or the policy's sources (a typo there leaves the intended component with
+/// no grant, silently). Tool sections that name no tool refuse their
+/// component when it loads.
+fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
+    let stems = super::component_names(&runtime.files(paths));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    for warning in runtime.policy().unmatched_components(&names) {
+        eprintln!("warning: {warning}");
     }
 }
 
@@ -193,7 +190,7 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
     for err in &report.refused {
         eprintln!("refused {err}");
     }
-    warn_unmatched_sections(&runtime);
+    warn_unmatched_sections(&runtime, &args.paths);
     let count = runtime.catalog().tools().count();
     if count > 0 {
         eprintln!("{count} tool(s) ready");
