@@ -45,6 +45,9 @@ pub struct Entry<'a> {
     pub duration: Duration,
     pub bytes_in: usize,
     pub bytes_out: usize,
+    /// Filesystem operations the read-only and create-only rules refused
+    /// (`None` for a call refused before it ran).
+    pub folder_refusals: Option<u64>,
 }
 
 impl AuditLog {
@@ -81,6 +84,7 @@ impl Entry<'_> {
             "duration_ms": self.duration.as_secs_f64() * 1000.0,
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
+            "folder_refusals": self.folder_refusals,
         })
     }
 }

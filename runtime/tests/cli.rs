@@ -363,7 +363,7 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let log = stderr(&out);
     assert!(
-        log.contains("create-only: refused to open for writing \"old.txt\""),
+        log.contains("create-only: refused to open for writing \"/data/old.txt\""),
         "{log}"
     );
     assert!(log.contains("destructive = \"allow\""), "{log}");
@@ -371,6 +371,78 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
         std::fs::read_to_string(data.join("old.txt")).expect("read"),
         "before"
     );
+}
+
+/// `airlock call hostile TOOL op=overwrite path=/data/old.txt` with `/data`
+/// mounted as the policy line `folders` says and an audit log; returns the
+/// log on stderr and the audit entry.
+fn overwrite_in(tool: &str, folders: &str) -> (String, Value) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data");
+    std::fs::write(data.join("old.txt"), "before").expect("old.txt");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "audit = \"audit.jsonl\"\n[components.hostile]\nfolders = [{{ host = {:?}, guest = \"/data\"{folders} }}]\n",
+            path(data.clone())
+        ),
+    )
+    .expect("policy");
+    let out = command(&[
+        "call",
+        &path(test_component("hostile")),
+        tool,
+        "op=overwrite",
+        "path=/data/old.txt",
+        "content=after",
+        "--policy",
+        &path(policy),
+    ])
+    .env("AIRLOCK_LOG", "info")
+    .output()
+    .expect("run airlock");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(data.join("old.txt")).expect("read"),
+        "before"
+    );
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).expect("audit log");
+    let entry = serde_json::from_str(audit.lines().next().expect("one entry")).expect("JSON");
+    (stderr(&out), entry)
+}
+
+#[test]
+fn a_read_only_refusal_is_logged_with_its_reason_and_counted_in_the_audit_entry() {
+    // Read-only by the policy (no mode: the default).
+    let (log, entry) = overwrite_in("fs_plain", "");
+    assert!(
+        log.contains(
+            "read-only: refused to create or open for writing \"/data/old.txt\": the policy \
+             mounts /data read-only (mode = \"read-only\", the default); mode = \"read-write\" \
+             in its folders entry would allow changes"
+        ),
+        "{log}"
+    );
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
+    assert_eq!(entry["outcome"], "tool-error", "{entry}");
+
+    // Read-write in the policy, read-only by the tool's own hint.
+    let (log, entry) = overwrite_in("fs_read_only", ", mode = \"read-write\"");
+    assert!(
+        log.contains(
+            "read-only: refused to create or open for writing \"/data/old.txt\": the tool \
+             declares read-only, so every folder is read-only for it whatever the policy's mode"
+        ),
+        "{log}"
+    );
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
+
+    // A create-only refusal counts too.
+    let (log, entry) = overwrite_in("fs_plain", ", mode = \"read-write\"");
+    assert!(log.contains("create-only: refused"), "{log}");
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
 }
 
 #[test]

@@ -89,6 +89,7 @@ pub fn prepare(
                     duration: started.elapsed(),
                     bytes_in,
                     bytes_out: 0,
+                    folder_refusals: None,
                 });
             }
             return Err(err);
@@ -260,6 +261,7 @@ impl PreparedCall {
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
+                folder_refusals: Some(teardown.folder_refusals()),
             });
         }
         (result, teardown)

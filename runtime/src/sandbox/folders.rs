@@ -69,6 +69,7 @@ use std::collections::{HashMap, HashSet};
 
 use wasmtime::component::{HasData, Linker, Resource};
 use wasmtime_wasi::filesystem::Descriptor;
+use wasmtime_wasi::p2::bindings::filesystem::preopens;
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
 use wasmtime_wasi::p2::bindings::sync::io::streams;
@@ -76,8 +77,8 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 
 use super::bounded_fs::BoundedFs;
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget, hold_input};
+use super::refusals::{Refusals, Rule};
 use super::state::CallState;
-use crate::logtext::GuestText;
 use crate::policy::{Access, Grant};
 
 /// The identity of a filesystem entry: wasmtime-wasi's metadata hash of its
@@ -100,6 +101,8 @@ pub struct FolderGuard {
     held: HashMap<u32, Held>,
     descriptors: Descriptors,
     create_refused: bool,
+    /// Operations refused by the read-only and create-only rules.
+    refusals: Refusals,
 }
 
 impl FolderGuard {
@@ -116,6 +119,7 @@ impl FolderGuard {
             held: HashMap::new(),
             descriptors: Descriptors::new(limits.open),
             create_refused: false,
+            refusals: Refusals::for_grant(grant),
         }
     }
 
@@ -186,6 +190,11 @@ impl FolderGuard {
     pub fn is_create_only(&self) -> bool {
         self.create_only
     }
+
+    /// How many operations the read-only and create-only rules refused.
+    pub fn refusals(&self) -> u64 {
+        self.refusals.count()
+    }
 }
 
 /// `HasData` marker for linking `wasi:filesystem/types` through the guard.
@@ -208,27 +217,17 @@ impl<'a> Guarded<'a> {
     }
 }
 
-/// Links `wasi:filesystem/types` through the guard, replacing what
-/// `wasmtime_wasi::p2::add_to_linker_sync` linked for it. Call after that.
+/// Links `wasi:filesystem/types` and `preopens` through the guard,
+/// replacing what `wasmtime_wasi::p2::add_to_linker_sync` linked for them.
+/// Call after that.
 pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let linked = fs::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders);
+    let linked = fs::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders)
+        .and_then(|()| {
+            preopens::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders)
+        });
     linker.allow_shadowing(false);
     linked
-}
-
-/// A create-only refusal: `not-permitted` for the guest, and a line in the
-/// operator's log saying which rule refused what, and what would allow it.
-fn refused(what: &str, path: Option<&str>) -> FsError {
-    let path = path.map(|p| format!(" {:?}", GuestText(p).to_string()));
-    tracing::info!(
-        "create-only: refused to {what}{} (it existed before the call); the tool is neither \
-         read-only nor destructive, so its read-write folders are create-only — a tool that \
-         declares destructive, with destructive = \"allow\" or \"confirm\" in the policy, \
-         may change it",
-        path.unwrap_or_default()
-    );
-    ErrorCode::NotPermitted.into()
 }
 
 fn borrow(fd: &Resource<Descriptor>) -> Resource<Descriptor> {
@@ -244,6 +243,35 @@ fn path_flags(follow: bool) -> fs::PathFlags {
 }
 
 impl Guarded<'_> {
+    /// Refuses, as wasmtime-wasi's `FsPerms` would, to change anything
+    /// through `fd` when its folder is mounted read-only; logged and counted.
+    fn writable(
+        &mut self,
+        fd: &Resource<Descriptor>,
+        what: &str,
+        path: Option<&str>,
+    ) -> FsResult<()> {
+        let perms = match self.fs.fs.table.get(fd).map_err(FsError::trap)? {
+            Descriptor::File(f) => f.perms,
+            Descriptor::Dir(d) => d.perms,
+        };
+        if perms.write_not_permitted() {
+            return Err(self.refused(Rule::ReadOnly, what, fd, path));
+        }
+        Ok(())
+    }
+
+    /// A refusal by `rule`: counted, logged, `not-permitted` for the guest.
+    fn refused(
+        &mut self,
+        rule: Rule,
+        what: &str,
+        fd: &Resource<Descriptor>,
+        path: Option<&str>,
+    ) -> FsError {
+        self.guard.refusals.refuse(rule, what, fd.rep(), path)
+    }
+
     /// Identity of what `fd` refers to.
     fn identity(&mut self, fd: &Resource<Descriptor>) -> FsResult<Identity> {
         let hash = fs::HostDescriptor::metadata_hash(&mut self.fs, borrow(fd))?;
@@ -278,7 +306,7 @@ impl Guarded<'_> {
         if self.guard.created.contains(&id) {
             Ok(())
         } else {
-            Err(refused("change an open file", None))
+            Err(self.refused(Rule::CreateOnly, "change", fd, None))
         }
     }
 
@@ -289,7 +317,7 @@ impl Guarded<'_> {
         }
         match self.identity_at(fd, follow, path)? {
             Some(id) if self.guard.created.contains(&id) => Ok(()),
-            Some(_) => Err(refused("change", Some(path))),
+            Some(_) => Err(self.refused(Rule::CreateOnly, "change", fd, Some(path))),
             None => Err(ErrorCode::NoEntry.into()),
         }
     }
@@ -300,7 +328,9 @@ impl Guarded<'_> {
             return Ok(());
         }
         match self.identity_at(fd, false, path)? {
-            Some(id) if !self.guard.created.contains(&id) => Err(refused("replace", Some(path))),
+            Some(id) if !self.guard.created.contains(&id) => {
+                Err(self.refused(Rule::CreateOnly, "replace", fd, Some(path)))
+            }
             _ => Ok(()),
         }
     }
@@ -351,14 +381,35 @@ impl Guarded<'_> {
         match self.identity_at(&fd, follow, &path)? {
             Some(id) => {
                 if !self.guard.created.contains(&id) {
-                    return Err(refused("open for writing", Some(&path)));
+                    return Err(self.refused(
+                        Rule::CreateOnly,
+                        "open for writing",
+                        &fd,
+                        Some(&path),
+                    ));
                 }
-                let opened =
-                    fs::HostDescriptor::open_at(&mut self.fs, fd, flags, path, oflags, dflags)?;
+                let parent = fd.rep();
+                let opened = fs::HostDescriptor::open_at(
+                    &mut self.fs,
+                    fd,
+                    flags,
+                    path.clone(),
+                    oflags,
+                    dflags,
+                )?;
                 // Hand out a writable descriptor only for the entry checked.
                 match self.identity(&opened) {
                     Ok(found) if found == id => Ok(opened),
-                    Ok(_) => Err(self.discard(opened, refused("open for writing", None))),
+                    Ok(_) => {
+                        let refusals = &mut self.guard.refusals;
+                        let err = refusals.refuse(
+                            Rule::CreateOnly,
+                            "open for writing",
+                            parent,
+                            Some(&path),
+                        );
+                        Err(self.discard(opened, err))
+                    }
                     Err(err) => Err(self.discard(opened, err)),
                 }
             }
@@ -413,6 +464,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::OutputStream>> {
+        self.writable(&fd, "write", None)?;
         self.own_descriptor(&fd)?;
         let held = self.guard.may_open()?;
         let stream = fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
@@ -423,6 +475,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         &mut self,
         fd: Resource<Descriptor>,
     ) -> FsResult<Resource<streams::OutputStream>> {
+        self.writable(&fd, "append to", None)?;
         self.own_descriptor(&fd)?;
         let held = self.guard.may_open()?;
         let stream = fs::HostDescriptor::append_via_stream(&mut self.fs, fd)?;
@@ -452,6 +505,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
+        self.writable(&fd, "resize", None)?;
         self.own_descriptor(&fd)?;
         // Growing a file counts as writing (a sparse file is disk to be).
         let now = fs::HostDescriptor::stat(&mut self.fs, borrow(&fd))?.size;
@@ -465,6 +519,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         atim: fs::NewTimestamp,
         mtim: fs::NewTimestamp,
     ) -> FsResult<()> {
+        self.writable(&fd, "set the times of", None)?;
         self.own_descriptor(&fd)?;
         fs::HostDescriptor::set_times(&mut self.fs, fd, atim, mtim)
     }
@@ -484,6 +539,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         buffer: Vec<u8>,
         offset: fs::Filesize,
     ) -> FsResult<fs::Filesize> {
+        self.writable(&fd, "write", None)?;
         self.own_descriptor(&fd)?;
         self.guard.spend(buffer.len() as u64)?;
         fs::HostDescriptor::write(&mut self.fs, fd, buffer, offset)
@@ -505,6 +561,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.writable(&fd, "create the folder", Some(&path))?;
         self.guard.may_create()?;
         fs::HostDescriptor::create_directory_at(&mut self.fs, borrow(&fd), path.clone())?;
         self.guard.created_one();
@@ -533,6 +590,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         atim: fs::NewTimestamp,
         mtim: fs::NewTimestamp,
     ) -> FsResult<()> {
+        self.writable(&fd, "set the times of", Some(&path))?;
         let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         self.own_entry(&fd, follow, &path)?;
         fs::HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim)
@@ -546,6 +604,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
+        self.writable(&fd, "link", Some(&old_path))?;
+        self.writable(&new_fd, "link to", Some(&new_path))?;
         let follow = old_path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         self.own_entry(&fd, follow, &old_path)?;
         self.free_or_own_target(&new_fd, &new_path)?;
@@ -565,6 +625,16 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<Resource<Descriptor>> {
         let writes = oflags.intersects(fs::OpenFlags::CREATE | fs::OpenFlags::TRUNCATE)
             || flags.contains(fs::DescriptorFlags::WRITE);
+        if writes {
+            let what = if oflags.contains(fs::OpenFlags::CREATE) {
+                "create or open for writing"
+            } else {
+                "open for writing"
+            };
+            self.writable(&fd, what, Some(&path))?;
+        }
+        let parent = fd.rep();
+        let shown = path.clone();
         let held = self.guard.may_open()?;
         // Whether this open may create an entry, and so needs the budget.
         let creates = oflags.contains(fs::OpenFlags::CREATE) && {
@@ -583,6 +653,7 @@ impl fs::HostDescriptor for Guarded<'_> {
             self.guard.created_one();
         }
         self.guard.held.insert(opened.rep(), held);
+        self.guard.refusals.opened(opened.rep(), parent, &shown);
         Ok(opened)
     }
 
@@ -591,6 +662,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.writable(&fd, "remove the folder", Some(&path))?;
         self.own_entry(&fd, false, &path)?;
         fs::HostDescriptor::remove_directory_at(&mut self.fs, fd, path)
     }
@@ -602,6 +674,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         new_fd: Resource<Descriptor>,
         new_path: String,
     ) -> FsResult<()> {
+        self.writable(&fd, "rename", Some(&old_path))?;
+        self.writable(&new_fd, "rename to", Some(&new_path))?;
         self.own_entry(&fd, false, &old_path)?;
         self.free_or_own_target(&new_fd, &new_path)?;
         fs::HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path)
@@ -613,6 +687,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         old_path: String,
         new_path: String,
     ) -> FsResult<()> {
+        self.writable(&fd, "create the link", Some(&new_path))?;
         self.guard.may_create()?;
         fs::HostDescriptor::symlink_at(&mut self.fs, borrow(&fd), old_path, new_path.clone())?;
         self.guard.created_one();
@@ -621,6 +696,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
+        self.writable(&fd, "delete", Some(&path))?;
         self.own_entry(&fd, false, &path)?;
         fs::HostDescriptor::unlink_file_at(&mut self.fs, fd, path)
     }
@@ -649,7 +725,20 @@ impl fs::HostDescriptor for Guarded<'_> {
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
         // Only descriptors this call opened were counted (never a preopen).
         self.guard.held.remove(&fd.rep());
+        self.guard.refusals.closed(fd.rep());
         fs::HostDescriptor::drop(&mut self.fs, fd)
+    }
+}
+
+impl preopens::Host for Guarded<'_> {
+    /// The mounts, each recorded with its guest path (for the log lines of
+    /// refusals).
+    fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
+        let mounts = preopens::Host::get_directories(&mut self.fs.fs)?;
+        for (fd, guest) in &mounts {
+            self.guard.refusals.preopened(fd.rep(), guest);
+        }
+        Ok(mounts)
     }
 }
 

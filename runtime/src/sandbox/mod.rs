@@ -15,6 +15,7 @@ mod folders;
 mod network;
 mod pipe;
 mod plain;
+mod refusals;
 mod sockets;
 mod state;
 mod waits;
@@ -410,6 +411,14 @@ impl Teardown {
     /// Nothing to tear down: the call never got a store.
     pub(crate) fn none() -> Self {
         Teardown { _store: None }
+    }
+
+    /// How many filesystem operations the read-only and create-only rules
+    /// refused during the call (0 when no guest ran), for its audit entry.
+    pub fn folder_refusals(&self) -> u64 {
+        self._store
+            .as_ref()
+            .map_or(0, |store| store.data().folder_guard.refusals())
     }
 }
 
