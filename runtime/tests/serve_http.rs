@@ -657,6 +657,30 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
     assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
 }
 
+#[test]
+fn a_second_ctrl_c_stops_running_calls_without_waiting_for_the_grace_period() {
+    let policy = "[components.hostile]\nlimits = { time = \"60s\" }\n";
+    let mut served = serve(policy, &[test_component("hostile")], &["--grace", "60"]);
+    let mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let sleeping = std::thread::spawn(move || {
+        mcp.post(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
+            "params":{"name":"sleep","arguments":{"ms":60000}}}))
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    support::interrupt(served.child.id());
+    // The first Ctrl-C waits for the call (up to --grace 60).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        served.child.try_wait().expect("wait").is_none(),
+        "exited at once"
+    );
+    support::interrupt(served.child.id());
+    // `wait_for_exit` allows 20 s, a third of the grace period.
+    assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
+    let reply = sleeping.join().expect("thread");
+    assert!(reply.body.contains("shutting down"), "{}", reply.body);
+}
+
 /// Opens the session's standing SSE stream (GET /mcp); its messages
 /// arrive on the returned channel.
 fn standing_stream(mcp: &Mcp) -> mpsc::Receiver<Value> {
