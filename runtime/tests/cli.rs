@@ -516,9 +516,17 @@ fn check_with_the_components_catches_sections_that_match_nothing() {
     .expect("policy");
     let catalog = path(component("catalog"));
 
-    // Without components, only the file is checked.
+    // Without components, only the file is checked, and check says so.
     let out = airlock(&["check", &path(policy.clone())]);
     assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{0}: ok (2 component sections; name the components to check the sections against \
+             them: airlock check {0} tools/)\n",
+            policy.display()
+        )
+    );
 
     let out = airlock(&["check", &path(policy.clone()), &catalog]);
     assert_eq!(out.status.code(), Some(5));

@@ -45,7 +45,16 @@ pub fn run(args: Args) -> Exit {
     );
     let has_sources = policy.components().any(|c| c.source.is_some());
     if args.paths.is_empty() && !has_sources {
-        println!("{}: ok ({sections})", args.file.display());
+        // A misspelt section name is only found against the components.
+        let hint = if policy.components().next().is_some() {
+            format!(
+                "; name the components to check the sections against them: airlock check {} tools/",
+                args.file.display()
+            )
+        } else {
+            String::new()
+        };
+        println!("{}: ok ({sections}{hint})", args.file.display());
         return Exit::Ok;
     }
     // Only the components' tools are needed: no audit log is opened.
