@@ -381,6 +381,10 @@ impl Guarded<'_> {
     ) -> FsResult<Resource<Descriptor>> {
         let follow = flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         match self.identity_at(&fd, follow, &path)? {
+            // What the call would get without the guard: nothing to refuse.
+            Some(_) if oflags.contains(fs::OpenFlags::CREATE | fs::OpenFlags::EXCLUSIVE) => {
+                Err(ErrorCode::Exist.into())
+            }
             Some(id) => {
                 if !self.guard.created.contains(&id) {
                     return Err(self.refused(

@@ -170,6 +170,12 @@ fn a_call_may_not_touch_what_existed_before_it() {
         open(g, &root, "old.txt", O::CREATE, D::WRITE),
         "open creating",
     );
+    // Creating exclusively what exists fails as it would anywhere.
+    let exists = open(g, &root, "old.txt", O::CREATE | O::EXCLUSIVE, D::WRITE);
+    assert_eq!(
+        exists.expect_err("exists").downcast_ref(),
+        Some(&ErrorCode::Exist)
+    );
     let old = open(g, &root, "old.txt", O::empty(), D::READ).expect("read-only open");
     refused_with(H::write(g, borrow(&old), b"x".to_vec(), 0), "write");
     refused_with(H::set_size(g, borrow(&old), 0), "set-size");
