@@ -558,7 +558,9 @@ fn check_with_the_components_catches_sections_that_match_nothing() {
     ]);
     assert_eq!(out.status.code(), Some(5));
     assert!(
-        stderr(&out).contains("refused, as the policy configures tools it does not declare"),
+        stderr(&out).contains(&format!(
+            "refused {catalog}: the policy configures tools it does not declare"
+        )),
         "{}",
         stderr(&out)
     );

@@ -66,7 +66,7 @@ pub enum LoadError {
     /// declare. Refused rather than served: such a section may narrow a
     /// tool's grant, and a misspelt narrowing must not widen it silently.
     #[error(
-        "{path}: refused, as the policy configures tools it does not declare: {}",
+        "{path}: the policy configures tools it does not declare: {}",
         sections.errors().iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
     )]
     UnmatchedTools {
