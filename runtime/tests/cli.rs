@@ -199,6 +199,12 @@ fn call_exit_codes_tell_what_went_wrong() {
 
     let out = airlock(&["call", &catalog, "no_such_tool"]);
     assert_eq!(out.status.code(), Some(5), "unknown tool");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: unknown tool \"no_such_tool\"\n{catalog} declares: lookup_price, restock\n"
+        )
+    );
 
     let out = airlock(&["call", &catalog]);
     assert_eq!(out.status.code(), Some(2), "usage");
