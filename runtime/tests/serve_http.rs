@@ -632,16 +632,28 @@ fn sigterm_stops_cleanly() {
     assert_eq!(status.code(), Some(0));
 }
 
-#[test]
-fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
+/// A server with `--grace SECONDS` and a 60 s call (id `long`) running
+/// on it for half a second; the thread answers the call's reply.
+fn serve_a_sleeping_call(
+    grace: &str,
+) -> (
+    support::http::Served,
+    std::thread::JoinHandle<support::http::Reply>,
+) {
     let policy = "[components.hostile]\nlimits = { time = \"60s\" }\n";
-    let mut served = serve(policy, &[test_component("hostile")], &["--grace", "1"]);
+    let served = serve(policy, &[test_component("hostile")], &["--grace", grace]);
     let mcp = Mcp::connect(served.addr, json!({}), &[]);
     let sleeping = std::thread::spawn(move || {
         mcp.post(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
             "params":{"name":"sleep","arguments":{"ms":60000}}}))
     });
     std::thread::sleep(Duration::from_millis(500));
+    (served, sleeping)
+}
+
+#[test]
+fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
+    let (mut served, sleeping) = serve_a_sleeping_call("1");
     support::terminate(served.child.id());
     let reply = sleeping.join().expect("thread");
     // One answer, a JSON-RPC error naming the shutdown (not a bare 202).
@@ -659,14 +671,7 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
 
 #[test]
 fn a_second_ctrl_c_stops_running_calls_without_waiting_for_the_grace_period() {
-    let policy = "[components.hostile]\nlimits = { time = \"60s\" }\n";
-    let mut served = serve(policy, &[test_component("hostile")], &["--grace", "60"]);
-    let mcp = Mcp::connect(served.addr, json!({}), &[]);
-    let sleeping = std::thread::spawn(move || {
-        mcp.post(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
-            "params":{"name":"sleep","arguments":{"ms":60000}}}))
-    });
-    std::thread::sleep(Duration::from_millis(500));
+    let (mut served, sleeping) = serve_a_sleeping_call("60");
     support::interrupt(served.child.id());
     // The first Ctrl-C waits for the call (up to --grace 60).
     std::thread::sleep(Duration::from_millis(500));
