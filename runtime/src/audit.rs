@@ -3,7 +3,9 @@
 //! A line is written when a call is refused before it runs (unknown tool,
 //! bad arguments, policy, busy) and when it ends (ok, tool error, limit,
 //! crash). It records what the call was allowed to touch (folder modes, hosts,
-//! environment variable *names*, never their values), who asked,
+//! environment variable *names*, never their values; the credentials airlock
+//! would inject, by header, host and variable name), which of those
+//! credentials its requests actually carried (never a value), who asked,
 //! how long it took and how many bytes went in and out.
 //!
 //! Every entry names its caller (`caller`, with `caller_kind`: `token`,
@@ -45,6 +47,9 @@ pub struct Entry<'a> {
     pub duration: Duration,
     pub bytes_in: usize,
     pub bytes_out: usize,
+    /// The injected credentials the call's requests carried
+    /// (`HEADER for PATTERN (from VARIABLE)`), never their values.
+    pub credentials_used: &'a [String],
     /// Filesystem operations the read-only and create-only rules refused
     /// (`None` for a call refused before it ran).
     pub folder_refusals: Option<u64>,
@@ -84,6 +89,7 @@ impl Entry<'_> {
             "duration_ms": self.duration.as_secs_f64() * 1000.0,
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
+            "credentials_used": self.credentials_used,
             "folder_refusals": self.folder_refusals,
         })
     }
@@ -98,6 +104,9 @@ fn grant_summary(grant: &Grant) -> Value {
             n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>()
         }),
         "env": grant.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        "credentials": grant.network.as_ref().map(|n| {
+            n.credentials.iter().map(|c| c.describe()).collect::<Vec<_>>()
+        }),
         "memory": grant.limits.memory,
         "time_ms": grant.limits.time.as_millis() as u64,
         "fuel": grant.limits.fuel,

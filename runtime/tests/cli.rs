@@ -6,15 +6,11 @@ mod support;
 use std::process::{Command, Output};
 
 use serde_json::Value;
-use support::{component, test_component, workspace};
+use support::{component, test_component};
 
 /// `airlock ARGS` with the tests' compile cache, for more settings (`env`).
 fn command(args: &[&str]) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
-    command
-        .args(args)
-        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"));
-    command
+    support::airlock_command(args)
 }
 
 /// Runs `airlock ARGS` (stdin closed) and returns what it printed.
@@ -258,6 +254,68 @@ fn check_reports_the_line_of_an_error() {
     let err = stderr(&out);
     assert!(err.contains("bad.toml:3:"), "{err}");
     assert!(err.contains("colour"), "{err}");
+}
+
+#[test]
+fn credentials_are_checked_and_shown_without_their_value() {
+    const SECRET: &str = "cli-s3cret-value";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = path(test_component("hostile"));
+    let section = |tool: &str| {
+        format!(
+            "[components.hostile]\nsource = {hostile:?}\n\
+             [components.hostile{tool}.network.\"https://api.example.com\"]\n\
+             headers = {{ Authorization = {{ from = \"CLI_TOKEN\", format = \"Bearer {{}}\" }} }}\n"
+        )
+    };
+    // Given to the component, whose http tools are open-world: fine.
+    let given = dir.path().join("given.toml");
+    std::fs::write(&given, section("")).expect("write");
+    let out = command(&["check", &path(given.clone())])
+        .env("CLI_TOKEN", SECRET)
+        .output()
+        .expect("check");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = command(&["check", &path(given.clone())])
+        .output()
+        .expect("check");
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out).contains("environment variable CLI_TOKEN (for header Authorization for https://api.example.com) is not set"),
+        "{}",
+        stderr(&out)
+    );
+
+    // `inspect --policy` says what is injected where, never the value.
+    let out = command(&["inspect", &hostile, "--policy", &path(given)])
+        .env("CLI_TOKEN", SECRET)
+        .output()
+        .expect("inspect");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "injects authorization for https://api.example.com (from CLI_TOKEN) (value hidden)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("tls: bundled roots"), "{text}");
+    assert!(!text.contains(SECRET), "{text}");
+
+    // Given only to a tool that is not open-world: no call could send it.
+    let unused = dir.path().join("unused.toml");
+    std::fs::write(&unused, section(".tools.good")).expect("write");
+    let out = command(&["check", &path(unused)])
+        .env("CLI_TOKEN", SECRET)
+        .output()
+        .expect("check");
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[components.hostile] injects authorization for https://api.example.com (from CLI_TOKEN), but none of its tools given it is open-world"),
+        "{err}"
+    );
+    assert!(!err.contains(SECRET), "{err}");
 }
 
 #[test]

@@ -170,26 +170,71 @@ fn cancellation_stops_a_running_guest() {
     );
 }
 
+/// A call over `limits.concurrency` waits for a place, in a queue of
+/// four times the limit; one that finds the queue full is refused at once.
 #[test]
-fn concurrency_limit_refuses_extra_calls() {
-    let runtime = support::runtime(
-        r#"
-[components.hostile]
-limits = { concurrency = 1, time = "2s" }
-"#,
+fn calls_over_the_concurrency_limit_wait_in_a_bounded_queue() {
+    let runtime = Arc::new(support::runtime(
+        "[components.hostile]\nlimits = { concurrency = 1, time = \"20s\" }\n",
         &[test_component("hostile")],
-    );
-    let runtime = Arc::new(runtime);
-    let first = {
+    ));
+    let sleep = |ms: u64| {
         let runtime = runtime.clone();
-        thread::spawn(move || call(&runtime, "sleep", json!({"ms": "800"})))
+        thread::spawn(move || call(&runtime, "sleep", json!({ "ms": ms.to_string() })))
     };
-    thread::sleep(Duration::from_millis(200));
-    let err = call(&runtime, "sleep", json!({"ms": "1"})).expect_err("busy");
-    assert!(matches!(err, CallError::Busy { limit: 1, .. }), "{err:?}");
+    let first = sleep(1500);
+    thread::sleep(Duration::from_millis(300));
+    // One runs; these four wait for its place, one after another.
+    let queued: Vec<_> = (0..4).map(|_| sleep(1)).collect();
+    thread::sleep(Duration::from_millis(300));
+    let err = call(&runtime, "sleep", json!({"ms": "1"})).expect_err("the queue is full");
+    assert!(
+        matches!(
+            err,
+            CallError::Busy {
+                limit: 1,
+                queue: 4,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("retry"), "{err}");
     assert!(first.join().expect("first").is_ok());
-    // The slot is free again.
+    for waiter in queued {
+        assert!(waiter.join().expect("waiter").is_ok(), "a queued call runs");
+    }
+    // The place and the queue are free again.
     assert!(call(&runtime, "sleep", json!({"ms": "1"})).is_ok());
+}
+
+/// A call waits for a place at most its own `limits.time`.
+#[test]
+fn a_queued_call_waits_no_longer_than_its_time_limit() {
+    let runtime = Arc::new(support::runtime(
+        "[components.hostile]\nlimits = { concurrency = 1, time = \"3s\" }\n",
+        &[test_component("hostile")],
+    ));
+    // Three calls of 2 s at once: one runs, one runs after 2 s of waiting,
+    // the last would start after 4 s, past its 3 s.
+    let calls: Vec<_> = (0..3)
+        .map(|i| {
+            let runtime = runtime.clone();
+            thread::sleep(Duration::from_millis(if i == 0 { 0 } else { 100 }));
+            thread::spawn(move || call(&runtime, "sleep", json!({"ms": "2000"})))
+        })
+        .collect();
+    let outcomes: Vec<_> = calls
+        .into_iter()
+        .map(|c| c.join().expect("thread"))
+        .collect();
+    assert!(outcomes[0].is_ok(), "{outcomes:?}");
+    let busy = outcomes
+        .iter()
+        .filter(|o| matches!(o, Err(CallError::Busy { .. })))
+        .count();
+    assert_eq!(busy, 1, "{outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|o| o.is_ok()).count(), 2);
 }
 
 #[test]

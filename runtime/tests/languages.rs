@@ -10,7 +10,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -18,20 +18,7 @@ use airlock::Runtime;
 use airlock::call::CallError;
 use airlock::sandbox::RunError;
 use serde_json::{Value, json};
-use support::{call, workspace};
-
-/// An example component, built by `cargo xtask build`.
-fn example(name: &str) -> PathBuf {
-    let path = workspace()
-        .join("target/examples")
-        .join(format!("{name}.wasm"));
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo xtask build` (or `cargo xtask build-examples`) first",
-        path.display()
-    );
-    path
-}
+use support::{call, example, workspace};
 
 fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();

@@ -246,18 +246,6 @@ fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it()
 }
 
 #[test]
-fn https_is_refused_with_a_clear_error() {
-    let server = Recorder::start();
-    let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
-    let url = format!("https://127.0.0.1:{}/", server.port());
-    refused(
-        http(&runtime, "http_open", "GET", &url),
-        "https is not supported",
-    );
-    server.assert_not_reached();
-}
-
-#[test]
 fn tcp_reaches_a_listed_address_only() {
     let listed = Recorder::start();
     let unlisted = Recorder::start();

@@ -293,6 +293,39 @@ fn huge_bodies_are_refused_early() {
     assert_eq!(parse_response(&raw).status, 413);
 }
 
+/// With the default policy, 64 clients (the default `--max-calls`) calling
+/// one tool at once never see `busy`: calls over the tool's concurrency
+/// limit (16) wait for a place.
+#[test]
+fn clients_within_max_calls_never_see_busy_with_the_defaults() {
+    let served = serve("", &catalog_and_export(), &[]);
+    let addr = served.addr;
+    let clients: Vec<_> = (0..64)
+        .map(|_| {
+            std::thread::spawn(move || {
+                (0..3)
+                    .map(|_| {
+                        let r = http(
+                            addr,
+                            "POST",
+                            "/rpc",
+                            &[JSON],
+                            br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
+                        );
+                        (r.status, r.body)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for client in clients {
+        for (status, body) in client.join().expect("client") {
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("\"result\":12.5"), "{body}");
+        }
+    }
+}
+
 /// `/rpc` answers a tool's own value: a number as a number, not MCP's
 /// `{"result": …}` wrapper; an object result as the object it is.
 #[test]

@@ -19,6 +19,10 @@
 // Build with jco (see docs/authoring.md):
 //     jco componentize app.js --wit wit --world-name toolbox \
 //       --backend qjs --backend-qjs-disable-async -o app.wasm
+// A tool that calls the web's `fetch` (handlers may then be `async`) is
+// built with StarlingMonkey, jco's default backend, with its `http`
+// feature on:
+//     jco componentize app.js --wit wit --world-name toolbox -d fetch-event --bundle -o app.wasm
 //
 // The runtime checks, coerces and completes the arguments against the
 // schema before the handler runs, so the handler receives exactly the
@@ -30,6 +34,11 @@ import * as hostModule from "airlock:tool/host@0.1.0";
 // QuickJS exposes an interface as the module's default export,
 // StarlingMonkey as named exports.
 const host = hostModule.default ?? hostModule;
+
+// StarlingMonkey (componentize-js) runs its event loop until a promise an
+// export returns settles, so there a handler may be `async` (and `await
+// fetch(…)`); the synchronous QuickJS build cannot wait for one.
+const AWAITS = hostModule.default === undefined;
 
 const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -191,7 +200,10 @@ export class Output {
 
 function toOutput(decl, result) {
   if (result && typeof result.then === "function") {
-    throw new ToolError(`tool ${decl.info.name}: handlers must be synchronous (airlock runs without component-model async)`);
+    throw new ToolError(
+      `tool ${decl.info.name}: handlers must be synchronous on QuickJS (airlock runs without ` +
+        `component-model async); build with StarlingMonkey for an async handler`,
+    );
   }
   if (result instanceof Output) {
     return {
@@ -241,11 +253,24 @@ export function toolbox(...decls) {
       } catch (err) {
         throw { tag: "invalid-arguments", val: `the arguments are not JSON: ${err.message}` };
       }
+      const failure = (err) => ({
+        tag: err instanceof InvalidArguments ? "invalid-arguments" : "failed",
+        val: message(err),
+      });
+      let result;
       try {
-        return toOutput(decl, decl.handler(args));
+        result = decl.handler(args);
+        if (AWAITS && result && typeof result.then === "function") {
+          return Promise.resolve(result).then(
+            (value) => toOutput(decl, value),
+            (err) => {
+              throw failure(err);
+            },
+          );
+        }
+        return toOutput(decl, result);
       } catch (err) {
-        const tag = err instanceof InvalidArguments ? "invalid-arguments" : "failed";
-        throw { tag, val: message(err) };
+        throw failure(err);
       }
     },
   };

@@ -16,7 +16,8 @@ the ``tools`` interface of the ``airlock:tool@0.1.0`` world ``toolbox``::
     Tools = toolbox(add)          # componentize-py looks for `Tools`
 
 Build it with ``componentize-py -d wit -w toolbox componentize app -o app.wasm``
-(with this file on the module path, e.g. ``-p sdk/python``).
+(with this file on the module path, e.g. ``-p sdk/python``). A tool that
+makes HTTP requests uses ``airlock_http`` and the world ``toolbox-http``.
 
 The type table (parameter or result annotation -> JSON Schema):
 
@@ -39,8 +40,9 @@ A parameter with a default in the signature is optional and the default is
 advertised in the schema (the runtime fills it in before the call). Describe
 a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``.
 
-This module imports the generated bindings (``wit_world``) only when the
-component runs, so schema generation can be unit-tested with plain CPython.
+This module works without the generated bindings (``wit_world``), so schema
+generation can be unit-tested with plain CPython; in a component it finds
+them when it is imported (at build time).
 """
 
 from __future__ import annotations
@@ -507,8 +509,34 @@ def tool(
 # The WIT exports
 
 
+def _find_wit_types():
+    """The contract's ``types`` interface, found while the module is imported
+    (when componentize-py builds the component; a failed import at run time
+    would search files the component does not have). In the world
+    ``toolbox-http`` (tools that use ``airlock_http``) componentize-py names
+    it ``airlock_tool_types``, since ``wasi:http`` has a ``types`` too.
+    ``None`` under plain CPython."""
+    try:
+        from wit_world.imports import airlock_tool_types as t
+    except ImportError:
+        try:
+            from wit_world.imports import types as t
+        except ImportError:
+            return None
+    return t
+
+
+_WIT_TYPES = _find_wit_types()
+
+
+def _wit_types():
+    if _WIT_TYPES is None:
+        raise ImportError("the airlock:tool bindings exist only inside a component")
+    return _WIT_TYPES
+
+
 def _to_wit_output(out: Output):
-    from wit_world.imports import types as t
+    t = _wit_types()
 
     blocks = []
     for block in out.content:
@@ -526,7 +554,7 @@ def _to_wit_output(out: Output):
 
 
 def _to_wit_tool(info: ToolInfo):
-    from wit_world.imports import types as t
+    t = _wit_types()
 
     hints = t.Hints(0)
     if info.read_only:
@@ -581,7 +609,8 @@ def toolbox(*tools: Tool):
         def call(self, name: str, arguments: str):
             airlock_bundle.running()
             from componentize_py_types import Err
-            from wit_world.imports import types as wt
+
+            wt = _wit_types()
 
             try:
                 out = run(by_name, name, arguments)

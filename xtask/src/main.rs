@@ -436,8 +436,8 @@ fn build_examples(root: &Path) -> Result<()> {
     let out_dir = root.join("target/examples");
     std::fs::create_dir_all(&out_dir)?;
     for (lang, entry, sdk) in [
-        ("python", "app.py", "sdk/python/airlock_tool.py"),
-        ("js", "app.js", "sdk/js/airlock-tool.js"),
+        ("python", "app.py", "sdk/python"),
+        ("js", "app.js", "sdk/js"),
     ] {
         let Ok(dirs) = std::fs::read_dir(root.join("examples").join(lang)) else {
             continue;
@@ -454,22 +454,34 @@ fn build_examples(root: &Path) -> Result<()> {
             if built.is_some() && built >= newest(&sources) {
                 continue;
             }
+            let source = std::fs::read_to_string(dir.join(entry))?;
             let mut cmd;
             if lang == "python" {
                 cmd = Command::new(root.join("target/py/bin/componentize-py"));
-                cmd.args(["-d", "wit", "-w", "toolbox", "componentize", "-s"])
-                    .args(["-p", "sdk/python", "-p"])
-                    .arg(&dir)
-                    .arg("app");
+                // A tool that makes HTTP requests needs `wasi:http` (the
+                // world `toolbox-http`) and real WASI imports: `-s` would
+                // stub them out.
+                if source.contains("airlock_http") {
+                    cmd.args(["-d", "wit", "-w", "toolbox-http", "componentize"]);
+                } else {
+                    cmd.args(["-d", "wit", "-w", "toolbox", "componentize", "-s"]);
+                }
+                cmd.args(["-p", "sdk/python", "-p"]).arg(&dir).arg("app");
             } else {
                 cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
                 cmd.arg("componentize")
                     .arg(dir.join(entry))
                     .arg("--cwd")
                     .arg(root)
-                    .args(["--wit", "wit", "--world-name", "toolbox"])
-                    .args(["--backend", "qjs", "--backend-qjs-disable-async"])
-                    .arg("--backend-qjs-stub-wasi");
+                    .args(["--wit", "wit", "--world-name", "toolbox"]);
+                if source.contains("fetch(") {
+                    // The web's `fetch` is StarlingMonkey's (over wasi:http),
+                    // and it runs the event loop for an async handler.
+                    cmd.args(["-d", "fetch-event", "--bundle"]);
+                } else {
+                    cmd.args(["--backend", "qjs", "--backend-qjs-disable-async"])
+                        .arg("--backend-qjs-stub-wasi");
+                }
             }
             run(cmd.arg("-o").arg(&out))?;
         }

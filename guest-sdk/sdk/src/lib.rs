@@ -277,12 +277,23 @@
 //! }
 //! # fn main() { assert!(airlock_sdk::toolbox![count].call("count", "{}").is_ok()); }
 //! ```
+//!
+//! ## HTTP requests
+//!
+//! [`http::get`] and [`http::Request`] make blocking requests through
+//! `wasi:http`, which airlock checks against the operator's policy: only an
+//! `open_world` tool reaches the network, only the hosts listed, and
+//! credentials the operator has airlock inject are added on the way out
+//! (the tool never sees them). Errors carry the `wasi:http` code and what
+//! it means (`HTTP-request-denied`, `TLS-certificate-error` …); natively
+//! every request fails with [`http::HttpError::Unavailable`].
 
 extern crate self as airlock_sdk;
 
 mod error;
 mod export;
 mod host;
+pub mod http;
 mod output;
 pub mod schema;
 mod timestamp;

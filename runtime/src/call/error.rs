@@ -15,9 +15,16 @@ pub enum CallError {
     /// The policy does not permit the call.
     #[error("{0}")]
     Refused(Refusal),
-    /// The tool already runs as many calls as its limit allows.
-    #[error("busy: {tool} already runs {limit} calls, its limit; retry later")]
-    Busy { tool: String, limit: u32 },
+    /// The tool runs as many calls as its limit allows and as many more
+    /// wait (or this one waited its whole `limits.time`).
+    #[error(
+        "busy: {tool} runs {limit} calls, its limit, and up to {queue} more wait; retry in a second"
+    )]
+    Busy {
+        tool: String,
+        limit: u32,
+        queue: u32,
+    },
     /// The guest ran and did not produce a result.
     #[error("{0}")]
     Run(#[from] RunError),

@@ -89,6 +89,7 @@ pub fn prepare(
                     duration: started.elapsed(),
                     bytes_in,
                     bytes_out: 0,
+                    credentials_used: &[],
                     folder_refusals: None,
                 });
             }
@@ -104,7 +105,7 @@ pub fn prepare(
         answer: None,
         cancel,
         sandbox: setting.sandbox.clone(),
-        _place: place,
+        place,
         audit: setting.audit.map(|log| Audit {
             log: log.clone(),
             started,
@@ -144,8 +145,9 @@ pub struct PreparedCall {
     answer: Option<Confirmation>,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
-    /// Held for the call's lifetime.
-    _place: Place,
+    /// Held for the call's lifetime: its place under the tool's limit (or
+    /// in the queue before it) and in the registry.
+    place: Place,
     audit: Option<Audit>,
 }
 
@@ -196,8 +198,13 @@ impl PreparedCall {
         self.answer = Some(answer);
     }
 
-    /// Runs the guest (blocking).
-    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<Output, CallError> {
+    /// Runs the guest (blocking), after waiting for a place under the
+    /// tool's concurrency limit if it has none yet.
+    pub fn run(mut self, observer: Arc<dyn CallObserver>) -> Result<Output, CallError> {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
+            return self.refused(err);
+        }
         let (outcome, _teardown) = self.run_to_teardown(observer);
         outcome
     }
@@ -206,10 +213,15 @@ impl PreparedCall {
     /// instance is torn down, so an answer does not wait for the reset of
     /// the instance's memory (see [`crate::sandbox::Teardown`]).
     pub fn run_delivering(
-        self,
+        mut self,
         observer: Arc<dyn CallObserver>,
         deliver: impl FnOnce(Result<Output, CallError>),
     ) {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
+            deliver(self.refused(err));
+            return;
+        }
         let (outcome, teardown) = self.run_to_teardown(observer);
         deliver(outcome);
         drop(teardown);
@@ -220,9 +232,14 @@ impl PreparedCall {
     /// down afterwards on that thread, while the answer is on its way.
     /// `None` means the thread died before it had an outcome (a bug).
     pub async fn run_on_lane(
-        self,
+        mut self,
         observer: Arc<dyn CallObserver>,
     ) -> Option<Result<Output, CallError>> {
+        // Over the tool's limit: wait here, without a thread, for a place.
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold(patience, &cancel).await {
+            return Some(self.refused(err));
+        }
         // Dropping the future (the client went away) stops the guest.
         let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -236,14 +253,29 @@ impl PreparedCall {
         outcome
     }
 
+    /// A call that never ran (it waited for a place in vain): recorded as
+    /// such, and its error handed back.
+    fn refused(mut self, err: CallError) -> Result<Output, CallError> {
+        let result = Err(err);
+        self.record(&result, None);
+        result
+    }
+
     fn run_to_teardown(
         mut self,
         observer: Arc<dyn CallObserver>,
     ) -> (Result<Output, CallError>, Teardown) {
-        let audit = self.audit.take();
         let (result, teardown) = self.run_guest(observer);
-        if let Some(audit) = audit {
-            let bytes_out = match &result {
+        self.record(&result, Some(&teardown));
+        (result, teardown)
+    }
+
+    /// Writes the call's audit entry (once), with what its `teardown` (none
+    /// for a call that never ran) knows: the credentials its requests
+    /// carried, the folder operations refused.
+    fn record(&mut self, result: &Result<Output, CallError>, teardown: Option<&Teardown>) {
+        if let Some(audit) = self.audit.take() {
+            let bytes_out = match result {
                 Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
                 Err(_) => 0,
             };
@@ -254,17 +286,17 @@ impl PreparedCall {
                 caller: &self.caller.to_string(),
                 caller_kind: self.caller.kind(),
                 grant: Some(&self.grant),
-                outcome: match &result {
+                outcome: match result {
                     Ok(_) => "ok",
                     Err(err) => err.kind(),
                 },
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
-                folder_refusals: Some(teardown.folder_refusals()),
+                credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
+                folder_refusals: teardown.and_then(Teardown::folder_refusals),
             });
         }
-        (result, teardown)
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Result<Output, CallError>, Teardown) {

@@ -1,15 +1,16 @@
 //! The calls prepared and not yet finished: one registry for the whole
 //! process, so that shutdown can count them and stop them, whatever the
 //! door they came through; and each call's place in its tool's
-//! concurrency limit.
+//! concurrency limit, or in the bounded queue before it.
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::error::CallError;
 use crate::catalog::Tool;
-use crate::sandbox::CancelToken;
+use crate::sandbox::{CancelToken, RunError};
 use crate::sync::lock;
 
 /// Every call prepared and not yet finished (waiting for confirmation,
@@ -35,17 +36,31 @@ impl Running {
     }
 }
 
+/// Calls that may wait for a place, per place under the limit: with the
+/// default `concurrency = 16`, 64 wait behind the 16 running, so that a
+/// server within its default `--max-calls` (64) never answers `busy` for
+/// short calls.
+pub const QUEUE_PER_PLACE: u32 = 4;
+
+/// How often a waiting call looks at its cancel token.
+const CANCEL_CHECK: Duration = Duration::from_millis(50);
+
 /// A call's place in the registry and in its tool's concurrency limit,
-/// given back when the call is dropped.
+/// given back when the call is dropped. A call over the limit waits for a
+/// place, in a queue of [`QUEUE_PER_PLACE`] × the limit, at most as long as
+/// its own `limits.time`.
 pub(super) struct Place {
     running: Arc<Running>,
     id: u64,
     tool: Arc<Tool>,
+    limit: u32,
+    /// Whether the place under the limit is held (else the call waits).
+    held: bool,
 }
 
 impl Place {
-    /// Takes a place for call `id` of `tool`, unless the tool already runs
-    /// `limit` calls.
+    /// Registers call `id` of `tool` and takes a place under `limit`, or a
+    /// place in the queue; `busy` when the queue is full too.
     pub(super) fn take(
         running: &Arc<Running>,
         id: u64,
@@ -53,25 +68,111 @@ impl Place {
         limit: u32,
         cancel: &CancelToken,
     ) -> Result<Place, CallError> {
-        if tool.running.fetch_add(1, Ordering::AcqRel) >= limit {
-            tool.running.fetch_sub(1, Ordering::AcqRel);
-            return Err(CallError::Busy {
-                tool: tool.info.name.clone(),
-                limit,
-            });
+        let held = try_hold(tool, limit);
+        if !held {
+            let queue = limit.saturating_mul(QUEUE_PER_PLACE);
+            if tool.waiting.fetch_add(1, Ordering::AcqRel) >= queue {
+                tool.waiting.fetch_sub(1, Ordering::AcqRel);
+                return Err(busy(tool, limit));
+            }
         }
         lock(&running.calls).insert(id, cancel.clone());
         Ok(Place {
             running: running.clone(),
             id,
             tool: tool.clone(),
+            limit,
+            held,
         })
+    }
+
+    /// Waits (without a thread) until the call holds its place, at most
+    /// `patience`; `busy` after that, `cancelled` when the call is stopped.
+    pub(super) async fn hold(
+        &mut self,
+        patience: Duration,
+        cancel: &CancelToken,
+    ) -> Result<(), CallError> {
+        let deadline = tokio::time::Instant::now() + patience;
+        let tool = self.tool.clone();
+        while !self.held {
+            // Registered before trying, so a place freed in between wakes us.
+            let freed = tool.freed.notified();
+            tokio::pin!(freed);
+            freed.as_mut().enable();
+            if self.try_leave_queue() {
+                break;
+            }
+            if cancel.is_cancelled() {
+                return Err(RunError::Cancelled.into());
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(busy(&self.tool, self.limit));
+            }
+            let check = deadline.min(tokio::time::Instant::now() + CANCEL_CHECK);
+            tokio::select! {
+                () = &mut freed => {}
+                () = tokio::time::sleep_until(check) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Place::hold`] for a caller without an async runtime (the CLI, a
+    /// blocking caller's thread).
+    pub(super) fn hold_blocking(
+        &mut self,
+        patience: Duration,
+        cancel: &CancelToken,
+    ) -> Result<(), CallError> {
+        let deadline = Instant::now() + patience;
+        while !self.try_leave_queue() {
+            if cancel.is_cancelled() {
+                return Err(RunError::Cancelled.into());
+            }
+            if Instant::now() >= deadline {
+                return Err(busy(&self.tool, self.limit));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
+    /// Moves from the queue to a place under the limit, if one is free.
+    fn try_leave_queue(&mut self) -> bool {
+        if !self.held && try_hold(&self.tool, self.limit) {
+            self.tool.waiting.fetch_sub(1, Ordering::AcqRel);
+            self.held = true;
+        }
+        self.held
+    }
+}
+
+/// Takes a place under `limit` if one is free.
+fn try_hold(tool: &Tool, limit: u32) -> bool {
+    if tool.running.fetch_add(1, Ordering::AcqRel) < limit {
+        return true;
+    }
+    tool.running.fetch_sub(1, Ordering::AcqRel);
+    false
+}
+
+fn busy(tool: &Tool, limit: u32) -> CallError {
+    CallError::Busy {
+        tool: tool.info.name.clone(),
+        limit,
+        queue: limit.saturating_mul(QUEUE_PER_PLACE),
     }
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
-        self.tool.running.fetch_sub(1, Ordering::AcqRel);
+        if self.held {
+            self.tool.running.fetch_sub(1, Ordering::AcqRel);
+            self.tool.freed.notify_one();
+        } else {
+            self.tool.waiting.fetch_sub(1, Ordering::AcqRel);
+        }
         lock(&self.running.calls).remove(&self.id);
     }
 }

@@ -102,6 +102,10 @@ pub struct Tool {
     pub component: Arc<Component>,
     /// Calls of this tool running now (for the per-tool concurrency limit).
     pub running: std::sync::atomic::AtomicU32,
+    /// Calls waiting for a place under that limit.
+    pub waiting: std::sync::atomic::AtomicU32,
+    /// Woken when a running call gives its place back.
+    pub freed: tokio::sync::Notify,
 }
 
 /// Every tool of every loaded component, by name.

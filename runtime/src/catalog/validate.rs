@@ -118,6 +118,8 @@ pub fn tools(
             output,
             component: component.clone(),
             running: Default::default(),
+            waiting: Default::default(),
+            freed: Default::default(),
         });
     }
     Ok(tools)

@@ -1,5 +1,12 @@
 //! `airlock check`: validates a policy file without serving anything, and,
 //! with the components at hand, that its sections match them.
+//!
+//! Everything the policy file alone can say is checked when it is parsed
+//! (`Policy::load`), every error reported. With components (the PATHs, or
+//! the sources the policy names) they are loaded too, to find sections that
+//! match no component or no tool, and credentials that no call would ever
+//! send: those given to tools that are not open-world (`serve` warns about
+//! the same with [`unused_credentials`]).
 
 use std::path::PathBuf;
 
@@ -72,6 +79,11 @@ pub fn run(args: Args) -> Exit {
             .iter()
             .map(ToString::to_string),
     );
+    errors.extend(
+        unused_credentials(&runtime)
+            .into_iter()
+            .map(|line| format!("{}: {line}", args.file.display())),
+    );
     if !errors.is_empty() {
         return refuse(&args, &errors);
     }
@@ -100,4 +112,41 @@ fn refuse(args: &Args, errors: &[impl ToString]) -> Exit {
 fn runtime(policy: Policy, no_cache: bool) -> Result<Runtime, Exit> {
     let sandbox = super::sandbox_for(&policy, no_cache, 64)?;
     Ok(Runtime::new(sandbox, policy))
+}
+
+/// Credentials of a loaded component that none of its tools can send,
+/// because none of the tools given them is open-world.
+pub(super) fn unused_credentials(runtime: &Runtime) -> Vec<String> {
+    let catalog = runtime.catalog();
+    let mut unused = Vec::new();
+    for component in catalog.components() {
+        let tools: Vec<_> = catalog
+            .tools()
+            .filter(|t| t.component.name == component.name)
+            .collect();
+        let given: Vec<_> = tools
+            .iter()
+            .map(|t| {
+                let settings = runtime.policy().settings_for(&component.name, &t.info.name);
+                (t, settings.credentials)
+            })
+            .filter(|(_, credentials)| !credentials.is_empty())
+            .collect();
+        if given.is_empty() || given.iter().any(|(t, _)| t.info.hints.open_world) {
+            continue;
+        }
+        let mut headers: Vec<String> = given
+            .iter()
+            .flat_map(|(_, cs)| cs.iter().map(|c| c.describe()))
+            .collect();
+        headers.sort();
+        headers.dedup();
+        unused.push(format!(
+            "[components.{}] injects {}, but none of its tools given it is open-world, so no \
+             call can send it (only open-world tools reach the network)",
+            component.name,
+            headers.join("; ")
+        ));
+    }
+    unused
 }

@@ -100,6 +100,14 @@ fn grant_json(grant: &Grant) -> Value {
                 crate::policy::HttpMethods::Any => "any",
                 crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
             },
+            // Which header goes where and from which variable; never a value.
+            "credentials": n.credentials.iter().map(|c| json!({
+                "header": c.header, "host": c.host.to_string(), "from": c.from,
+            })).collect::<Vec<_>>(),
+            "tls": {
+                "roots": n.trust.roots.as_str(),
+                "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
+            },
         })),
         "env": grant.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
         "config": grant.config.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
@@ -236,6 +244,19 @@ fn grant_text(out: &mut String, grant: &Grant) {
                 crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
             };
             let _ = writeln!(out, "      network: {} ({methods})", hosts.join(", "));
+            for c in &n.credentials {
+                let _ = writeln!(out, "      injects {} (value hidden)", c.describe());
+            }
+            let _ = writeln!(
+                out,
+                "      tls: {} roots{}",
+                n.trust.roots.as_str(),
+                n.trust
+                    .ca
+                    .as_ref()
+                    .map(|ca| format!(" + CA bundle {}", ca.path.display()))
+                    .unwrap_or_default()
+            );
         }
     }
     let env = grant

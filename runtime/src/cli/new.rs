@@ -59,6 +59,25 @@ const PYTHON: &[File] = &[
         include_str!("../../templates/python/gitignore"),
     ),
     ("wit/tool.wit", WIT),
+    // For a tool that makes HTTP requests (`airlock_http`, the world
+    // `toolbox-http`).
+    (
+        "airlock_http.py",
+        include_str!("../../../sdk/python/airlock_http.py"),
+    ),
+    (
+        "wit/toolbox-http.wit",
+        include_str!("../../../wit/toolbox-http.wit"),
+    ),
+    ("wit/deps/io.wit", include_str!("../../../wit/deps/io.wit")),
+    (
+        "wit/deps/clocks.wit",
+        include_str!("../../../wit/deps/clocks.wit"),
+    ),
+    (
+        "wit/deps/http.wit",
+        include_str!("../../../wit/deps/http.wit"),
+    ),
 ];
 
 const JS: &[File] = &[

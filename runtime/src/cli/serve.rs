@@ -191,6 +191,9 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
         eprintln!("refused {err}");
     }
     warn_unmatched_sections(&runtime, &args.paths);
+    for line in super::check::unused_credentials(&runtime) {
+        eprintln!("warning: {line}");
+    }
     let count = runtime.catalog().tools().count();
     if count > 0 {
         eprintln!("{count} tool(s) ready");

@@ -90,6 +90,8 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         Some(NetworkGrant {
             allow: settings.network.clone(),
             methods,
+            credentials: settings.credentials.clone(),
+            trust: settings.trust.clone(),
         })
     };
 
@@ -136,6 +138,8 @@ mod tests {
             },
             env: vec![("API_URL".to_string(), "https://api.example.com".to_string())],
             config: vec![("region".to_string(), "eu-west".to_string())],
+            credentials: Vec::new(),
+            trust: Default::default(),
             limits: Limits {
                 memory: 1 << 20,
                 ..Limits::default()

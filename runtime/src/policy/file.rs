@@ -40,6 +40,10 @@
 //! # port (http 80, https 443; both when no scheme is given).
 //! network = ["api.example.com", "api.example.com:8443", "*.example.org",
 //!            "https://x.example.net", "10.1.2.3", "10.0.0.0/8", "[::1]:8080"]
+//! # What https certificates are checked against: "bundled" (Mozilla's
+//! # roots, the default) or "system" (the platform's store); `ca` adds a PEM
+//! # bundle (relative to this file's folder).
+//! tls = "bundled"
 //! # Exactly the variables the tool sees: literal, or copied from the
 //! # runtime's own environment when the file is loaded.
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
@@ -53,6 +57,12 @@
 //! # Per-tool overrides; the tool must exist in the component.
 //! [components.catalog.tools.restock]
 //! destructive = "allow"
+//!
+//! # `network` may also be written as one table per pattern, with headers
+//! # airlock adds to the requests to that host (the tool never sees them).
+//! [components.tracker.network."https://api.example.com"]
+//! headers = { Authorization = { from = "CATALOG_TOKEN", format = "Bearer {}" } }
+//! [components.tracker.network."uploads.example.com"]
 //!
 //! # A tool that declares no hints of its own (a plain function; see
 //! # `crate::functions`) may be given them here; without, it gets the
@@ -71,8 +81,10 @@
 //! Durations: a string with `ms`, `s` or `m`.
 //!
 //! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network`, `env` and `config` are replaced as a whole by a more
-//! specific section (so a tool section can take a folder away).
+//! limit; `folders`, `network` (with its headers), `env` and `config` are
+//! replaced as a whole by a more specific section (so a tool section can
+//! take a folder away), and so are `tls` and `ca`. The network keys are
+//! checked in [`super::network`].
 
 use std::collections::BTreeMap;
 use std::env::VarError;
@@ -85,6 +97,7 @@ use sha2::{Digest, Sha256};
 
 use super::HostPattern;
 use super::grant::{Consent, Limits};
+use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
 use super::parse::Parser;
 use crate::tool::Hints;
 
@@ -168,6 +181,10 @@ pub struct Folder {
 pub struct Settings {
     pub folders: Vec<Folder>,
     pub network: Vec<HostPattern>,
+    /// Headers added to requests to hosts of `network`; values are secrets.
+    pub credentials: Vec<Credential>,
+    /// What https certificates are checked against.
+    pub trust: Trust,
     /// Resolved values, in name order.
     pub env: Vec<(String, String)>,
     /// `wasi:config/store` values, resolved, in key order.
@@ -183,6 +200,8 @@ impl fmt::Debug for Settings {
         f.debug_struct("Settings")
             .field("folders", &self.folders)
             .field("network", &self.network)
+            .field("credentials", &self.credentials)
+            .field("trust", &self.trust)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field(
                 "config",
@@ -213,7 +232,9 @@ pub(super) struct LimitsPatch {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Section {
     pub(super) folders: Option<Vec<Folder>>,
-    pub(super) network: Option<Vec<HostPattern>>,
+    pub(super) network: Option<NetworkList>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<CaBundle>,
     pub(super) env: Option<Vec<(String, String)>>,
     pub(super) config: Option<Vec<(String, String)>>,
     pub(super) limits: LimitsPatch,
@@ -226,7 +247,14 @@ impl Section {
             s.folders = f.clone();
         }
         if let Some(n) = &self.network {
-            s.network = n.clone();
+            s.network = n.allow.clone();
+            s.credentials = n.credentials.clone();
+        }
+        if let Some(roots) = self.tls {
+            s.trust.roots = roots;
+        }
+        if let Some(ca) = &self.ca {
+            s.trust.ca = Some(ca.clone());
         }
         if let Some(e) = &self.env {
             s.env = e.clone();
@@ -462,13 +490,25 @@ impl Policy {
     /// Whether any section sets a fuel limit, so the engine must meter fuel
     /// (metering costs time on every call, so it is off unless asked for).
     pub fn uses_fuel(&self) -> bool {
-        std::iter::once(&self.defaults)
-            .chain(
-                self.components
-                    .values()
-                    .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
-            )
-            .any(|s| s.limits.fuel.is_some())
+        self.sections().any(|s| s.limits.fuel.is_some())
+    }
+
+    /// Whether any section gives credentials to inject.
+    pub fn has_credentials(&self) -> bool {
+        self.sections().any(|s| {
+            s.network
+                .as_ref()
+                .is_some_and(|n| !n.credentials.is_empty())
+        })
+    }
+
+    /// Every section: defaults, components, tools.
+    fn sections(&self) -> impl Iterator<Item = &Section> {
+        std::iter::once(&self.defaults).chain(
+            self.components
+                .values()
+                .flat_map(|c| std::iter::once(&c.section).chain(c.tools.values())),
+        )
     }
 }
 

@@ -82,7 +82,7 @@ fn the_documented_example_is_valid() {
         Some(dir.path().join("components/catalog.wasm").as_path())
     );
     assert_eq!(catalog.sha256.as_deref().map(str::len), Some(64));
-    assert_eq!(policy.components().count(), 2);
+    assert_eq!(policy.components().count(), 3);
     assert_eq!(
         policy.declared_hints("fetch", "fetch"),
         Some(crate::tool::Hints {
@@ -136,6 +136,18 @@ fn the_documented_example_is_valid() {
         policy.settings_for("catalog", "restock").destructive,
         Consent::Allow
     );
+    assert_eq!(s.trust, crate::policy::Trust::default());
+    assert!(s.credentials.is_empty());
+    let tracker = policy.settings_for("tracker", "any");
+    assert_eq!(tracker.network.len(), 2);
+    assert_eq!(tracker.credentials.len(), 1);
+    let c = &tracker.credentials[0];
+    assert_eq!(
+        c.describe(),
+        "authorization for https://api.example.com (from CATALOG_TOKEN)"
+    );
+    assert_eq!(c.value.expose(), "Bearer s3cret-value");
+    assert!(policy.has_credentials());
 
     let token = &policy.tokens()[0];
     assert_eq!(token.name, "agent-1");
@@ -663,4 +675,149 @@ fn sections_that_match_nothing_point_at_their_line() {
         errors[0]
     );
     assert!(policy.unmatched_tools("csvsm", &[]).is_empty());
+}
+
+/// A CA certificate as PEM, made for the test.
+fn ca_pem() -> String {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let key = rcgen::KeyPair::generate().expect("key");
+    params.self_signed(&key).expect("CA").pem()
+}
+
+#[test]
+fn network_tables_list_hosts_with_the_headers_airlock_injects() {
+    let (policy, _dir) = ok(r#"
+[components.gh.network."uploads.github.com"]
+[components.gh.network."https://api.github.com"]
+headers = { Authorization = { from = "CATALOG_TOKEN", format = "token {}" }, X-Api-Key = { from = "CATALOG_TOKEN" } }
+[components.gh.tools.offline]
+network = ["example.com"]
+"#);
+    let s = policy.settings_for("gh", "any");
+    let hosts: Vec<String> = s.network.iter().map(|p| p.to_string()).collect();
+    // In the order written (the first credential listed for a header wins).
+    assert_eq!(hosts, ["uploads.github.com", "https://api.github.com"]);
+    let headers: Vec<(&str, &str)> = s
+        .credentials
+        .iter()
+        .map(|c| (c.header.as_str(), c.value.expose()))
+        .collect();
+    assert_eq!(
+        headers,
+        [
+            ("authorization", "token s3cret-value"),
+            ("x-api-key", "s3cret-value")
+        ]
+    );
+    // Secrets never show in a debug print of the settings.
+    let shown = format!("{s:?}");
+    assert!(!shown.contains("s3cret"), "{shown}");
+    assert!(shown.contains("authorization"), "{shown}");
+    // A more specific `network` replaces the hosts and their headers.
+    let offline = policy.settings_for("gh", "offline");
+    assert!(offline.credentials.is_empty());
+    assert_eq!(offline.network.len(), 1);
+}
+
+#[test]
+fn refuses_bad_credentials_without_printing_values() {
+    let head = "[components.gh.network.\"api.github.com\"]\n";
+    for (line, what) in [
+        (
+            "headers = { Authorization = { from = \"UNSET_VAR\" } }",
+            "environment variable UNSET_VAR (for header Authorization for api.github.com) is not set",
+        ),
+        (
+            "headers = { Authorization = { from = \"CATALOG_TOKEN\", format = \"Bearer\" } }",
+            "format must contain `{}` exactly once",
+        ),
+        (
+            "headers = { Authorization = { from = \"CATALOG_TOKEN\", format = \"{} {}\" } }",
+            "exactly once",
+        ),
+        (
+            "headers = { Host = { from = \"CATALOG_TOKEN\" } }",
+            "belongs to the connection",
+        ),
+        (
+            "headers = { \"Bad Name\" = { from = \"CATALOG_TOKEN\" } }",
+            "not a valid header name",
+        ),
+        (
+            "headers = { Authorization = { from = \"SHORT\" } }",
+            "shorter than 8 characters",
+        ),
+        (
+            "headers = { Authorization = { from = \"NEWLINE\" } }",
+            "cannot be sent in a header",
+        ),
+        (
+            "headers = { Authorization = { value = \"literal\" } }",
+            "unknown field `value`",
+        ),
+        ("header = {}", "unknown field `header`"),
+    ] {
+        let text = format!("{head}{line}\n");
+        let dir = base();
+        let env = |name: &str| match name {
+            "CATALOG_TOKEN" => Ok("s3cret-value".to_string()),
+            "SHORT" => Ok("abc".to_string()),
+            "NEWLINE" => Ok("s3cret\nvalue".to_string()),
+            _ => Err(VarError::NotPresent),
+        };
+        let err = Policy::parse_with_env(&text, dir.path(), env)
+            .map(|_| ())
+            .expect_err(&text)
+            .to_string();
+        assert!(err.starts_with("<policy>:2:"), "{err}");
+        assert!(err.contains(what), "expected {what:?} in: {err}");
+        assert!(!err.contains("s3cret") && !err.contains("abc"), "{err}");
+    }
+    refused(
+        "[components.gh.network.\"api github com\"]\n",
+        1,
+        "invalid host pattern",
+    );
+    refused(
+        "[defaults]\nnetwork = \"api.github.com\"\n",
+        2,
+        "a list of host patterns",
+    );
+}
+
+#[test]
+fn tls_roots_and_operator_ca_bundles() {
+    let dir = base();
+    std::fs::write(dir.path().join("ca.pem"), ca_pem()).expect("ca.pem");
+    std::fs::write(dir.path().join("empty.pem"), "no certificates here\n").expect("empty");
+    let policy = parse(
+        "[defaults]\nca = \"ca.pem\"\n[components.a]\ntls = \"system\"\n",
+        dir.path(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let a = policy.settings_for("a", "t");
+    assert_eq!(a.trust.roots, crate::policy::Roots::System);
+    let ca = a.trust.ca.as_ref().expect("the default's CA bundle");
+    assert_eq!(ca.path, dir.path().join("ca.pem"));
+    assert_eq!(ca.certs.len(), 1);
+    let other = policy.settings_for("b", "t");
+    assert_eq!(other.trust.roots, crate::policy::Roots::Bundled);
+    assert!(other.trust.ca.is_some());
+
+    for (text, what) in [
+        (
+            "[defaults]\ntls = \"insecure\"\n",
+            "unknown variant `insecure`",
+        ),
+        ("[defaults]\nca = \"missing.pem\"\n", "cannot be read"),
+        ("[defaults]\nca = \"empty.pem\"\n", "holds no certificate"),
+    ] {
+        let err = parse(text, dir.path())
+            .map(|_| ())
+            .expect_err(text)
+            .to_string();
+        assert!(err.starts_with("<policy>:2:"), "{err}");
+        assert!(err.contains(what), "expected {what:?} in: {err}");
+    }
 }

@@ -58,6 +58,10 @@ pub enum HttpMethods {
 pub struct NetworkGrant {
     pub allow: Vec<super::HostPattern>,
     pub methods: HttpMethods,
+    /// Headers airlock adds to requests to some of the hosts of `allow`.
+    pub credentials: Vec<super::Credential>,
+    /// What https certificates are checked against.
+    pub trust: super::Trust,
 }
 
 /// Consent for destructive calls.

@@ -90,6 +90,11 @@ impl HostPattern {
         matches!(self.target, Target::Name(_) | Target::Subdomains(_))
     }
 
+    /// Whether the pattern is limited to plain `http` (`http://…`).
+    pub fn scheme_is_http(&self) -> bool {
+        self.scheme == Some(Scheme::Http)
+    }
+
     /// Whether an outgoing HTTP request to `scheme://host:port` is allowed.
     /// `scheme` is `"http"` or `"https"` (anything else is refused); `host`
     /// may be a name or an IP literal (IPv6 with or without brackets).

@@ -3,6 +3,8 @@
 //! - [`file`](mod@file): the policy file (`airlock.toml`), checked when loaded, and the
 //!   merged [`Settings`] of one tool (defaults ← component ← tool);
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
+//! - [`network`]: the `network`, `tls` and `ca` keys — host patterns,
+//!   [`Credential`]s airlock injects into requests, [`Trust`] for https;
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
 //!   only capability input of the sandbox;
 //! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
@@ -12,6 +14,7 @@ mod effective;
 pub mod file;
 mod grant;
 pub mod host;
+pub mod network;
 mod parse;
 mod raw;
 mod units;
@@ -20,4 +23,5 @@ pub use effective::effective;
 pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Settings, Token};
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
+pub use network::{CaBundle, Credential, Roots, Secret, Trust};
 pub use units::{format_duration, format_size};

@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::HostPattern;
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
 use super::grant::Consent;
 use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawSection};
@@ -43,7 +42,7 @@ impl<'a> Parser<'a> {
     }
 
     /// The value of a check, or `None` with its error kept for the report.
-    fn keep<T>(&self, checked: Result<T, PolicyError>) -> Option<T> {
+    pub(super) fn keep<T>(&self, checked: Result<T, PolicyError>) -> Option<T> {
         checked.map_err(|e| self.report(e)).ok()
     }
 
@@ -60,7 +59,7 @@ impl<'a> Parser<'a> {
     }
 
     /// An error at byte `offset` of the text.
-    fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
         let (line, column) = self.position(offset);
         PolicyError::Invalid {
             file: self.file.to_string(),
@@ -138,6 +137,8 @@ impl<'a> Parser<'a> {
         let section = self.section(RawSection {
             folders: c.folders,
             network: c.network,
+            tls: c.tls,
+            ca: c.ca,
             env: c.env,
             config: c.config,
             limits: c.limits,
@@ -218,23 +219,15 @@ impl<'a> Parser<'a> {
     fn section(&self, raw: RawSection) -> Section {
         Section {
             folders: raw.folders.map(|f| self.folders(f)),
-            network: raw.network.map(|n| self.network(n)),
+            network: raw.network.and_then(|n| self.keep(self.network(n))),
+            tls: raw.tls,
+            ca: raw.ca.and_then(|c| self.keep(self.ca(&c))),
             env: raw.env.map(|e| self.env(e)),
             // The same form as `env`: literal, or `{ from = "VAR" }`.
             config: raw.config.map(|e| self.env(e)),
             limits: raw.limits.map(|l| self.limits(l)).unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
         }
-    }
-
-    fn network(&self, raw: Vec<Spanned<String>>) -> Vec<HostPattern> {
-        raw.into_iter()
-            .filter_map(|p| {
-                self.keep(p.get_ref().parse().map_err(|e: super::HostPatternError| {
-                    self.error(p.span().start, e.to_string())
-                }))
-            })
-            .collect()
     }
 
     fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Vec<Folder> {
@@ -307,22 +300,7 @@ impl<'a> Parser<'a> {
         let at = value.span().start;
         let value = match value.into_inner() {
             RawEnv::Literal(v) => v,
-            // Messages name the variable, never its value.
-            RawEnv::From(var) => match (self.env)(&var) {
-                Ok(v) => v,
-                Err(VarError::NotPresent) => {
-                    return Err(self.error(
-                        at,
-                        format!("environment variable {var} (for {name}) is not set"),
-                    ));
-                }
-                Err(VarError::NotUnicode(_)) => {
-                    return Err(self.error(
-                        at,
-                        format!("environment variable {var} (for {name}) is not valid Unicode"),
-                    ));
-                }
-            },
+            RawEnv::From(var) => self.variable(&var, &name, at)?,
         };
         if value.contains('\0') {
             return Err(self.error(at, format!("the value of {name} contains a NUL character")));
@@ -330,11 +308,33 @@ impl<'a> Parser<'a> {
         Ok((name, value))
     }
 
+    /// The value of the runtime's variable `var`, read now; `for_what`
+    /// says what it is for in an error (which names the variable, never
+    /// its value), and `at` is where it is named.
+    pub(super) fn variable(
+        &self,
+        var: &str,
+        for_what: &str,
+        at: usize,
+    ) -> Result<String, PolicyError> {
+        match (self.env)(var) {
+            Ok(v) => Ok(v),
+            Err(VarError::NotPresent) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not set"),
+            )),
+            Err(VarError::NotUnicode(_)) => Err(self.error(
+                at,
+                format!("environment variable {var} (for {for_what}) is not valid Unicode"),
+            )),
+        }
+    }
+
     /// A path of the policy resolved against its folder, without `.`
     /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
     /// so it reads right and compares equal to the same path spelled
     /// another way.
-    fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
+    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
         let resolved: PathBuf = self
             .base
             .join(path)

@@ -15,6 +15,7 @@ use toml::de::{DeTable, DeValue};
 
 use super::file::FolderMode;
 use super::grant::Consent;
+use super::network::{RawNetwork, Roots};
 use super::units::{Size, Time};
 
 #[derive(Default)]
@@ -30,7 +31,9 @@ pub(super) struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSection {
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Vec<Spanned<String>>>,
+    pub(super) network: Option<RawNetwork>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
@@ -51,7 +54,9 @@ pub(super) struct RawComponent {
     pub(super) source: Option<String>,
     pub(super) sha256: Option<Spanned<String>>,
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Vec<Spanned<String>>>,
+    pub(super) network: Option<RawNetwork>,
+    pub(super) tls: Option<Roots>,
+    pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,

@@ -137,7 +137,9 @@ pub fn error_for(method: &str, err: &CallError) -> ErrorObject {
         CallError::Refused(refusal) => {
             ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
         }
-        CallError::Busy { .. } => ErrorObject::new(jsonrpc::BUSY, err.to_string()),
+        // Like HTTP's Retry-After: a place is usually free again soon.
+        CallError::Busy { .. } => ErrorObject::new(jsonrpc::BUSY, err.to_string())
+            .with_data(json!({ "retryAfterMs": 1000 })),
         CallError::Run(RunError::Setup(why)) => {
             // Setup errors may name host paths: log them, say less.
             tracing::error!(tool = method, "cannot set up the call: {why}");

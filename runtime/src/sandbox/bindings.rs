@@ -1,4 +1,5 @@
-//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`), and
+//! Host-side bindings of the `airlock:tool` contract (`wit/tool.wit`), the
+//! conversions of its records into the runtime's own types, and
 //! [`ToolPre`]: a linked component with its `call` export resolved once, so
 //! that a call's fresh instance costs only the instantiation.
 

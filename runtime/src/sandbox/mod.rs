@@ -5,19 +5,28 @@
 //! ([`RunError`]): wall time (epoch interruption), memory (asked of the
 //! limiter, not guessed from the trap kind), fuel, stack, and panics (the
 //! message is read from the guest's captured stderr).
+//!
+//! Everything a call hands back passes [`redact`] on its way out (the
+//! result and error here, log and progress messages in `state`), so a
+//! secret injected into the call's requests never reaches the client.
 
 mod bindings;
 mod bounded_fs;
 mod budget;
 mod cache;
 mod config;
+mod engine;
 mod folders;
 mod network;
+mod outgoing;
 mod pipe;
 mod plain;
+pub mod redact;
 mod refusals;
+mod run;
 mod sockets;
 mod state;
+mod tls;
 mod waits;
 
 use std::sync::Arc;
@@ -25,85 +34,24 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use wasmtime::component::{Component, Linker};
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, Trap};
+use wasmtime::{Engine, Store};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
+pub use engine::{SandboxConfig, Tuning};
+use engine::{TICK, engine_config};
 pub use plain::FunctionsPre;
+use run::Run;
 pub use state::{CallState, CancelToken};
 
-use crate::logtext::GuestText;
 use crate::observe::CallObserver;
 use crate::policy::{Access, Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
-use crate::tool::{Content, Hints, Icon, ResourceBody, TaskSupport};
-use bindings::types;
+use crate::tool::{Content, Hints, Icon, TaskSupport};
 use pipe::CapturedOutput;
+use redact::Redactor;
 use state::{Interruption, Limiter};
-
-/// How often the epoch ticks; the granularity of time limits and of
-/// stopping a cancelled guest.
-const TICK: Duration = Duration::from_millis(10);
-
-/// Settings of the sandbox, fixed for the runtime's lifetime.
-#[derive(Debug, Clone)]
-pub struct SandboxConfig {
-    cache: Option<CompileCache>,
-    fuel: bool,
-    max_memory: u64,
-    instances: u32,
-    tune: Option<Tuning>,
-}
-
-/// Adjusts the engine and pool settings after the defaults (benchmarks
-/// compare pool settings with it; see `bench/`).
-pub type Tuning = fn(&mut Config, &mut PoolingAllocationConfig);
-
-impl Default for SandboxConfig {
-    fn default() -> Self {
-        SandboxConfig {
-            cache: CompileCache::default_dir().map(CompileCache::new),
-            fuel: false,
-            max_memory: 1 << 30,
-            instances: 1000,
-            tune: None,
-        }
-    }
-}
-
-impl SandboxConfig {
-    /// Where compiled components are cached; `None` disables the cache.
-    pub fn cache(mut self, cache: Option<CompileCache>) -> Self {
-        self.cache = cache;
-        self
-    }
-
-    /// Meter fuel. Engine-wide and not free, so only on when a policy asks.
-    pub fn fuel(mut self, enabled: bool) -> Self {
-        self.fuel = enabled;
-        self
-    }
-
-    /// The largest memory limit any call may be given (sizes pool slots).
-    pub fn max_memory(mut self, bytes: u64) -> Self {
-        self.max_memory = bytes;
-        self
-    }
-
-    /// How many instances may exist at once (pool size).
-    pub fn instances(mut self, count: u32) -> Self {
-        self.instances = count.max(1);
-        self
-    }
-
-    /// Changes engine and pool settings after the defaults (for benchmarks).
-    #[doc(hidden)]
-    pub fn tune(mut self, tune: Tuning) -> Self {
-        self.tune = Some(tune);
-        self
-    }
-}
 
 /// A call that did not produce a result, by cause.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -344,8 +292,13 @@ impl Sandbox {
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
         };
+        // The one way out of the sandbox for the result: redacted here.
+        let redactor = &run.store.data().redactor;
+        let result = result
+            .map(|raw| redactor.output(raw))
+            .map_err(|err| redactor.error(err));
         let teardown = Teardown {
-            _store: Some(run.store),
+            store: Some(run.store),
         };
         (result, teardown)
     }
@@ -366,7 +319,14 @@ impl Sandbox {
             cancel.clone(),
             grant,
         );
-        state.net = network::HttpFilter::for_grant(grant, cancel, state.folder_guard.descriptors());
+        let redactor = Redactor::for_grant(grant);
+        state.net = outgoing::HttpFilter::for_grant(
+            grant,
+            cancel,
+            state.folder_guard.descriptors(),
+            redactor.clone(),
+        );
+        state.redactor = redactor;
         let deadline = Instant::now() + grant.limits.time;
         state.deadline = deadline;
         let mut store = Store::new(&self.engine, state);
@@ -403,22 +363,32 @@ impl Sandbox {
 /// hand the outcome on first and drop this afterwards.
 #[must_use = "dropping the teardown at once is fine; keep it only to answer first"]
 pub struct Teardown {
-    /// Held only to be dropped.
-    _store: Option<Store<CallState>>,
+    /// Held to be dropped, and asked what the call's requests carried.
+    store: Option<Store<CallState>>,
 }
 
 impl Teardown {
     /// Nothing to tear down: the call never got a store.
     pub(crate) fn none() -> Self {
-        Teardown { _store: None }
+        Teardown { store: None }
+    }
+
+    /// The injected credentials the call's requests carried, each once, as
+    /// `HEADER for PATTERN (from VARIABLE)`: never a value.
+    pub fn credentials_used(&self) -> Vec<String> {
+        self.store
+            .as_ref()
+            .map(|s| s.data().net.credentials_used())
+            .unwrap_or_default()
     }
 
     /// How many filesystem operations the read-only and create-only rules
-    /// refused during the call (0 when no guest ran), for its audit entry.
-    pub fn folder_refusals(&self) -> u64 {
-        self._store
+    /// refused during the call, for its audit entry (`None` when no guest
+    /// ran).
+    pub fn folder_refusals(&self) -> Option<u64> {
+        self.store
             .as_ref()
-            .map_or(0, |store| store.data().folder_guard.refusals())
+            .map(|store| store.data().folder_guard.refusals())
     }
 }
 
@@ -460,136 +430,6 @@ impl Linked {
     }
 }
 
-/// One store in use, and what is needed to explain how it ended.
-struct Run {
-    store: Store<CallState>,
-    output: CapturedOutput,
-    limits: Limits,
-}
-
-impl Run {
-    /// Instantiates the tool's component and calls tool `name`; checks the
-    /// output's size against the grant.
-    fn call(
-        &mut self,
-        pre: &ToolPre<CallState>,
-        name: &str,
-        arguments: &str,
-    ) -> Result<RawOutput, RunError> {
-        let result = pre
-            .instantiate_call(&mut self.store)
-            .and_then(|(_, call)| call.call(&mut self.store, (name, arguments)))
-            .map(|(returned,)| returned);
-        self.store.data_mut().flush_notices();
-        let returned = self.finish(result)?;
-        let guest_log = self.output.take();
-        match returned {
-            Ok(out) => self.checked(RawOutput {
-                content: out.content.into_iter().map(Content::from).collect(),
-                structured: out.structured,
-                guest_log,
-            }),
-            Err(types::Error::InvalidArguments(message)) => {
-                Err(RunError::InvalidArguments(message))
-            }
-            Err(types::Error::Failed(message)) => Err(self.failed(message)),
-        }
-    }
-
-    /// `raw`, unless it is larger than the grant's output limit.
-    fn checked(&self, raw: RawOutput) -> Result<RawOutput, RunError> {
-        let size = output_size(&raw);
-        if size > self.limits.output {
-            return Err(RunError::OutputTooLarge {
-                actual: size,
-                limit: self.limits.output,
-            });
-        }
-        Ok(raw)
-    }
-
-    /// The tool's own failure, noting the folder limits the call reached
-    /// (often the reason it failed).
-    fn failed(&self, mut message: String) -> RunError {
-        let reached = self.store.data().folder_guard.limits_reached();
-        if !reached.is_empty() {
-            message = format!("{message} (the call reached {})", reached.join(", "));
-        }
-        RunError::Failed(message)
-    }
-
-    /// Turns a guest's trap into the limit or fault that caused it.
-    fn finish<T>(&self, result: wasmtime::Result<T>) -> Result<T, RunError> {
-        let err = match result {
-            Ok(value) => return Ok(value),
-            Err(err) => err,
-        };
-        let state = self.store.data();
-        // Ask the runtime's own records first: they are certain, the trap
-        // kind is not (an aborting allocator traps with `unreachable`).
-        match state.interruption {
-            Some(Interruption::TimedOut) => return Err(RunError::TimedOut(self.limits.time)),
-            Some(Interruption::Cancelled) => return Err(RunError::Cancelled),
-            None => {}
-        }
-        if state.limiter.memory_hit {
-            return Err(RunError::Memory(self.limits.memory));
-        }
-        match err.downcast_ref::<Trap>() {
-            Some(Trap::StackOverflow) => return Err(RunError::StackOverflow),
-            Some(Trap::OutOfFuel) => return Err(RunError::Fuel),
-            _ => {}
-        }
-        if let Some(message) = panic_message(&self.output) {
-            return Err(RunError::Panic(message));
-        }
-        if let Some(exit) = err.downcast_ref::<wasmtime_wasi::I32Exit>() {
-            return Err(RunError::Crashed(format!(
-                "it exited (status {}) without returning a result",
-                exit.0
-            )));
-        }
-        let cause = match err.downcast_ref::<Trap>() {
-            // Rust and C guests keep their own stack in linear memory, below
-            // the data; overflowing it wraps to an out-of-bounds address.
-            Some(Trap::MemoryOutOfBounds) => {
-                "out-of-bounds memory access (a guest overflowing its own stack ends like this)"
-                    .to_string()
-            }
-            Some(trap) => trap.to_string(),
-            // The cause without the guest's wasm backtrace: that is for the
-            // operator's log, not for the client.
-            None => err
-                .chain()
-                .map(ToString::to_string)
-                .filter(|e| !e.starts_with(WASM_BACKTRACE))
-                .collect::<Vec<_>>()
-                .join(": "),
-        };
-        // Function names in a backtrace are the guest's text too.
-        tracing::info!("guest trap: {}", GuestText(&format!("{err:?}")));
-        Err(RunError::Crashed(cause))
-    }
-}
-
-/// How wasmtime's `WasmBacktrace` context starts when displayed (it is a
-/// context, not an error type, so the chain cannot be asked for its type).
-const WASM_BACKTRACE: &str = "error while executing at wasm backtrace";
-
-/// The message of a Rust guest's panic, from the standard panic hook's
-/// `panicked at FILE:LINE:COL:\nMESSAGE` on stderr.
-fn panic_message(output: &CapturedOutput) -> Option<String> {
-    let tail = output.find_line("panicked at ")?;
-    let mut lines = tail.lines();
-    let first = lines.next()?;
-    // Older formats put the message on the same line in quotes.
-    let message = match lines.next() {
-        Some(line) if first.trim_end().ends_with(':') => line.to_string(),
-        _ => first.to_string(),
-    };
-    Some(message.trim().to_string())
-}
-
 fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmtime_wasi::WasiCtx> {
     let mut builder = WasiCtxBuilder::new();
     builder.stdout(output.clone()).stderr(output.clone());
@@ -609,57 +449,4 @@ fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmti
     }
     network::configure_sockets(&mut builder, grant.network.as_ref());
     Ok(builder.build())
-}
-
-fn output_size(raw: &RawOutput) -> u64 {
-    let content: usize = raw
-        .content
-        .iter()
-        .map(|c| match c {
-            Content::Text(t) => t.len(),
-            Content::Image { data, .. } | Content::Audio { data, .. } => data.len(),
-            Content::Embedded { body, uri, .. } => {
-                uri.len()
-                    + match body {
-                        ResourceBody::Text(t) => t.len(),
-                        ResourceBody::Blob(b) => b.len(),
-                    }
-            }
-            Content::Link { uri, name, .. } => uri.len() + name.len(),
-        })
-        .sum();
-    (content + raw.structured.as_ref().map_or(0, String::len)) as u64
-}
-
-fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
-    let mut c = Config::new();
-    c.epoch_interruption(true);
-    c.consume_fuel(config.fuel);
-    c.wasm_component_model(true);
-    if pooling {
-        let mut pool = PoolingAllocationConfig::default();
-        let n = config.instances;
-        pool.total_component_instances(n)
-            .total_core_instances(n.saturating_mul(8))
-            .total_memories(n.saturating_mul(2))
-            .total_tables(n.saturating_mul(4))
-            .total_stacks(n)
-            .max_core_instances_per_component(64)
-            .max_memories_per_component(8)
-            .max_tables_per_component(32)
-            .max_memory_size(usize::try_from(config.max_memory).unwrap_or(usize::MAX))
-            // Keep small memories resident between calls instead of handing
-            // pages back to the kernel (and flushing TLBs) every time.
-            .linear_memory_keep_resident(1 << 20)
-            .table_keep_resident(1 << 16)
-            // Reset only the pages a call dirtied (Linux 6.7+ PAGEMAP_SCAN;
-            // off elsewhere): a fresh instance 4× faster, and memory that
-            // was never touched stays unresident (see BENCHMARKS.md).
-            .pagemap_scan(wasmtime::Enabled::Auto);
-        if let Some(tune) = config.tune {
-            tune(&mut c, &mut pool);
-        }
-        c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    }
-    c
 }

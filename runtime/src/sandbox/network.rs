@@ -1,5 +1,6 @@
-//! Outgoing network of one call: the `wasi:http` filter and the raw-socket
-//! check, both driven only by the call's [`NetworkGrant`].
+//! Outgoing network of one call: the rules of the `wasi:http` filter and
+//! the raw-socket check, both driven only by the call's [`NetworkGrant`].
+//! Pure checks, no I/O: `outgoing` sends what they allow.
 //!
 //! # Rules
 //!
@@ -15,9 +16,9 @@
 //!    GET, HEAD and OPTIONS;
 //! 2. the destination: scheme, host and port of the URL must match one of the
 //!    grant's [`HostPattern`]s ([`HostPattern::matches_host`]);
-//! 3. the scheme: only plain `http` is sent. This runtime has no TLS client
-//!    yet, so an `https` request to a listed host fails with an
-//!    `internal-error` that says so (never silently downgraded to http).
+//!    A pattern that names a scheme allows only that scheme: `http` to a
+//!    host listed as `https://host` is refused, and the other way round;
+//!    a request is never silently moved to another scheme.
 //!
 //! Then the runtime resolves a host name itself and checks **every** address
 //! it resolves to: each must be a public unicast address, or be allowed by an
@@ -30,6 +31,20 @@
 //! checked addresses — the request is never handed to anything that would
 //! resolve the name a second time. An IP literal in the URL is only matched
 //! by IP and CIDR patterns and is not resolved.
+//!
+//! An `https` request runs TLS over that checked socket (`tls`): the server
+//! name sent (SNI) and the certificate's check are the URL's host name,
+//! never the address, against the grant's [`crate::policy::Trust`]. A failed
+//! handshake reaches the guest as `TLS-certificate-error`,
+//! `TLS-alert-received` or `TLS-protocol-error`, and the operator's log says
+//! why in words and which policy key would change it.
+//!
+//! The grant's credentials whose pattern matches the request
+//! ([`crate::policy::Credential::applies_to`]) are added as headers once the
+//! addresses are checked, replacing any header of the same name the guest
+//! set (never merged with it); no other request carries them. The names of
+//! those used are kept for the audit log, and guest text in this module's
+//! log lines is redacted (`redact`).
 //!
 //! A request never outlives its call: connecting, waiting for the response
 //! head and reading the body all stop at the call's wall-time deadline (from
@@ -52,29 +67,18 @@
 //! A refusal is logged for the operator with the policy key that would allow
 //! it; the guest sees only the WASI error code.
 
-use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
-use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use http::uri::Scheme;
-use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt;
 use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::sockets::SocketAddrUse;
-use wasmtime_wasi_http::io::TokioIo;
-use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
+use wasmtime_wasi_http::Error as HttpError;
 
-use super::budget::{Descriptors, Held};
-use super::state::CancelToken;
-use crate::logtext::GuestText;
-use crate::policy::{Grant, HostPattern, HttpMethods, NetworkGrant};
+use crate::policy::{Credential, HostPattern, HttpMethods, NetworkGrant};
 
 /// Why an outgoing request was refused (for the operator's log).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
+pub enum Denial {
     /// The call has no network grant.
     NoNetwork,
     /// A read-only tool tried a method other than GET, HEAD or OPTIONS.
@@ -87,33 +91,30 @@ pub enum Refusal {
         host: String,
         port: u16,
     },
-    /// `https` to a listed host: no TLS client in this runtime.
-    NoTls,
     /// The name did not resolve.
     NotFound(String),
     /// The name resolved to an address that is not public and not listed.
     Prohibited { host: String, addr: IpAddr },
 }
 
-impl std::fmt::Display for Refusal {
+impl std::fmt::Display for Denial {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Refusal::NoNetwork => f.write_str(
+            Denial::NoNetwork => f.write_str(
                 "the tool has no network access (only open-world tools may use \
                  the network, and only with `network` in the policy)",
             ),
-            Refusal::Method(m) => write!(
+            Denial::Method(m) => write!(
                 f,
                 "method {m} refused: the tool is read-only, so only GET, HEAD and OPTIONS"
             ),
-            Refusal::BadUrl(why) => write!(f, "invalid request URL: {why}"),
-            Refusal::NotListed { scheme, host, port } => write!(
+            Denial::BadUrl(why) => write!(f, "invalid request URL: {why}"),
+            Denial::NotListed { scheme, host, port } => write!(
                 f,
                 "{scheme}://{host}:{port} is not listed in the policy's `network`"
             ),
-            Refusal::NoTls => f.write_str("https is not supported by this runtime yet"),
-            Refusal::NotFound(host) => write!(f, "{host} did not resolve to any address"),
-            Refusal::Prohibited { host, addr } => write!(
+            Denial::NotFound(host) => write!(f, "{host} did not resolve to any address"),
+            Denial::Prohibited { host, addr } => write!(
                 f,
                 "{host} resolves to {addr}, which is not a public address; list the \
                  address (or its range) in the policy's `network` to allow it"
@@ -122,22 +123,19 @@ impl std::fmt::Display for Refusal {
     }
 }
 
-impl Refusal {
+impl Denial {
     /// The error code the guest sees.
-    fn to_error(&self) -> HttpError {
+    pub(super) fn to_error(&self) -> HttpError {
         match self {
-            Refusal::NoNetwork | Refusal::Method(_) | Refusal::NotListed { .. } => {
+            Denial::NoNetwork | Denial::Method(_) | Denial::NotListed { .. } => {
                 HttpError::HttpRequestDenied
             }
-            Refusal::BadUrl(_) => HttpError::HttpRequestUriInvalid,
-            Refusal::NoTls => HttpError::InternalError(Some(
-                "https is not supported by this runtime yet; only http".into(),
-            )),
-            Refusal::NotFound(_) => HttpError::DnsError {
+            Denial::BadUrl(_) => HttpError::HttpRequestUriInvalid,
+            Denial::NotFound(_) => HttpError::DnsError {
                 rcode: Some("no address".into()),
                 info_code: None,
             },
-            Refusal::Prohibited { .. } => HttpError::DestinationIpProhibited,
+            Denial::Prohibited { .. } => HttpError::DestinationIpProhibited,
         }
     }
 }
@@ -151,33 +149,55 @@ pub enum Destination {
     Name(String, u16),
 }
 
+/// A request that passed [`check_request`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checked {
+    pub destination: Destination,
+    /// `https`: TLS to [`Checked::server_name`].
+    pub https: bool,
+    /// The grant's credentials this request gets (by index), one per header
+    /// name: the first listed wins.
+    pub credentials: Vec<usize>,
+}
+
+impl Checked {
+    /// The name TLS sends and checks the certificate against: the URL's
+    /// host (a name, or an IP literal), never a resolved address.
+    pub fn server_name(&self) -> String {
+        match &self.destination {
+            Destination::Name(host, _) => host.clone(),
+            Destination::Addr(addr) => addr.ip().to_string(),
+        }
+    }
+}
+
 /// Checks method and URL of a request against the grant. Pure: no I/O.
 pub fn check_request(
     grant: Option<&NetworkGrant>,
     method: &http::Method,
     uri: &http::Uri,
-) -> Result<Destination, Refusal> {
-    let grant = grant.ok_or(Refusal::NoNetwork)?;
+) -> Result<Checked, Denial> {
+    let grant = grant.ok_or(Denial::NoNetwork)?;
     if grant.methods == HttpMethods::SafeOnly
         && ![http::Method::GET, http::Method::HEAD, http::Method::OPTIONS].contains(method)
     {
-        return Err(Refusal::Method(method.to_string()));
+        return Err(Denial::Method(method.to_string()));
     }
     let scheme = match uri.scheme() {
         Some(s) if *s == Scheme::HTTP => "http",
         Some(s) if *s == Scheme::HTTPS => "https",
-        Some(s) => return Err(Refusal::BadUrl(format!("scheme {s} is not http or https"))),
-        None => return Err(Refusal::BadUrl("no scheme".into())),
+        Some(s) => return Err(Denial::BadUrl(format!("scheme {s} is not http or https"))),
+        None => return Err(Denial::BadUrl("no scheme".into())),
     };
     let authority = uri
         .authority()
-        .ok_or_else(|| Refusal::BadUrl("no host".into()))?;
+        .ok_or_else(|| Denial::BadUrl("no host".into()))?;
     if authority.as_str().contains('@') {
-        return Err(Refusal::BadUrl("user information in the authority".into()));
+        return Err(Denial::BadUrl("user information in the authority".into()));
     }
     let host = authority.host();
     if host.is_empty() {
-        return Err(Refusal::BadUrl("no host".into()));
+        return Err(Denial::BadUrl("no host".into()));
     }
     let port = authority
         .port_u16()
@@ -187,23 +207,54 @@ pub fn check_request(
         .iter()
         .any(|p| p.matches_host(scheme, host, port))
     {
-        return Err(Refusal::NotListed {
+        return Err(Denial::NotListed {
             scheme: scheme.into(),
             host: host.into(),
             port,
         });
     }
-    if scheme == "https" {
-        return Err(Refusal::NoTls);
+    let mut credentials: Vec<usize> = Vec::new();
+    for (i, c) in grant.credentials.iter().enumerate() {
+        if c.applies_to(scheme, host, port)
+            && !credentials
+                .iter()
+                .any(|&j| grant.credentials[j].header == c.header)
+        {
+            credentials.push(i);
+        }
     }
     let bare = host
         .strip_prefix('[')
         .and_then(|h| h.strip_suffix(']'))
         .unwrap_or(host);
-    Ok(match bare.parse::<IpAddr>() {
+    let destination = match bare.parse::<IpAddr>() {
         Ok(ip) => Destination::Addr(SocketAddr::new(ip.to_canonical(), port)),
         Err(_) => Destination::Name(host.trim_end_matches('.').to_ascii_lowercase(), port),
+    };
+    Ok(Checked {
+        destination,
+        https: scheme == "https",
+        credentials,
     })
+}
+
+/// Puts the credentials into `headers`: each replaces every value of its
+/// name that the guest set.
+pub(super) fn inject(
+    headers: &mut http::HeaderMap,
+    credentials: &[&Credential],
+) -> Result<(), HttpError> {
+    for c in credentials {
+        // Both were checked when the policy was loaded.
+        let name = http::HeaderName::from_bytes(c.header.as_bytes())
+            .map_err(|_| HttpError::ConfigurationError)?;
+        let mut value = http::HeaderValue::from_str(c.value.expose())
+            .map_err(|_| HttpError::ConfigurationError)?;
+        value.set_sensitive(true);
+        headers.remove(&name);
+        headers.insert(name, value);
+    }
+    Ok(())
 }
 
 /// Checks what `host` resolved to: every address must be public unicast or
@@ -213,7 +264,7 @@ pub fn check_resolved(
     host: &str,
     addrs: impl IntoIterator<Item = IpAddr>,
     port: u16,
-) -> Result<Vec<SocketAddr>, Refusal> {
+) -> Result<Vec<SocketAddr>, Denial> {
     let mut checked: Vec<SocketAddr> = Vec::new();
     for ip in addrs {
         let ip = ip.to_canonical();
@@ -221,7 +272,7 @@ pub fn check_resolved(
             .iter()
             .any(|p| !p.is_name() && p.matches_addr(ip, port));
         if !listed && !is_public(ip) {
-            return Err(Refusal::Prohibited {
+            return Err(Denial::Prohibited {
                 host: host.into(),
                 addr: ip,
             });
@@ -232,7 +283,7 @@ pub fn check_resolved(
         }
     }
     if checked.is_empty() {
-        return Err(Refusal::NotFound(host.into()));
+        return Err(Denial::NotFound(host.into()));
     }
     Ok(checked)
 }
@@ -327,283 +378,6 @@ pub fn configure_sockets(builder: &mut WasiCtxBuilder, grant: Option<&NetworkGra
         });
 }
 
-/// The `wasi:http` hooks of one call: checks every request against the
-/// grant and sends the allowed ones itself.
-pub struct HttpFilter {
-    grant: Option<NetworkGrant>,
-    deadline: Instant,
-    cancel: CancelToken,
-    /// The call's descriptor budget: each connection holds a place in it
-    /// until it closes (`limits.open`).
-    descriptors: Option<Descriptors>,
-}
-
-impl Default for HttpFilter {
-    /// No network (fail closed).
-    fn default() -> Self {
-        HttpFilter {
-            grant: None,
-            deadline: Instant::now(),
-            cancel: CancelToken::new(),
-            descriptors: None,
-        }
-    }
-}
-
-impl HttpFilter {
-    /// The filter of a call starting now with `grant`.
-    pub fn for_grant(grant: &Grant, cancel: CancelToken, descriptors: Descriptors) -> Self {
-        HttpFilter {
-            grant: grant.network.clone(),
-            deadline: Instant::now() + grant.limits.time,
-            cancel,
-            descriptors: Some(descriptors),
-        }
-    }
-}
-
-type SendFuture = Box<
-    dyn Future<
-            Output = Result<
-                (
-                    http::Response<WasiBody>,
-                    Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-                ),
-                HttpError,
-            >,
-        > + Send,
->;
-
-impl WasiHttpHooks for HttpFilter {
-    fn default_scheme(&mut self) -> Option<Scheme> {
-        // A guest names its scheme; nothing is assumed for it.
-        None
-    }
-
-    fn send_request(
-        &mut self,
-        request: http::Request<WasiBody>,
-        options: Option<RequestOptions>,
-        _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-    ) -> SendFuture {
-        let checked = check_request(self.grant.as_ref(), request.method(), request.uri());
-        let allow = self
-            .grant
-            .as_ref()
-            .map(|g| g.allow.clone())
-            .unwrap_or_default();
-        let stop = Stop {
-            deadline: self.deadline,
-            cancel: self.cancel.clone(),
-        };
-        let what = format!("{} {}", request.method(), request.uri());
-        // A connection is a descriptor: it holds a place until it closes.
-        let held = match self.descriptors.as_ref().map(Descriptors::take) {
-            Some(Ok(held)) => Some(held),
-            Some(Err(why)) => {
-                tracing::info!("HTTP request {} refused: {why}", GuestText(&what));
-                return Box::new(async { Err(HttpError::ConnectionLimitReached) });
-            }
-            None => None,
-        };
-        Box::new(async move {
-            let refused = |r: Refusal| {
-                tracing::warn!("HTTP request {} refused: {r}", GuestText(&what));
-                r.to_error()
-            };
-            let addrs = match checked.map_err(refused)? {
-                Destination::Addr(addr) => vec![addr],
-                Destination::Name(host, port) => {
-                    let found = stop
-                        .bound(tokio::net::lookup_host((host.as_str(), port)), || {
-                            HttpError::DnsTimeout
-                        })
-                        .await?
-                        .map_err(|_| refused(Refusal::NotFound(host.clone())))?;
-                    check_resolved(&allow, &host, found.map(|a| a.ip()), port).map_err(refused)?
-                }
-            };
-            send(request, &addrs, options, stop, held).await
-        })
-    }
-}
-
-/// When a request must give up: the call's deadline or its cancellation.
-#[derive(Clone)]
-struct Stop {
-    deadline: Instant,
-    cancel: CancelToken,
-}
-
-impl Stop {
-    /// Resolves when the call is out of time or cancelled.
-    fn reached(&self) -> Pin<Box<dyn Future<Output = ()> + Send + Sync>> {
-        let (deadline, cancel) = (self.deadline, self.cancel.clone());
-        Box::pin(async move {
-            loop {
-                let now = Instant::now();
-                if cancel.is_cancelled() || now >= deadline {
-                    return;
-                }
-                tokio::time::sleep((deadline - now).min(super::TICK)).await;
-            }
-        })
-    }
-
-    /// Runs `work` until it ends or the call stops (then `err()`), and at
-    /// most `limit` when given.
-    async fn bound<T>(
-        &self,
-        work: impl Future<Output = T>,
-        err: impl Fn() -> HttpError,
-    ) -> Result<T, HttpError> {
-        self.bound_for(work, None, err).await
-    }
-
-    async fn bound_for<T>(
-        &self,
-        work: impl Future<Output = T>,
-        limit: Option<Duration>,
-        err: impl Fn() -> HttpError,
-    ) -> Result<T, HttpError> {
-        let limit = limit.unwrap_or(Duration::MAX);
-        tokio::select! {
-            out = tokio::time::timeout(limit, work) => out.map_err(|_| err()),
-            () = self.reached() => Err(err()),
-        }
-    }
-}
-
-/// Sends `request` over plain HTTP/1.1 to the first of `addrs` that accepts
-/// a connection. Every address was checked; no name is resolved here.
-async fn send(
-    mut request: http::Request<WasiBody>,
-    addrs: &[SocketAddr],
-    options: Option<RequestOptions>,
-    stop: Stop,
-    held: Option<Held>,
-) -> Result<
-    (
-        http::Response<WasiBody>,
-        Box<dyn Future<Output = Result<(), HttpError>> + Send>,
-    ),
-    HttpError,
-> {
-    let options = options.unwrap_or_default();
-    let mut last = HttpError::ConnectionRefused;
-    let mut stream = None;
-    for addr in addrs {
-        let connect = tokio::net::TcpStream::connect(*addr);
-        match stop
-            .bound_for(connect, options.connect_timeout, || {
-                HttpError::ConnectionTimeout
-            })
-            .await?
-        {
-            Ok(s) => {
-                stream = Some(s);
-                break;
-            }
-            Err(e) => last = HttpError::Connect(e),
-        }
-    }
-    let stream = stream.ok_or(last)?;
-    let (mut sender, conn) = stop
-        .bound(
-            hyper::client::conn::http1::handshake(TokioIo::new(stream)),
-            || HttpError::ConnectionTimeout,
-        )
-        .await??;
-
-    // On the wire the request line carries only the path (the authority is
-    // in `Host`, set by wasmtime-wasi-http from the checked URL).
-    let path = request
-        .uri()
-        .path_and_query()
-        .map_or("/", |p| p.as_str())
-        .to_string();
-    *request.uri_mut() = http::Uri::builder()
-        .path_and_query(path)
-        .build()
-        .map_err(|_| HttpError::HttpRequestUriInvalid)?;
-
-    let mut conn = Box::pin(conn);
-    let mut conn_done = false;
-    let response = {
-        let mut sending = Box::pin(stop.bound_for(
-            sender.send_request(request),
-            options.first_byte_timeout,
-            || HttpError::ConnectionReadTimeout,
-        ));
-        // Drive the connection while waiting for the response head.
-        std::future::poll_fn(|cx| {
-            if let Poll::Ready(out) = sending.as_mut().poll(cx) {
-                return Poll::Ready(out);
-            }
-            if !conn_done && let Poll::Ready(result) = conn.as_mut().poll(cx) {
-                conn_done = true;
-                if let Err(e) = result {
-                    return Poll::Ready(Ok(Err(e)));
-                }
-                return sending.as_mut().poll(cx);
-            }
-            Poll::Pending
-        })
-        .await??
-    };
-
-    let body_stop = stop.reached();
-    let response = response.map(|incoming| {
-        Bounded {
-            inner: incoming,
-            stop: body_stop,
-        }
-        .boxed_unsync()
-    });
-    let io_stop = stop.clone();
-    let io: Box<dyn Future<Output = Result<(), HttpError>> + Send> = Box::new(async move {
-        let _held = held;
-        if conn_done {
-            return Ok(());
-        }
-        io_stop
-            .bound(conn, || HttpError::HttpResponseTimeout)
-            .await?
-            .map_err(HttpError::from)
-    });
-    Ok((response, io))
-}
-
-/// A response body that ends with an error when the call stops.
-struct Bounded {
-    inner: hyper::body::Incoming,
-    stop: Pin<Box<dyn Future<Output = ()> + Send + Sync>>,
-}
-
-impl Body for Bounded {
-    type Data = Bytes;
-    type Error = HttpError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, HttpError>>> {
-        if self.stop.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(Some(Err(HttpError::HttpResponseTimeout)));
-        }
-        let frame = ready!(Pin::new(&mut self.inner).poll_frame(cx));
-        Poll::Ready(frame.map(|f| f.map_err(HttpError::from)))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +389,8 @@ mod tests {
                 .map(|p| p.parse().expect("pattern"))
                 .collect(),
             methods,
+            credentials: Vec::new(),
+            trust: Default::default(),
         }
     }
 
@@ -629,19 +405,20 @@ mod tests {
     #[test]
     fn no_grant_refuses_everything() {
         let r = check_request(None, &http::Method::GET, &uri("http://127.0.0.1:80/"));
-        assert_eq!(r, Err(Refusal::NoNetwork));
+        assert_eq!(r, Err(Denial::NoNetwork));
     }
 
     #[test]
     fn host_scheme_and_port_must_match() {
         let g = grant(&["api.example.com", "127.0.0.1:8080"], HttpMethods::Any);
         let get = http::Method::GET;
+        let to = |u: &str| check_request(Some(&g), &get, &uri(u)).map(|c| c.destination);
         assert_eq!(
-            check_request(Some(&g), &get, &uri("http://api.example.com/x?y=1")),
+            to("http://api.example.com/x?y=1"),
             Ok(Destination::Name("api.example.com".into(), 80))
         );
         assert_eq!(
-            check_request(Some(&g), &get, &uri("http://127.0.0.1:8080/")),
+            to("http://127.0.0.1:8080/"),
             Ok(Destination::Addr("127.0.0.1:8080".parse().unwrap()))
         );
         for bad in [
@@ -655,19 +432,89 @@ mod tests {
             assert!(
                 matches!(
                     check_request(Some(&g), &get, &uri(bad)),
-                    Err(Refusal::NotListed { .. })
+                    Err(Denial::NotListed { .. })
                 ),
                 "{bad} allowed"
             );
         }
+        let https =
+            check_request(Some(&g), &get, &uri("https://API.example.com./")).expect("https");
+        assert!(https.https);
+        assert_eq!(https.server_name(), "api.example.com");
         assert_eq!(
-            check_request(Some(&g), &get, &uri("https://api.example.com/")),
-            Err(Refusal::NoTls)
+            https.destination,
+            Destination::Name("api.example.com".into(), 443)
         );
+        let by_addr = check_request(Some(&g), &get, &uri("https://127.0.0.1:8080/")).expect("ip");
+        assert_eq!(by_addr.server_name(), "127.0.0.1");
         assert!(matches!(
             check_request(Some(&g), &get, &uri("http://u:p@api.example.com/")),
-            Err(Refusal::BadUrl(_))
+            Err(Denial::BadUrl(_))
         ));
+    }
+
+    #[test]
+    fn a_scheme_in_the_pattern_is_the_only_scheme() {
+        let g = grant(
+            &[
+                "https://secure.example.com",
+                "http://plain.example.com",
+                "both.example.com",
+            ],
+            HttpMethods::Any,
+        );
+        let get = http::Method::GET;
+        let ok = |u: &str| check_request(Some(&g), &get, &uri(u)).is_ok();
+        assert!(ok("https://secure.example.com/"));
+        assert!(!ok("http://secure.example.com/"));
+        assert!(!ok("http://secure.example.com:443/"));
+        assert!(ok("http://plain.example.com/"));
+        assert!(!ok("https://plain.example.com/"));
+        assert!(ok("http://both.example.com/"));
+        assert!(ok("https://both.example.com/"));
+    }
+
+    #[test]
+    fn credentials_go_to_their_host_only_and_the_first_listed_wins() {
+        use crate::policy::{Credential, Secret};
+        let credential = |host: &str, header: &str, value: &str| Credential {
+            host: host.parse().expect("pattern"),
+            header: header.into(),
+            from: "T".into(),
+            secret: Secret::new(value),
+            value: Secret::new(value),
+        };
+        let mut g = grant(
+            &["api.example.com", "*.example.com", "other.example.org"],
+            HttpMethods::Any,
+        );
+        g.credentials = vec![
+            credential("api.example.com", "authorization", "first-secret"),
+            credential("*.example.com", "authorization", "wildcard-secret"),
+            credential("*.example.com", "x-api-key", "key-secret"),
+        ];
+        let get = http::Method::GET;
+        let gets = |u: &str| {
+            check_request(Some(&g), &get, &uri(u))
+                .expect("allowed")
+                .credentials
+        };
+        assert_eq!(gets("https://api.example.com/"), vec![0, 2]);
+        assert_eq!(gets("https://www.example.com/"), vec![1, 2]);
+        assert_eq!(gets("https://other.example.org/"), Vec::<usize>::new());
+        // A pattern without a scheme sends its secret over https only.
+        assert_eq!(gets("http://api.example.com/"), Vec::<usize>::new());
+
+        let mut headers = http::HeaderMap::new();
+        headers.append("Authorization", "guest-one".parse().unwrap());
+        headers.append("authorization", "guest-two".parse().unwrap());
+        headers.insert("accept", "text/plain".parse().unwrap());
+        inject(&mut headers, &[&g.credentials[0], &g.credentials[2]]).expect("inject");
+        let auth: Vec<_> = headers.get_all("authorization").iter().collect();
+        assert_eq!(auth, ["first-secret"]);
+        assert!(auth[0].is_sensitive());
+        assert_eq!(headers["x-api-key"], "key-secret");
+        assert_eq!(headers["accept"], "text/plain");
     }
 
     #[test]
@@ -688,7 +535,7 @@ mod tests {
         ] {
             assert_eq!(
                 check_request(Some(&g), &bad, &u),
-                Err(Refusal::Method(bad.to_string()))
+                Err(Denial::Method(bad.to_string()))
             );
         }
         let any = grant(&["api.example.com"], HttpMethods::Any);
@@ -700,12 +547,12 @@ mod tests {
         let names: Vec<HostPattern> = vec!["localhost:8080".parse().unwrap()];
         assert!(matches!(
             check_resolved(&names, "localhost", [ip("127.0.0.1")], 8080),
-            Err(Refusal::Prohibited { .. })
+            Err(Denial::Prohibited { .. })
         ));
         // One bad address spoils the answer (no picking the good one).
         assert!(matches!(
             check_resolved(&names, "x", [ip("93.184.216.34"), ip("10.0.0.1")], 8080),
-            Err(Refusal::Prohibited { .. })
+            Err(Denial::Prohibited { .. })
         ));
         assert_eq!(
             check_resolved(&names, "x", [ip("93.184.216.34")], 8080),
@@ -713,7 +560,7 @@ mod tests {
         );
         assert_eq!(
             check_resolved(&names, "x", [], 8080),
-            Err(Refusal::NotFound("x".into()))
+            Err(Denial::NotFound("x".into()))
         );
         let with_ip: Vec<HostPattern> = vec![
             "localhost:8080".parse().unwrap(),

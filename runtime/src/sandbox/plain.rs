@@ -7,7 +7,8 @@ use std::collections::HashMap;
 
 use wasmtime::component::{ComponentExportIndex, InstancePre, Val};
 
-use super::{CallState, RawOutput, Run, RunError};
+use super::run::Run;
+use super::{CallState, RawOutput, RunError};
 use crate::functions::Function;
 use crate::functions::value::{self, Returned};
 use crate::tool::Content;

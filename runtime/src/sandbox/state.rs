@@ -13,8 +13,9 @@ use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 use super::bindings::host;
 use super::bounded_fs::BoundedFs;
 use super::folders::{FolderGuard, Guarded};
-use super::network::HttpFilter;
+use super::outgoing::HttpFilter;
 use super::pipe::CapturedOutput;
+use super::redact::Redactor;
 use super::sockets::{SocketHolds, Sockets};
 use super::waits::{Bounded, Limit};
 use crate::observe::CallObserver;
@@ -143,6 +144,8 @@ pub struct CallState {
     pub deadline: std::time::Instant,
     /// What `wasi:config/store` answers (the grant's `config`).
     pub config: Vec<(String, String)>,
+    /// The call's injected secrets, kept out of what it sends its client.
+    pub redactor: Redactor,
     last_progress: Option<f64>,
 }
 
@@ -172,6 +175,7 @@ impl CallState {
             notices: Notices::new(grant.limits.messages, grant.limits.log),
             deadline: std::time::Instant::now(),
             config: grant.config.clone(),
+            redactor: Redactor::default(),
             last_progress: None,
         }
     }
@@ -315,6 +319,8 @@ impl Notices {
 
 impl CallState {
     fn send_progress(&mut self, (done, total, message): HeldProgress) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = message.map(|m| self.redactor.text(&m).into_owned());
         let message = message.as_deref().map(clip);
         if self.notices.admit(message.map_or(0, str::len)) {
             self.notices.last_progress_sent = Some(Instant::now());
@@ -343,6 +349,8 @@ impl CallState {
 
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
+        // Redacted before clipping, so a clip cannot cut a secret in two.
+        let message = self.redactor.text(&message);
         let message = clip(&message);
         if self.notices.admit(message.len()) {
             self.observer.log(level.into(), message);

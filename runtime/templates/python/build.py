@@ -51,6 +51,11 @@ def main() -> int:
         "grants or uses the network); by default they are stubs and the component "
         "imports only airlock's own interface",
     )
+    parser.add_argument(
+        "--http", action="store_true",
+        help="build with the world toolbox-http, for a tool that uses airlock_http "
+        "(implies --wasi)",
+    )
     parser.add_argument("-o", "--output", default="{{name}}.wasm", help="the component (%(default)s)")
     args = parser.parse_args()
     if sys.version_info < (3, 11):
@@ -61,8 +66,9 @@ def main() -> int:
             [BIN / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
             check=True, capture_output=True, text=True,
         ).stdout.strip()
-        cmd = [BIN / "componentize-py", "-d", "wit", "-w", "toolbox", "componentize"]
-        if not args.wasi:
+        world = "toolbox-http" if args.http else "toolbox"
+        cmd = [BIN / "componentize-py", "-d", "wit", "-w", world, "componentize"]
+        if not (args.wasi or args.http):
             cmd.append("-s")
         cmd += ["app", "-p", ".", "-p", os.path.relpath(site, HERE), "-o", args.output]
         run(cmd)

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod tls;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,6 +44,12 @@ pub fn test_component(name: &str) -> PathBuf {
     built("target/test-components", name)
 }
 
+/// A Python or JavaScript example, built by `cargo xtask build` (or
+/// `cargo xtask build-examples`).
+pub fn example(name: &str) -> PathBuf {
+    built("target/examples", name)
+}
+
 /// The compile cache the tests share (so each component compiles once).
 pub fn cache() -> CompileCache {
     CompileCache::new(workspace().join("target/test-cache"))
@@ -60,7 +67,12 @@ pub fn sandbox_with(config: SandboxConfig) -> Sandbox {
 /// A runtime with `policy` (TOML; relative paths against the workspace)
 /// and `files` loaded; panics when anything is refused.
 pub fn runtime(policy: &str, files: &[PathBuf]) -> Runtime {
-    let policy = Policy::parse(policy, &workspace()).expect("policy");
+    runtime_of(Policy::parse(policy, &workspace()).expect("policy"), files)
+}
+
+/// A runtime with a parsed `policy` and `files` loaded; panics when
+/// anything is refused.
+pub fn runtime_of(policy: Policy, files: &[PathBuf]) -> Runtime {
     let sandbox = sandbox_with(SandboxConfig::default().fuel(policy.uses_fuel()));
     let runtime = Runtime::new(sandbox, policy);
     let report = runtime.load(files);
@@ -74,6 +86,15 @@ pub fn runtime(policy: &str, files: &[PathBuf]) -> Runtime {
             .collect::<Vec<_>>()
     );
     runtime
+}
+
+/// `airlock ARGS` (the binary under test) with the tests' compile cache.
+pub fn airlock_command(args: &[&str]) -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
+        .args(args)
+        .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"));
+    command
 }
 
 /// One call from the command line, with no observer and no one to confirm.

@@ -77,8 +77,8 @@ impl Ctx<'_> {
     }
 
     /// Who the audit log names for calls of this request.
-    pub fn caller(&self) -> Caller {
-        self.session.caller().clone()
+    pub fn caller(&self) -> &Caller {
+        self.session.caller()
     }
 
     /// Who owns the tasks this request creates and may see: the bearer

@@ -156,13 +156,6 @@ impl Session {
         *lock(&self.standing) = out;
     }
 
-    /// Whether a standing stream is open now.
-    pub fn has_standing(&self) -> bool {
-        lock(&self.standing)
-            .as_ref()
-            .is_some_and(|o| !o.is_closed())
-    }
-
     /// Sends a notification on the standing stream; false when there is
     /// none (or it is full: the notification is then dropped and counted).
     pub(super) fn notify_standing(&self, message: Value) -> bool {
@@ -347,51 +340,45 @@ impl Session {
         let declared = revision::declared(request);
         let params = request.params.take();
         let method = request.method.as_str();
-        let ctx = match declared {
+        let (revision, client, log_level) = match declared {
             Some(revision) => match read_meta(params.as_ref()) {
-                Ok(meta) => {
-                    // No level asked: no logs at all.
-                    let level = meta
-                        .log_level
-                        .map_or(Level::ALL.len() as u8, |level| level as u8);
-                    Ctx {
-                        session: self,
-                        id,
-                        revision,
-                        client: meta.client,
-                        log_level: Arc::new(AtomicU8::new(level)),
-                        out,
-                    }
-                }
+                // No level asked: no logs at all.
+                Ok(meta) => (
+                    revision,
+                    meta.client,
+                    Arc::new(AtomicU8::new(
+                        meta.log_level
+                            .map_or(Level::ALL.len() as u8, |level| level as u8),
+                    )),
+                ),
                 Err(error) => return Answer::Error(error),
             },
-            None => {
-                let params = params.unwrap_or(Value::Null);
-                match (method, self.revision()) {
-                    ("initialize", _) => return lifecycle::initialize(self, &params).into(),
-                    ("ping", _) => return Answer::Result(json!({})),
-                    (_, None) => {
-                        return Answer::Error(ErrorObject::invalid_request(
-                            "the session is not initialized; send initialize first",
-                        ));
-                    }
-                    (_, Some(revision)) => {
-                        let ctx = Ctx {
-                            session: self,
-                            id,
-                            revision,
-                            client: self.client(),
-                            log_level: self.level.clone(),
-                            out,
-                        };
-                        return dispatch(&ctx, method, params).await;
-                    }
+            None => match (method, self.revision()) {
+                ("initialize", _) => {
+                    let params = params.unwrap_or(Value::Null);
+                    return lifecycle::initialize(self, &params).into();
                 }
-            }
+                ("ping", _) => return Answer::Result(json!({})),
+                (_, None) => {
+                    return Answer::Error(ErrorObject::invalid_request(
+                        "the session is not initialized; send initialize first",
+                    ));
+                }
+                (_, Some(revision)) => (revision, self.client(), self.level.clone()),
+            },
         };
-        let params = params.unwrap_or_else(|| json!({}));
-        match dispatch(&ctx, method, params).await {
-            Answer::Result(result) => Answer::Result(lifecycle::decorate(result)),
+        let ctx = Ctx {
+            session: self,
+            id,
+            revision,
+            client,
+            log_level,
+            out,
+        };
+        match dispatch(&ctx, method, params.unwrap_or_else(|| json!({}))).await {
+            Answer::Result(result) if revision.is_stateless() => {
+                Answer::Result(lifecycle::decorate(result))
+            }
             other => other,
         }
     }

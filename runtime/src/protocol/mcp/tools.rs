@@ -91,7 +91,7 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
     };
     let progress = params.pointer("/_meta/progressToken").cloned();
     let runtime = &ctx.server().runtime;
-    let mut prepared = match runtime.prepare(ctx.caller(), name, arguments) {
+    let mut prepared = match runtime.prepare(ctx.caller().clone(), name, arguments) {
         Ok(prepared) => prepared,
         Err(CallError::UnknownTool(_)) => return Answer::Error(unknown_tool(name)),
         Err(err) => {
@@ -331,6 +331,7 @@ mod tests {
         let err = CallError::Busy {
             tool: "t".into(),
             limit: 2,
+            queue: 8,
         };
         let result = tool_error(&err);
         assert_eq!(result["isError"], true);

@@ -226,9 +226,49 @@ fn preopen(path: &str) -> Result<(Descriptor, String), Error> {
 
 /// Sends `{"method": M, "url": U, "body": B}` with `wasi:http/outgoing-handler`
 /// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
-/// `HttpRequestDenied`).
+/// `HttpRequestDenied`). `"authorization": A` sets that header itself;
+/// `"leak": "1"` hands the response back every other way too (stdout,
+/// stderr, log, progress, structured output, a link), and `"leak": "fail"`
+/// fails with it as the error's text.
 fn http(args: &str) -> Result<Output, Error> {
-    use wasi::http::types::{Method, OutgoingBody};
+    let answer = http_request(args)?;
+    match arg(args, "leak").as_deref() {
+        None => text(answer),
+        Some("fail") => Err(fail(answer)),
+        Some(_) => {
+            use airlock::tool::host;
+            println!("stdout: {answer}");
+            eprintln!("stderr: {answer}");
+            host::log(host::Level::Info, &format!("log: {answer}"));
+            host::progress(1.0, Some(1.0), Some(&format!("progress: {answer}")));
+            let escaped: String = answer
+                .chars()
+                .flat_map(|c| match c {
+                    '"' | '\\' => vec!['\\', c],
+                    c if c.is_control() => format!("\\u{:04x}", c as u32).chars().collect(),
+                    c => vec![c],
+                })
+                .collect();
+            Ok(Output {
+                content: vec![
+                    Content::Text(answer.clone()),
+                    Content::Link(airlock::tool::types::ResourceLink {
+                        uri: "https://example.com/".into(),
+                        name: answer.clone(),
+                        title: None,
+                        description: Some(answer),
+                        mime_type: None,
+                        size: None,
+                    }),
+                ],
+                structured: Some(format!("{{\"answer\":\"{escaped}\"}}")),
+            })
+        }
+    }
+}
+
+fn http_request(args: &str) -> Result<String, Error> {
+    use wasi::http::types::{Fields, Method, OutgoingBody};
     let url = need(args, "url")?;
     let method = match arg(args, "method").as_deref().unwrap_or("GET") {
         "GET" => Method::Get,
@@ -239,7 +279,13 @@ fn http(args: &str) -> Result<Output, Error> {
         "OPTIONS" => Method::Options,
         other => Method::Other(other.into()),
     };
-    let request = outgoing(&method, &url)?;
+    let headers = Fields::new();
+    if let Some(auth) = arg(args, "authorization") {
+        headers
+            .append("authorization", auth.as_bytes())
+            .map_err(|e| fail(format!("{e:?}")))?;
+    }
+    let request = outgoing(&method, &url, headers)?;
     let body = request.body().map_err(|()| fail("no request body"))?;
     if let Some(content) = arg(args, "body") {
         let stream = body.write().map_err(|()| fail("no body stream"))?;
@@ -284,7 +330,7 @@ fn http(args: &str) -> Result<Output, Error> {
             Err(e) => return Err(fail(format!("{e:?}"))),
         }
     }
-    text(format!("{status} {}", String::from_utf8_lossy(&data)))
+    Ok(format!("{status} {}", String::from_utf8_lossy(&data)))
 }
 
 /// One `wasi:io` operation on one kind of stream, for the tests that no
@@ -513,12 +559,13 @@ fn file_output(path: &str) -> Result<(OutputStream, Parents), Error> {
     Ok((stream, Box::new(file)))
 }
 
-/// A request for `method` to `url` (`SCHEME://HOST:PORT/PATH`).
+/// A request for `method` to `url` (`SCHEME://HOST:PORT/PATH`) with `headers`.
 fn outgoing(
     method: &wasi::http::types::Method,
     url: &str,
+    headers: wasi::http::types::Fields,
 ) -> Result<wasi::http::types::OutgoingRequest, Error> {
-    use wasi::http::types::{Fields, OutgoingRequest, Scheme};
+    use wasi::http::types::{OutgoingRequest, Scheme};
     let (scheme, rest) = url
         .split_once("://")
         .ok_or_else(|| Error::InvalidArguments("url has no scheme".into()))?;
@@ -528,7 +575,7 @@ fn outgoing(
         other => Scheme::Other(other.into()),
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let request = OutgoingRequest::new(Fields::new());
+    let request = OutgoingRequest::new(headers);
     request
         .set_method(method)
         .map_err(|()| fail("bad method"))?;
@@ -548,8 +595,8 @@ fn outgoing(
 /// The body stream of the response to GET `url` (once its head arrived),
 /// and the resources it belongs to.
 fn response_body(url: &str) -> Result<(InputStream, Parents), Error> {
-    use wasi::http::types::{Method, OutgoingBody};
-    let request = outgoing(&Method::Get, url)?;
+    use wasi::http::types::{Fields, Method, OutgoingBody};
+    let request = outgoing(&Method::Get, url, Fields::new())?;
     let body = request.body().map_err(|()| fail("no request body"))?;
     OutgoingBody::finish(body, None).map_err(|e| fail(format!("{e:?}")))?;
     let pending =
@@ -567,8 +614,12 @@ fn response_body(url: &str) -> Result<(InputStream, Parents), Error> {
 
 /// The body stream of a POST; sent to `url` (someone reads it) when given.
 fn request_body(url: Option<&str>) -> Result<(OutputStream, Parents), Error> {
-    use wasi::http::types::Method;
-    let request = outgoing(&Method::Post, url.unwrap_or("http://127.0.0.1:9/"))?;
+    use wasi::http::types::{Fields, Method};
+    let request = outgoing(
+        &Method::Post,
+        url.unwrap_or("http://127.0.0.1:9/"),
+        Fields::new(),
+    )?;
     let body = request.body().map_err(|()| fail("no request body"))?;
     let stream = body.write().map_err(|()| fail("no body stream"))?;
     let pending = match url {

@@ -1,0 +1,105 @@
+//! The engine's settings: what the runtime fixes for its lifetime (pool
+//! size, fuel, memory ceiling) and how they become a wasmtime `Config`
+//! with the pooling allocator.
+
+use std::time::Duration;
+
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::CompileCache;
+
+/// How often the epoch ticks; the granularity of time limits and of
+/// stopping a cancelled guest.
+pub(super) const TICK: Duration = Duration::from_millis(10);
+
+/// Settings of the sandbox, fixed for the runtime's lifetime.
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    pub(super) cache: Option<CompileCache>,
+    pub(super) fuel: bool,
+    pub(super) max_memory: u64,
+    pub(super) instances: u32,
+    pub(super) tune: Option<Tuning>,
+}
+
+/// Adjusts the engine and pool settings after the defaults (benchmarks
+/// compare pool settings with it; see `bench/`).
+pub type Tuning = fn(&mut Config, &mut PoolingAllocationConfig);
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            cache: CompileCache::default_dir().map(CompileCache::new),
+            fuel: false,
+            max_memory: 1 << 30,
+            instances: 1000,
+            tune: None,
+        }
+    }
+}
+
+impl SandboxConfig {
+    /// Where compiled components are cached; `None` disables the cache.
+    pub fn cache(mut self, cache: Option<CompileCache>) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Meter fuel. Engine-wide and not free, so only on when a policy asks.
+    pub fn fuel(mut self, enabled: bool) -> Self {
+        self.fuel = enabled;
+        self
+    }
+
+    /// The largest memory limit any call may be given (sizes pool slots).
+    pub fn max_memory(mut self, bytes: u64) -> Self {
+        self.max_memory = bytes;
+        self
+    }
+
+    /// How many instances may exist at once (pool size).
+    pub fn instances(mut self, count: u32) -> Self {
+        self.instances = count.max(1);
+        self
+    }
+
+    /// Changes engine and pool settings after the defaults (for benchmarks).
+    #[doc(hidden)]
+    pub fn tune(mut self, tune: Tuning) -> Self {
+        self.tune = Some(tune);
+        self
+    }
+}
+
+pub(super) fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
+    let mut c = Config::new();
+    c.epoch_interruption(true);
+    c.consume_fuel(config.fuel);
+    c.wasm_component_model(true);
+    if pooling {
+        let mut pool = PoolingAllocationConfig::default();
+        let n = config.instances;
+        pool.total_component_instances(n)
+            .total_core_instances(n.saturating_mul(8))
+            .total_memories(n.saturating_mul(2))
+            .total_tables(n.saturating_mul(4))
+            .total_stacks(n)
+            .max_core_instances_per_component(64)
+            .max_memories_per_component(8)
+            .max_tables_per_component(32)
+            .max_memory_size(usize::try_from(config.max_memory).unwrap_or(usize::MAX))
+            // Keep small memories resident between calls instead of handing
+            // pages back to the kernel (and flushing TLBs) every time.
+            .linear_memory_keep_resident(1 << 20)
+            .table_keep_resident(1 << 16)
+            // Reset only the pages a call dirtied (Linux 6.7+ PAGEMAP_SCAN;
+            // off elsewhere): a fresh instance 4× faster, and memory that
+            // was never touched stays unresident (see BENCHMARKS.md).
+            .pagemap_scan(wasmtime::Enabled::Auto);
+        if let Some(tune) = config.tune {
+            tune(&mut c, &mut pool);
+        }
+        c.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    c
+}
