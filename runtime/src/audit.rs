@@ -50,6 +50,9 @@ pub struct Entry<'a> {
     /// The injected credentials the call's requests carried
     /// (`HEADER for PATTERN (from VARIABLE)`), never their values.
     pub credentials_used: &'a [String],
+    /// Filesystem operations the read-only and create-only rules refused
+    /// (`None` for a call refused before it ran).
+    pub folder_refusals: Option<u64>,
 }
 
 impl AuditLog {
@@ -87,6 +90,7 @@ impl Entry<'_> {
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
             "credentials_used": self.credentials_used,
+            "folder_refusals": self.folder_refusals,
         })
     }
 }

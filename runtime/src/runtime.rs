@@ -11,7 +11,7 @@ use crate::audit::AuditLog;
 use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
-use crate::policy::{CaBundle, Grant, Policy, Roots, Trust};
+use crate::policy::{CaBundle, Grant, Policy, PolicyError, Roots, Trust};
 use crate::sandbox::{CompileCache, Sandbox};
 use crate::source::{Expect, Resolver, Source, Store};
 use crate::tool::Output;
@@ -218,17 +218,13 @@ impl Runtime {
         }
         let mut tools = catalog::load_bytes(&self.sandbox, path, &name, &bytes)?;
         catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
-        for section in self.policy.tool_sections(&name) {
-            if !tools.iter().any(|t| t.info.name == section) {
-                return Err(LoadError::BadTool {
-                    path: path.to_path_buf(),
-                    tool: section.to_string(),
-                    rule: format!(
-                        "the policy has a section [components.{name}.tools.{section}], \
-                         but the component declares no such tool"
-                    ),
-                });
-            }
+        let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
+        let unmatched = self.policy.unmatched_tools(&name, &names);
+        if !unmatched.is_empty() {
+            return Err(LoadError::UnmatchedTools {
+                path: path.to_path_buf(),
+                sections: PolicyError::from_all(unmatched),
+            });
         }
         Ok(tools)
     }

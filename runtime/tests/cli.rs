@@ -195,6 +195,12 @@ fn call_exit_codes_tell_what_went_wrong() {
 
     let out = airlock(&["call", &catalog, "no_such_tool"]);
     assert_eq!(out.status.code(), Some(5), "unknown tool");
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: unknown tool \"no_such_tool\"\n{catalog} declares: lookup_price, restock\n"
+        )
+    );
 
     let out = airlock(&["call", &catalog]);
     assert_eq!(out.status.code(), Some(2), "usage");
@@ -390,8 +396,10 @@ fn inspect_with_a_policy_alone_shows_the_components_it_names() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
 }
 
-#[test]
-fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
+/// `airlock call hostile TOOL op=overwrite path=/data/old.txt` with `/data`
+/// mounted as the policy line `folders` says and an audit log; returns the
+/// log on stderr and the audit entry.
+fn overwrite_in(tool: &str, folders: &str) -> (String, Value) {
     let dir = tempfile::tempdir().expect("tempdir");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).expect("data");
@@ -400,7 +408,7 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
     std::fs::write(
         &policy,
         format!(
-            "[components.hostile]\nfolders = [{{ host = {:?}, guest = \"/data\", mode = \"read-write\" }}]\n",
+            "audit = \"audit.jsonl\"\n[components.hostile]\nfolders = [{{ host = {:?}, guest = \"/data\"{folders} }}]\n",
             path(data.clone())
         ),
     )
@@ -408,7 +416,7 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
     let out = command(&[
         "call",
         &path(test_component("hostile")),
-        "fs_plain",
+        tool,
         "op=overwrite",
         "path=/data/old.txt",
         "content=after",
@@ -419,16 +427,51 @@ fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
     .output()
     .expect("run airlock");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let log = stderr(&out);
-    assert!(
-        log.contains("create-only: refused to open for writing \"old.txt\""),
-        "{log}"
-    );
-    assert!(log.contains("destructive = \"allow\""), "{log}");
     assert_eq!(
         std::fs::read_to_string(data.join("old.txt")).expect("read"),
         "before"
     );
+    let audit = std::fs::read_to_string(dir.path().join("audit.jsonl")).expect("audit log");
+    let entry = serde_json::from_str(audit.lines().next().expect("one entry")).expect("JSON");
+    (stderr(&out), entry)
+}
+
+#[test]
+fn a_read_only_refusal_is_logged_with_its_reason_and_counted_in_the_audit_entry() {
+    // Read-only by the policy (no mode: the default).
+    let (log, entry) = overwrite_in("fs_plain", "");
+    assert!(
+        log.contains(
+            "read-only: refused to create or open for writing \"/data/old.txt\": the policy \
+             mounts /data read-only (mode = \"read-only\", the default); mode = \"read-write\" \
+             in its folders entry would allow changes"
+        ),
+        "{log}"
+    );
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
+    assert_eq!(entry["outcome"], "tool-error", "{entry}");
+
+    // Read-write in the policy, read-only by the tool's own hint.
+    let (log, entry) = overwrite_in("fs_read_only", ", mode = \"read-write\"");
+    assert!(
+        log.contains(
+            "read-only: refused to create or open for writing \"/data/old.txt\": the tool \
+             declares read-only, so every folder is read-only for it whatever the policy's mode"
+        ),
+        "{log}"
+    );
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
+}
+
+#[test]
+fn a_create_only_refusal_is_logged_with_its_rule_and_what_would_allow_it() {
+    let (log, entry) = overwrite_in("fs_plain", ", mode = \"read-write\"");
+    assert!(
+        log.contains("create-only: refused to open for writing \"/data/old.txt\""),
+        "{log}"
+    );
+    assert!(log.contains("destructive = \"allow\""), "{log}");
+    assert_eq!(entry["folder_refusals"], 1, "{entry}");
 }
 
 #[test]
@@ -441,16 +484,134 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
         "serve",
         "--stdio",
         "--policy",
-        &path(policy),
+        &path(policy.clone()),
         &path(component("catalog")),
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("warning: the policy's [components.catlog] matches no loaded component"),
+        err.contains(&format!(
+            "warning: {}:1:13: [components.catlog] matches no component (those at hand: \
+             catalog; a section is named after the component's file stem), so its grants \
+             apply to nothing",
+            policy.display()
+        )),
         "{err}"
     );
     assert!(!err.contains("[components.catalog]"), "{err}");
+}
+
+#[test]
+fn check_reports_every_error_one_a_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("airlock.toml");
+    std::fs::write(
+        &bad,
+        "[defaults]\ncolour = \"blue\"\nnetwork = [\"bad host\"]\n\
+         [components.c.limits]\ntime = \"0s\"\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(bad.clone())]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    let at = |line: usize| format!("error: {}:{line}:", bad.display());
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(
+        lines[0].starts_with(&at(2)) && lines[0].contains("colour"),
+        "{err}"
+    );
+    assert!(
+        lines[1].starts_with(&at(3)) && lines[1].contains("bad host"),
+        "{err}"
+    );
+    assert!(
+        lines[2].starts_with(&at(5)) && lines[2].contains("time"),
+        "{err}"
+    );
+    assert_eq!(lines[3], format!("{}: 3 errors", bad.display()));
+}
+
+#[test]
+fn check_with_the_components_catches_sections_that_match_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    // Two typos: the component is `catalog`, its tool `restock`.
+    std::fs::write(
+        &policy,
+        "[components.catlog]\ndestructive = \"allow\"\n\n\
+         [components.catalog.tools.restok]\ndestructive = \"allow\"\n",
+    )
+    .expect("policy");
+    let catalog = path(component("catalog"));
+
+    // Without components, only the file is checked, and check says so.
+    let out = airlock(&["check", &path(policy.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{0}: ok (2 component sections; name the components to check the sections against \
+             them: airlock check {0} tools/)\n",
+            policy.display()
+        )
+    );
+
+    let out = airlock(&["check", &path(policy.clone()), &catalog]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{}:4:27: [components.catalog.tools.restok] names no tool of catalog (it declares \
+             lookup_price, restock); correct the name or remove the section",
+            policy.display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "error: {}:1:13: [components.catlog] matches no component",
+            policy.display()
+        )),
+        "{err}"
+    );
+    assert!(err.contains(": 2 errors"), "{err}");
+
+    // `serve` refuses the component whose policy names a tool it lacks.
+    let out = airlock(&[
+        "serve",
+        "--stdio",
+        "--policy",
+        &path(policy.clone()),
+        &catalog,
+    ]);
+    assert_eq!(out.status.code(), Some(5));
+    assert!(
+        stderr(&out).contains(&format!(
+            "refused {catalog}: the policy configures tools it does not declare"
+        )),
+        "{}",
+        stderr(&out)
+    );
+
+    // Fixed, and the component named by `source`: no path needed.
+    std::fs::write(
+        &policy,
+        format!(
+            "[components.catalog]\nsource = {catalog:?}\n\
+             [components.catalog.tools.restock]\ndestructive = \"allow\"\n"
+        ),
+    )
+    .expect("policy");
+    let out = airlock(&["check", &path(policy.clone())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{}: ok (1 component section; 1 component with 2 tools checked against it)\n",
+            policy.display()
+        )
+    );
 }
 
 #[test]

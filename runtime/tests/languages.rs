@@ -220,6 +220,64 @@ fn run_in(dir: &Path, line: &str) {
     assert!(status.success(), "{line} failed with {status}");
 }
 
+/// A tool that imports a PyPI package (pinned in the project's
+/// `requirements.txt`) lazily, inside the function, and looks up a codec by
+/// name: both only work if the build put them into the component. And one
+/// that imports a module nothing imported at build time.
+const PYTHON_DEPENDENCY: (&str, &str) = (
+    "tabulate==0.9.0\n",
+    r#"
+
+@tool(read_only=True, idempotent=True)
+def table(rows: Annotated[list[str], "Rows of comma-separated cells"]) -> str:
+    """Formats rows as a text table."""
+    from tabulate import tabulate
+
+    escaped = rows[0].encode("unicode_escape").decode("ascii")
+    return tabulate([r.split(",") for r in rows[1:]], headers=escaped.split(","))
+
+
+@tool(read_only=True, idempotent=True)
+def late_import() -> str:
+    """Imports a module that is not in the component."""
+    import xml.dom.minidom
+
+    return xml.dom.minidom.__name__
+
+
+Tools = toolbox(order_total, table, late_import)
+"#,
+);
+
+/// Adds a PyPI dependency and two tools to a generated Python project.
+fn add_python_dependency(project: &Path) {
+    let (requirement, tools) = PYTHON_DEPENDENCY;
+    let requirements = project.join("requirements.txt");
+    let mut text = std::fs::read_to_string(&requirements).expect("requirements.txt");
+    text.push_str(requirement);
+    std::fs::write(&requirements, text).expect("requirements.txt");
+    let app = project.join("app.py");
+    let text = std::fs::read_to_string(&app).expect("app.py");
+    let text = text.replace("Tools = toolbox(order_total)\n", "");
+    std::fs::write(&app, text + tools).expect("app.py");
+}
+
+/// `airlock call WASM TOOL ARGS…`: its exit code, stdout and stderr.
+fn call_tool(wasm: &Path, tool: &str, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = airlock()
+        .arg("call")
+        .arg(wasm)
+        .arg(tool)
+        .args(args)
+        .output()
+        .expect("airlock call");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 fn new_project(lang: &str) {
     let dir = tempfile::tempdir().expect("temp dir");
     let name = format!("my-{lang}-tool");
@@ -251,6 +309,9 @@ fn new_project(lang: &str) {
         readme.contains("airlock serve"),
         "the README tells how to serve"
     );
+    if lang == "python" {
+        add_python_dependency(&project);
+    }
     for line in build_commands(&readme) {
         run_in(&project, &line);
     }
@@ -310,6 +371,23 @@ fn new_project(lang: &str) {
         .expect("airlock call");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("quantity must be 1 to 1000, not 0"));
+
+    if lang == "python" {
+        let (code, stdout, stderr) = call_tool(&wasm, "table", &["rows:=[\"né,qty\",\"tea,3\"]"]);
+        assert_eq!(code, Some(0), "{stderr}");
+        let result: Value = serde_json::from_str(&stdout).expect("call prints JSON");
+        assert_eq!(
+            result["structuredContent"]["result"],
+            "n\\xe9      qty\n-------  -----\ntea          3"
+        );
+        let (code, _, stderr) = call_tool(&wasm, "late_import", &[]);
+        assert_eq!(code, Some(1), "{stderr}");
+        assert!(
+            stderr.contains("No module named 'xml' in this component")
+                && stderr.contains("Import it at the top of app.py"),
+            "{stderr}"
+        );
+    }
 }
 
 #[test]
@@ -319,8 +397,8 @@ fn new_project_rust_builds_and_passes_inspect() {
 }
 
 #[test]
-#[ignore = "heavy: installs componentize-py into the generated project (cargo xtask test runs it)"]
-fn new_project_python_builds_and_passes_inspect() {
+#[ignore = "heavy: installs componentize-py and a PyPI package into the generated project (cargo xtask test runs it)"]
+fn new_project_python_with_a_pypi_dependency_builds_and_passes_inspect() {
     new_project("python");
 }
 

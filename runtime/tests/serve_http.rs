@@ -665,16 +665,28 @@ fn sigterm_stops_cleanly() {
     assert_eq!(status.code(), Some(0));
 }
 
-#[test]
-fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
+/// A server with `--grace SECONDS` and a 60 s call (id `long`) running
+/// on it for half a second; the thread answers the call's reply.
+fn serve_a_sleeping_call(
+    grace: &str,
+) -> (
+    support::http::Served,
+    std::thread::JoinHandle<support::http::Reply>,
+) {
     let policy = "[components.hostile]\nlimits = { time = \"60s\" }\n";
-    let mut served = serve(policy, &[test_component("hostile")], &["--grace", "1"]);
+    let served = serve(policy, &[test_component("hostile")], &["--grace", grace]);
     let mcp = Mcp::connect(served.addr, json!({}), &[]);
     let sleeping = std::thread::spawn(move || {
         mcp.post(&json!({"jsonrpc":"2.0","id":"long","method":"tools/call",
             "params":{"name":"sleep","arguments":{"ms":60000}}}))
     });
     std::thread::sleep(Duration::from_millis(500));
+    (served, sleeping)
+}
+
+#[test]
+fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
+    let (mut served, sleeping) = serve_a_sleeping_call("1");
     support::terminate(served.child.id());
     let reply = sleeping.join().expect("thread");
     // One answer, a JSON-RPC error naming the shutdown (not a bare 202).
@@ -688,6 +700,23 @@ fn a_call_stopped_by_the_shutdown_still_gets_an_answer() {
     let message = answer["error"]["message"].as_str().unwrap_or("");
     assert!(message.contains("shutting down"), "{answer}");
     assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
+}
+
+#[test]
+fn a_second_ctrl_c_stops_running_calls_without_waiting_for_the_grace_period() {
+    let (mut served, sleeping) = serve_a_sleeping_call("60");
+    support::interrupt(served.child.id());
+    // The first Ctrl-C waits for the call (up to --grace 60).
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        served.child.try_wait().expect("wait").is_none(),
+        "exited at once"
+    );
+    support::interrupt(served.child.id());
+    // `wait_for_exit` allows 20 s, a third of the grace period.
+    assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
+    let reply = sleeping.join().expect("thread");
+    assert!(reply.body.contains("shutting down"), "{}", reply.body);
 }
 
 /// Opens the session's standing SSE stream (GET /mcp); its messages

@@ -57,6 +57,8 @@ import types as _pytypes
 import typing
 from typing import Any, Callable, Dict, List, Optional
 
+import airlock_bundle
+
 __all__ = [
     "tool",
     "toolbox",
@@ -581,7 +583,12 @@ def toolbox(*tools: Tool):
     Assign it to ``Tools`` in the app module: ``Tools = toolbox(a, b)``.
     Its ``describe``/``call`` also work natively (``ToolInfo``/``Output``
     instead of the WIT records) when ``wit_world`` cannot be imported.
+
+    While componentize-py builds the component, it also builds in what
+    calls import late: the app's ``requirements.txt``, whole, and the
+    codecs (see ``airlock_bundle``).
     """
+    airlock_bundle.prepare(sys._getframe(1).f_globals.get("__file__"))
     by_name: Dict[str, Tool] = {}
     for t in tools:
         if not isinstance(t, Tool):
@@ -596,9 +603,11 @@ def toolbox(*tools: Tool):
         registry = by_name
 
         def describe(self):
+            airlock_bundle.running()
             return [_to_wit_tool(t.info) for t in by_name.values()]
 
         def call(self, name: str, arguments: str):
+            airlock_bundle.running()
             from componentize_py_types import Err
 
             wt = _wit_types()

@@ -66,6 +66,17 @@ fn root() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// `cargo` in `workspace`, building into its own `target/` whatever a
+/// `CARGO_TARGET_DIR` or `build.target-dir` says elsewhere: the binary,
+/// the components and the tests are looked for there
+/// (`target/debug/airlock`, `target/components`, …).
+fn cargo(workspace: &Path) -> Command {
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(workspace)
+        .env("CARGO_TARGET_DIR", workspace.join("target"));
+    cmd
+}
+
 fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("+ {cmd:?}");
     let status = cmd
@@ -99,7 +110,7 @@ fn ensure_target() -> Result<()> {
 }
 
 fn build(root: &Path) -> Result<()> {
-    run(Command::new("cargo").args(["build", "-p", "airlock"]))?;
+    run(cargo(root).args(["build", "-p", "airlock"]))?;
     build_guests(root)
 }
 
@@ -111,12 +122,7 @@ fn build_guests(root: &Path) -> Result<()> {
         if !dir.join("Cargo.toml").is_file() {
             continue;
         }
-        run(Command::new("cargo").current_dir(&dir).args([
-            "build",
-            "--release",
-            "--target",
-            TARGET,
-        ]))?;
+        run(cargo(&dir).args(["build", "--release", "--target", TARGET]))?;
         collect(
             &dir.join("target").join(TARGET).join("release"),
             &root.join(out),
@@ -145,7 +151,7 @@ fn collect(from: &Path, to: &Path) -> Result<()> {
 /// into the workspace's target directory (so it shares the built
 /// dependencies) and runs it; `cargo +nightly fuzz run` is the libFuzzer way.
 fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
-    run(Command::new("cargo")
+    run(cargo(root)
         .arg("run")
         .arg("--manifest-path")
         .arg(root.join("fuzz/Cargo.toml"))
@@ -160,24 +166,12 @@ fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
 fn bench(root: &Path, extra: &[String]) -> Result<()> {
     ensure_target()?;
     let guests = root.join("tests/components");
-    run(Command::new("cargo").current_dir(&guests).args([
-        "build",
-        "--release",
-        "--target",
-        TARGET,
-    ]))?;
+    run(cargo(&guests).args(["build", "--release", "--target", TARGET]))?;
     collect(
         &guests.join("target").join(TARGET).join("release"),
         &root.join("target/test-components"),
     )?;
-    run(Command::new("cargo").args([
-        "build",
-        "--release",
-        "-p",
-        "airlock",
-        "-p",
-        "airlock-bench",
-    ]))?;
+    run(cargo(root).args(["build", "--release", "-p", "airlock", "-p", "airlock-bench"]))?;
     run(Command::new(root.join("target/release/airlock-bench")).args(extra))
 }
 
@@ -306,16 +300,16 @@ fn test(root: &Path) -> Result<()> {
     step("registry test parts", parts.is_ok(), &mut tally);
     if built {
         let ok = run_counted(
-            Command::new("cargo").args(["test", "--workspace", "--no-fail-fast"]),
+            cargo(root).args(["test", "--workspace", "--no-fail-fast"]),
             &mut tally,
         )?;
         if !ok && tally.failed == 0 {
             step("cargo test", false, &mut tally);
         }
     }
-    let fmt = run(Command::new("cargo").args(["fmt", "--all", "--check"])).is_ok();
+    let fmt = run(cargo(root).args(["fmt", "--all", "--check"])).is_ok();
     step("cargo fmt --check", fmt, &mut tally);
-    let clippy = run(Command::new("cargo").args([
+    let clippy = run(cargo(root).args([
         "clippy",
         "--workspace",
         "--all-targets",
@@ -332,12 +326,9 @@ fn test(root: &Path) -> Result<()> {
         }
         // Not `--all`: that would follow the SDK's path dependency into the
         // main workspace, which is checked above.
-        let fmt = run(Command::new("cargo")
-            .current_dir(&dir)
-            .args(["fmt", "--check"]))
-        .is_ok();
+        let fmt = run(cargo(&dir).args(["fmt", "--check"])).is_ok();
         step(&format!("cargo fmt --check ({workspace})"), fmt, &mut tally);
-        let clippy = run(Command::new("cargo").current_dir(&dir).args([
+        let clippy = run(cargo(&dir).args([
             "clippy",
             "--release",
             "--target",
@@ -352,9 +343,7 @@ fn test(root: &Path) -> Result<()> {
     // The first-party tools' own unit tests run natively.
     let failed_before = tally.failed;
     let ok = run_counted(
-        Command::new("cargo")
-            .current_dir(root.join("components"))
-            .args(["test", "--no-fail-fast"]),
+        cargo(&root.join("components")).args(["test", "--no-fail-fast"]),
         &mut tally,
     )?;
     if !ok && tally.failed == failed_before {
@@ -614,7 +603,7 @@ fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     }
     let failed_before = tally.failed;
     let ok = run_counted(
-        Command::new("cargo")
+        cargo(root)
             .args(["test", "-p", "airlock", "--test", "languages"])
             .args(["--", "--ignored"]),
         tally,

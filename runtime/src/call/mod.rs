@@ -90,6 +90,7 @@ pub fn prepare(
                     bytes_in,
                     bytes_out: 0,
                     credentials_used: &[],
+                    folder_refusals: None,
                 });
             }
             return Err(err);
@@ -256,7 +257,7 @@ impl PreparedCall {
     /// such, and its error handed back.
     fn refused(mut self, err: CallError) -> Result<Output, CallError> {
         let result = Err(err);
-        self.record(&result, &[]);
+        self.record(&result, None);
         result
     }
 
@@ -265,13 +266,14 @@ impl PreparedCall {
         observer: Arc<dyn CallObserver>,
     ) -> (Result<Output, CallError>, Teardown) {
         let (result, teardown) = self.run_guest(observer);
-        self.record(&result, &teardown.credentials_used());
+        self.record(&result, Some(&teardown));
         (result, teardown)
     }
 
-    /// Writes the call's audit entry (once), with the credentials its
-    /// requests carried.
-    fn record(&mut self, result: &Result<Output, CallError>, credentials_used: &[String]) {
+    /// Writes the call's audit entry (once), with what its `teardown` (none
+    /// for a call that never ran) knows: the credentials its requests
+    /// carried, the folder operations refused.
+    fn record(&mut self, result: &Result<Output, CallError>, teardown: Option<&Teardown>) {
         if let Some(audit) = self.audit.take() {
             let bytes_out = match result {
                 Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
@@ -291,7 +293,8 @@ impl PreparedCall {
                 duration: audit.started.elapsed(),
                 bytes_in: audit.bytes_in,
                 bytes_out,
-                credentials_used,
+                credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
+                folder_refusals: teardown.and_then(Teardown::folder_refusals),
             });
         }
     }

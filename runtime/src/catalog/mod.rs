@@ -66,6 +66,17 @@ pub enum LoadError {
     },
     #[error("{path}: declares no tools")]
     Empty { path: PathBuf },
+    /// The policy has tool sections for tools the component does not
+    /// declare. Refused rather than served: such a section may narrow a
+    /// tool's grant, and a misspelt narrowing must not widen it silently.
+    #[error(
+        "{path}: the policy configures tools it does not declare: {}",
+        sections.errors().iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    UnmatchedTools {
+        path: PathBuf,
+        sections: crate::policy::PolicyError,
+    },
     #[error("tool {tool:?} is declared by both {first} and {second}")]
     Clash {
         tool: String,

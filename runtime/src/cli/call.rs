@@ -89,6 +89,11 @@ pub fn run(args: Args) -> Exit {
         }
         Err(err) => {
             eprintln!("error: {err}");
+            if let CallError::UnknownTool(_) = err {
+                let catalog = runtime.catalog();
+                let tools: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
+                eprintln!("{} declares: {}", args.file.display(), tools.join(", "));
+            }
             exit_for(&err)
         }
     }

@@ -1,29 +1,47 @@
-//! `airlock check`: validates a policy file without serving anything.
+//! `airlock check`: validates a policy file without serving anything, and,
+//! with the components at hand, that its sections match them.
 //!
 //! Everything the policy file alone can say is checked when it is parsed
-//! (`Policy::load`). With credentials to inject, the components the policy
-//! names by `source` are loaded too, to find credentials that no call would
-//! ever send: those given to tools that are not open-world (`serve` warns
-//! about the same with [`unused_credentials`]). For each source named by
-//! reference, it says whether the lock and the store have it (so a start
-//! will not need the network).
+//! (`Policy::load`), every error reported. With components (the PATHs, or
+//! the sources the policy names) they are loaded too, to find sections that
+//! match no component or no tool, and credentials that no call would ever
+//! send: those given to tools that are not open-world (`serve` warns about
+//! the same with [`unused_credentials`]). Sources named by reference load
+//! from the lock and the store, as a start would; for each, it says whether
+//! they have it (so a start will not need the network).
 
 use std::path::PathBuf;
 
 use super::{Exit, FetchOptions};
 use crate::Runtime;
 use crate::policy::Policy;
-use crate::sandbox::{Sandbox, SandboxConfig};
 use crate::source::Source;
 
 /// Check a policy file: syntax, unknown keys, paths, patterns, pins,
-/// references and keys; and whether referenced sources are locked and stored.
+/// references and keys; whether referenced sources are locked and stored;
+/// with components (PATHs, or the sources the policy names), also that each
+/// component and tool section names one of them.
 #[derive(clap::Args)]
-#[command(after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml")]
+#[command(
+    after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml\n  \
+                        airlock check airlock.toml tools/\n\n\
+                        Every error is reported, one a line. With components at hand, a \
+                        [components.NAME] section that matches none of them and a \
+                        [components.NAME.tools.TOOL] section for a tool the component does not \
+                        declare are errors (`serve` warns about the first and refuses the \
+                        component for the second)."
+)]
 pub struct Args {
     /// The policy file.
     #[arg(default_value = "airlock.toml", value_name = "FILE")]
     file: PathBuf,
+    /// Component files or folders to check the policy against (besides the
+    /// sources the policy names).
+    #[arg(value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Do not use the on-disk compile cache.
+    #[arg(long)]
+    no_cache: bool,
     #[command(flatten)]
     fetch: FetchOptions,
 }
@@ -31,12 +49,13 @@ pub struct Args {
 pub fn run(args: Args) -> Exit {
     let policy = match Policy::load(&args.file) {
         Ok(policy) => policy,
-        Err(err) => {
-            eprintln!("error: {err}");
-            return Exit::LoadFailed;
-        }
+        Err(err) => return refuse(&args, err.errors()),
     };
-    let components = policy.components().count();
+    let sections = policy.components().count();
+    let sections = format!(
+        "{sections} component section{}",
+        if sections == 1 { "" } else { "s" }
+    );
     let resolver = args.fetch.resolver(Some(&args.file));
     let states: Vec<String> = policy
         .components()
@@ -49,51 +68,70 @@ pub fn run(args: Args) -> Exit {
             format!("  [components.{}] {source}: {state}", component.name)
         })
         .collect();
-    if policy.has_credentials() && policy.components().any(|c| c.source.is_some()) {
-        match credentials_of_sources(&args, policy) {
-            Ok(()) => {}
-            Err(exit) => return exit,
-        }
+    let has_sources = policy.components().any(|c| c.source.is_some());
+    if args.paths.is_empty() && !has_sources {
+        // A misspelt section name is only found against the components.
+        let hint = if policy.components().next().is_some() {
+            format!(
+                "; name the components to check the sections against them: airlock check {} tools/",
+                args.file.display()
+            )
+        } else {
+            String::new()
+        };
+        println!("{}: ok ({sections}{hint})", args.file.display());
+        print_states(&states);
+        return Exit::Ok;
     }
-    println!(
-        "{}: ok ({components} component section{})",
-        args.file.display(),
-        if components == 1 { "" } else { "s" }
+    // Only the components' tools are needed: no audit log is opened.
+    let runtime = match runtime(policy.clone().without_audit(), args.no_cache) {
+        Ok(runtime) => runtime.with_resolver(resolver),
+        Err(exit) => return exit,
+    };
+    let report = runtime.load(&args.paths);
+    let mut errors: Vec<String> = report.refused.iter().map(ToString::to_string).collect();
+    let stems = super::component_names(&runtime.files(&args.paths));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    errors.extend(
+        policy
+            .unmatched_components(&names)
+            .iter()
+            .map(ToString::to_string),
     );
-    for state in states {
-        println!("{state}");
+    errors.extend(
+        unused_credentials(&runtime)
+            .into_iter()
+            .map(|line| format!("{}: {line}", args.file.display())),
+    );
+    if !errors.is_empty() {
+        return refuse(&args, &errors);
     }
+    let tools = runtime.catalog().tools().count();
+    println!(
+        "{}: ok ({sections}; {} component{} with {tools} tool{} checked against it)",
+        args.file.display(),
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        if tools == 1 { "" } else { "s" },
+    );
+    print_states(&states);
     Exit::Ok
 }
 
-/// Loads the components the policy names by `source` and refuses
-/// credentials none of their tools could send.
-fn credentials_of_sources(args: &Args, policy: Policy) -> Result<(), Exit> {
-    let sandbox = Sandbox::new(&SandboxConfig::default().instances(4)).map_err(|err| {
-        eprintln!("error: cannot start the sandbox: {err:#}");
-        Exit::LoadFailed
-    })?;
-    // Sources named by reference load from the lock and the store, as a
-    // start would.
-    let runtime = Runtime::try_new(sandbox, policy)
-        .map(|runtime| runtime.with_resolver(args.fetch.resolver(Some(&args.file))))
-        .map_err(|err| {
-            eprintln!("error: {err}");
-            Exit::LoadFailed
-        })?;
-    let report = runtime.load(&[]);
-    for err in &report.refused {
-        eprintln!("error: {}: {err}", args.file.display());
+/// Prints each error and how many there were.
+fn refuse(args: &Args, errors: &[impl ToString]) -> Exit {
+    for err in errors {
+        eprintln!("error: {}", err.to_string());
     }
-    let unused = unused_credentials(&runtime);
-    for line in &unused {
-        eprintln!("error: {}: {line}", args.file.display());
+    if errors.len() > 1 {
+        eprintln!("{}: {} errors", args.file.display(), errors.len());
     }
-    if report.refused.is_empty() && unused.is_empty() {
-        Ok(())
-    } else {
-        Err(Exit::LoadFailed)
-    }
+    Exit::LoadFailed
+}
+
+fn runtime(policy: Policy, no_cache: bool) -> Result<Runtime, Exit> {
+    let sandbox = super::sandbox_for(&policy, no_cache, 64)?;
+    Ok(Runtime::new(sandbox, policy))
 }
 
 /// Credentials of a loaded component that none of its tools can send,
@@ -131,6 +169,13 @@ pub(super) fn unused_credentials(runtime: &Runtime) -> Vec<String> {
         ));
     }
     unused
+}
+
+/// Prints where each referenced source stands (lock, store).
+fn print_states(states: &[String]) {
+    for state in states {
+        println!("{state}");
+    }
 }
 
 /// Whether a start can load `source` without the network.

@@ -164,13 +164,39 @@ fn init_logging() {
         .try_init();
 }
 
+/// The component names (file stems, as policy sections name them) of
+/// component files.
+fn component_names(files: &[PathBuf]) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|f| f.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The sandbox for `policy`, its pool sized for `instances` calls at once.
+fn sandbox_for(policy: &Policy, no_cache: bool, instances: u32) -> Result<Sandbox, Exit> {
+    let mut config = SandboxConfig::default()
+        .instances(instances)
+        .fuel(policy.uses_fuel());
+    if no_cache {
+        config = config.cache(None::<CompileCache>);
+    }
+    Sandbox::new(&config).map_err(|err| {
+        eprintln!("error: cannot start the sandbox: {err:#}");
+        Exit::LoadFailed
+    })
+}
+
 impl LoadOptions {
     /// Loads the policy (or the default: nothing granted).
     fn policy(&self) -> Result<Policy, Exit> {
         match &self.policy {
             None => Ok(Policy::default()),
             Some(path) => Policy::load(path).map_err(|err| {
-                eprintln!("error: {err}");
+                for err in err.errors() {
+                    eprintln!("error: {err}");
+                }
                 Exit::LoadFailed
             }),
         }
@@ -180,16 +206,7 @@ impl LoadOptions {
     /// the sandbox's pool (calls that may run at once).
     fn empty_runtime(&self, instances: u32) -> Result<Runtime, Exit> {
         let policy = self.policy()?;
-        let mut config = SandboxConfig::default()
-            .instances(instances)
-            .fuel(policy.uses_fuel());
-        if self.no_cache {
-            config = config.cache(None::<CompileCache>);
-        }
-        let sandbox = Sandbox::new(&config).map_err(|err| {
-            eprintln!("error: cannot start the sandbox: {err:#}");
-            Exit::LoadFailed
-        })?;
+        let sandbox = sandbox_for(&policy, self.no_cache, instances)?;
         let resolver = self.fetch.resolver(self.policy.as_deref());
         Runtime::try_new(sandbox, policy)
             .map(|runtime| runtime.with_resolver(resolver))

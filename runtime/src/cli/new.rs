@@ -4,7 +4,7 @@
 //! Every project has one example tool with a description and one parameter
 //! of each common kind, and a README that says how to build it, test it with
 //! `airlock call` and serve it. Python and JavaScript projects get copies of
-//! the contract (`wit/tool.wit`) and of their helper module, so they build on
+//! the contract (`wit/tool.wit`) and of their helper modules, so they build on
 //! their own; a Rust project depends on this checkout's `guest-sdk/sdk` by
 //! absolute path (the SDK is not published on crates.io).
 
@@ -41,6 +41,11 @@ const PYTHON: &[File] = &[
         "airlock_tool.py",
         include_str!("../../../sdk/python/airlock_tool.py"),
     ),
+    (
+        "airlock_bundle.py",
+        include_str!("../../../sdk/python/airlock_bundle.py"),
+    ),
+    ("build.py", include_str!("../../templates/python/build.py")),
     (
         "requirements.txt",
         include_str!("../../templates/python/requirements.txt"),
@@ -278,6 +283,22 @@ mod tests {
                 rest = &after[end..];
             }
         }
+    }
+
+    /// The Python template's build installs the componentize-py that
+    /// airlock's own examples build with (`sdk/python/requirements.txt`).
+    #[test]
+    fn python_build_pins_the_toolchain_of_the_examples() {
+        let sdk = include_str!("../../../sdk/python/requirements.txt");
+        let pin = sdk
+            .lines()
+            .find(|l| l.starts_with("componentize-py=="))
+            .expect("sdk/python/requirements.txt pins componentize-py");
+        let build = include_str!("../../templates/python/build.py");
+        assert!(
+            build.contains(&format!("COMPONENTIZE_PY = \"{pin}\"")),
+            "runtime/templates/python/build.py must pin {pin}"
+        );
     }
 
     #[test]

@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Exit {
         tokio.spawn(watch(watcher, runtime.clone(), server.clone()));
     }
     let result = tokio.block_on(async {
-        let shutdown = shutdown_signal();
+        let shutdown = shutdown_signal(runtime.clone(), grace);
         let served = if args.stdio {
             eprintln!("airlock: serving MCP on stdio");
             transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown, grace).await
@@ -163,18 +163,15 @@ pub fn run(args: Args) -> Exit {
     }
 }
 
-/// Warns about policy sections that name no loaded component (a typo
-/// there leaves the intended component with no grant, silently).
-fn warn_unmatched_sections(runtime: &Runtime) {
-    let catalog = runtime.catalog();
-    for section in runtime.policy().components() {
-        if !catalog.components().iter().any(|c| c.name == section.name) {
-            eprintln!(
-                "warning: the policy's [components.{}] matches no loaded component (a section \
-                 is named after the component's file stem); its grants apply to nothing",
-                section.name
-            );
-        }
+/// Warns about policy sections that name no component found in `paths`
+/// or the policy's sources (a typo there leaves the intended component with
+/// no grant, silently). Tool sections that name no tool refuse their
+/// component when it loads.
+fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
+    let stems = super::component_names(&runtime.files(paths));
+    let names: Vec<&str> = stems.iter().map(String::as_str).collect();
+    for warning in runtime.policy().unmatched_components(&names) {
+        eprintln!("warning: {warning}");
     }
 }
 
@@ -195,7 +192,7 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
     for err in &report.refused {
         eprintln!("refused {err}");
     }
-    warn_unmatched_sections(&runtime);
+    warn_unmatched_sections(&runtime, &args.paths);
     for line in super::check::unused_credentials(&runtime) {
         eprintln!("warning: {line}");
     }
@@ -256,38 +253,76 @@ async fn watch(mut watcher: Watcher, runtime: Arc<Runtime>, server: Arc<Server>)
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
-fn shutdown_signal() -> impl std::future::Future<Output = ()> {
-    // Registered now, not when first polled: a SIGTERM that arrives right
-    // after "listening" is printed must stop the server, not kill it.
-    #[cfg(unix)]
-    let signals = {
-        use tokio::signal::unix::{SignalKind, signal};
-        (
-            signal(SignalKind::terminate()),
-            signal(SignalKind::interrupt()),
-        )
-    };
+/// Resolves on SIGINT or SIGTERM, saying what shutting down waits for; a
+/// second signal then stops the running calls at once instead of after
+/// the grace period.
+fn shutdown_signal(
+    runtime: Arc<Runtime>,
+    grace: Duration,
+) -> impl std::future::Future<Output = ()> {
+    let mut signals = Signals::new();
     async move {
+        signals.next().await;
+        let running = runtime.running().count();
+        if running == 0 {
+            eprintln!("airlock: shutting down");
+            return;
+        }
+        eprintln!(
+            "airlock: shutting down; {running} running call(s) get {}s to finish (--grace), \
+             then are stopped; Ctrl-C again stops them now",
+            grace.as_secs()
+        );
+        tokio::spawn(async move {
+            signals.next().await;
+            eprintln!("airlock: stopping the running calls now");
+            runtime.running().shut_down_all();
+        });
+    }
+}
+
+/// SIGINT and SIGTERM, registered when made, not when first awaited: a
+/// SIGTERM that arrives right after "listening" is printed must stop the
+/// server, not kill it.
+struct Signals {
+    #[cfg(unix)]
+    watched: Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>,
+}
+
+impl Signals {
+    fn new() -> Self {
         #[cfg(unix)]
-        match signals {
-            (Ok(mut term), Ok(mut int)) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = int.recv() => {}
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            match (
+                signal(SignalKind::terminate()),
+                signal(SignalKind::interrupt()),
+            ) {
+                (Ok(term), Ok(int)) => Signals {
+                    watched: Some((term, int)),
+                },
+                (term, int) => {
+                    if let Some(err) = term.err().or(int.err()) {
+                        tracing::warn!("cannot watch SIGTERM/SIGINT: {err}");
+                    }
+                    Signals { watched: None }
                 }
-            }
-            (term, int) => {
-                if let Some(err) = term.err().or(int.err()) {
-                    tracing::warn!("cannot watch SIGTERM/SIGINT: {err}");
-                }
-                let _ = tokio::signal::ctrl_c().await;
             }
         }
         #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
+        Signals {}
+    }
+
+    /// The next SIGINT or SIGTERM (Ctrl-C where they cannot be watched).
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        if let Some((term, int)) = &mut self.watched {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
         }
-        eprintln!("airlock: shutting down");
+        let _ = tokio::signal::ctrl_c().await;
     }
 }

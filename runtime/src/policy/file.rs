@@ -125,6 +125,37 @@ pub enum PolicyError {
         column: usize,
         message: String,
     },
+    /// Every error of a file that has more than one, in file order; shown
+    /// one a line.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
+    Several(Vec<PolicyError>),
+}
+
+impl PolicyError {
+    /// One error as itself, more as [`PolicyError::Several`].
+    pub fn from_all(mut errors: Vec<PolicyError>) -> PolicyError {
+        if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            PolicyError::Several(errors)
+        }
+    }
+
+    /// Each single error (one, or each of [`PolicyError::Several`]).
+    pub fn errors(&self) -> &[PolicyError] {
+        match self {
+            PolicyError::Several(all) => all,
+            one => std::slice::from_ref(one),
+        }
+    }
+
+    /// Where in the file (line, column); reading errors come first.
+    pub(super) fn position(&self) -> (usize, usize) {
+        match self {
+            PolicyError::Invalid { line, column, .. } => (*line, *column),
+            _ => (0, 0),
+        }
+    }
 }
 
 /// How the policy mounts a folder (before the tool's hints narrow it).
@@ -276,6 +307,9 @@ pub struct ComponentPolicy {
     /// Hints the policy declares for tools that carry none (plain
     /// functions), by tool name.
     pub(super) hints: BTreeMap<String, Hints>,
+    /// Line and column of the section's name, and of each tool section's.
+    pub(super) position: (usize, usize),
+    pub(super) tool_positions: BTreeMap<String, (usize, usize)>,
 }
 
 /// An HTTP bearer token the server accepts.
@@ -321,6 +355,8 @@ impl fmt::Debug for Token {
 /// network, no environment, destructive calls denied, default limits.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
+    /// The file it was read from, for messages (`<policy>` for text).
+    pub(super) file: String,
     pub(super) audit: Option<PathBuf>,
     pub(super) defaults: Section,
     /// `verify` of `[defaults]`.
@@ -346,13 +382,7 @@ impl Policy {
         } else {
             base
         };
-        Parser {
-            text: &text,
-            file: &file,
-            base,
-            env: &|name| std::env::var(name),
-        }
-        .policy()
+        Parser::new(&text, &file, base, &|name| std::env::var(name)).policy()
     }
 
     /// Checks policy text; relative paths are resolved against `base_dir`.
@@ -368,13 +398,7 @@ impl Policy {
         base_dir: &Path,
         env: impl Fn(&str) -> Result<String, VarError>,
     ) -> Result<Policy, PolicyError> {
-        Parser {
-            text,
-            file: "<policy>",
-            base: base_dir,
-            env: &env,
-        }
-        .policy()
+        Parser::new(text, "<policy>", base_dir, &env).policy()
     }
 
     /// The merged settings of one tool: defaults ← component ← tool. An
@@ -417,19 +441,73 @@ impl Policy {
         self.components.values()
     }
 
-    /// The tool names with a section of their own under `component`, so the
-    /// loader can refuse one that names no real tool.
     /// The hints the policy declares for `tool` of `component`, if any
     /// (`hints` in its tool section).
     pub fn declared_hints(&self, component: &str, tool: &str) -> Option<Hints> {
         self.components.get(component)?.hints.get(tool).copied()
     }
 
-    pub fn tool_sections(&self, component: &str) -> impl Iterator<Item = &str> {
+    /// The `[components.NAME]` sections that name none of `components`
+    /// (the names, file stems, of the components at hand), each as an error
+    /// that points at the section.
+    pub fn unmatched_components(&self, components: &[&str]) -> Vec<PolicyError> {
+        let known = if components.is_empty() {
+            "there are none".to_string()
+        } else {
+            format!("those at hand: {}", components.join(", "))
+        };
         self.components
-            .get(component)
-            .into_iter()
-            .flat_map(|c| c.tools.keys().map(String::as_str))
+            .values()
+            .filter(|c| !components.contains(&c.name.as_str()))
+            .map(|c| {
+                self.at(
+                    c.position,
+                    format!(
+                        "[components.{}] matches no component ({known}; a section is named \
+                         after the component's file stem), so its grants apply to nothing",
+                        c.name
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    /// The `[components.COMPONENT.tools.TOOL]` sections whose TOOL is none
+    /// of `tools` (the tools the component declares), each as an error that
+    /// points at the section.
+    pub fn unmatched_tools(&self, component: &str, tools: &[&str]) -> Vec<PolicyError> {
+        let Some(c) = self.components.get(component) else {
+            return Vec::new();
+        };
+        c.tool_positions
+            .iter()
+            .filter(|(tool, _)| !tools.contains(&tool.as_str()))
+            .map(|(tool, position)| {
+                self.at(
+                    *position,
+                    format!(
+                        "[components.{component}.tools.{tool}] names no tool of {component} \
+                         (it declares {}); correct the name or remove the section",
+                        tools.join(", ")
+                    ),
+                )
+            })
+            .collect()
+    }
+
+    fn at(&self, (line, column): (usize, usize), message: String) -> PolicyError {
+        PolicyError::Invalid {
+            file: self.file.clone(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// The same policy without its audit log (`airlock check` writes nothing).
+    pub fn without_audit(mut self) -> Policy {
+        self.audit = None;
+        self
     }
 
     /// The audit log path, resolved against the policy file's folder.

@@ -114,9 +114,20 @@ fn the_documented_example_is_valid() {
         })
     );
     assert_eq!(policy.declared_hints("catalog", "restock"), None);
+    assert!(policy.unmatched_tools("catalog", &["restock"]).is_empty());
+    let unmatched = policy.unmatched_tools("catalog", &["lookup", "reorder"]);
+    assert_eq!(unmatched.len(), 1);
+    let line = documented_example(Path::new("/"))
+        .lines()
+        .position(|l| l == "[components.catalog.tools.restock]")
+        .expect("the example has a restock section")
+        + 1;
     assert_eq!(
-        policy.tool_sections("catalog").collect::<Vec<_>>(),
-        ["restock"]
+        unmatched[0].to_string(),
+        format!(
+            "<policy>:{line}:27: [components.catalog.tools.restock] names no tool of catalog \
+             (it declares lookup, reorder); correct the name or remove the section"
+        )
     );
     assert!(policy.uses_fuel());
 
@@ -193,7 +204,8 @@ fn default_policy_grants_nothing() {
         assert!(policy.audit_path().is_none());
         assert!(policy.tokens().is_empty());
         assert!(policy.component("catalog").is_none());
-        assert_eq!(policy.tool_sections("catalog").count(), 0);
+        assert!(policy.unmatched_tools("catalog", &[]).is_empty());
+        assert!(policy.unmatched_components(&[]).is_empty());
         assert!(!policy.uses_fuel());
     }
 }
@@ -652,6 +664,94 @@ fn sources_and_verify_keys_are_checked_where_written() {
         "per component",
     );
 }
+
+#[test]
+fn every_error_is_reported_in_file_order() {
+    let dir = base();
+    let text = "\
+auditt = \"a.jsonl\"
+[defaults]
+limits = { memory = \"lots\", cpu = 3, time = \"0s\" }
+network = [\"ok.example.com\", \"bad host\"]
+[components.c]
+sha = \"x\"
+folders = [{ host = \"missing\", guest = \"/m\" }, { host = \"data\", guest = \"rel\" }]
+env = { A = { from = \"UNSET\" }, B = \"fine\" }
+[components.c.tools.t]
+hints = [\"cautious\"]
+destructive = \"maybe\"
+[[tokens]]
+name = \"a\"
+sha256 = \"short\"
+";
+    let err = parse(text, dir.path()).expect_err("refused");
+    let lines: Vec<String> = err
+        .errors()
+        .iter()
+        .map(|e| {
+            let text = e.to_string();
+            text.split(':').nth(1).unwrap_or_default().to_string()
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "1", "3", "3", "3", "4", "6", "7", "7", "8", "10", "11", "14"
+        ],
+        "{err}"
+    );
+    let shown = err.to_string();
+    for what in [
+        "unknown field `auditt`",
+        "invalid size \"lots\"",
+        "unknown field `cpu`",
+        "limit time must be greater than 0",
+        "bad host",
+        "unknown field `sha`",
+        "host folder",
+        "must be absolute",
+        "UNSET",
+        "unknown hint \"cautious\"",
+        "unknown variant `maybe`",
+        "sha256 must be 64 hexadecimal digits",
+    ] {
+        assert!(shown.contains(what), "{what:?} missing in:\n{shown}");
+    }
+    assert_eq!(shown.lines().count(), 12, "one error a line:\n{shown}");
+}
+
+#[test]
+fn a_syntax_error_is_reported_alone() {
+    let err =
+        parse("[defaults]\ndestructive = \nauditt = 1\n", base().path()).expect_err("refused");
+    assert_eq!(err.errors().len(), 1, "{err}");
+    assert!(err.to_string().starts_with("<policy>:2:"), "{err}");
+}
+
+#[test]
+fn sections_that_match_nothing_point_at_their_line() {
+    let (policy, _dir) = ok("[components.csvsm]\n[components.fetch.tools.fetch]\n\
+                             [components.fetch.tools.fecth]\n");
+    let errors = policy.unmatched_components(&["csvsum", "fetch"]);
+    assert_eq!(errors.len(), 1);
+    assert_eq!(
+        errors[0].to_string(),
+        "<policy>:1:13: [components.csvsm] matches no component (those at hand: csvsum, \
+         fetch; a section is named after the component's file stem), so its grants apply \
+         to nothing"
+    );
+    let errors = policy.unmatched_tools("fetch", &["fetch"]);
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0]
+            .to_string()
+            .starts_with("<policy>:3:25: [components.fetch.tools.fecth] names no tool of fetch"),
+        "{}",
+        errors[0]
+    );
+    assert!(policy.unmatched_tools("csvsm", &[]).is_empty());
+}
+
 /// A CA certificate as PEM, made for the test.
 fn ca_pem() -> String {
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");

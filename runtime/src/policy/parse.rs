@@ -1,6 +1,8 @@
 //! Checking the policy file: from what `serde` read ([`super::raw`]) to a
 //! [`Policy`], each error pointing at the line and column of the value.
+//! Checks go on past an error, so the file's errors are reported together.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::env::VarError;
 use std::path::{Path, PathBuf};
@@ -9,24 +11,57 @@ use toml::Spanned;
 
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
 use super::grant::Consent;
-use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawPolicy, RawSection, RawVerify};
+use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
 use super::units::Size;
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
+
 /// Turns text into a [`Policy`], remembering where it came from for errors.
 pub(super) struct Parser<'a> {
-    pub(super) text: &'a str,
-    pub(super) file: &'a str,
-    pub(super) base: &'a Path,
-    pub(super) env: &'a dyn Fn(&str) -> Result<String, VarError>,
+    text: &'a str,
+    file: &'a str,
+    base: &'a Path,
+    env: &'a dyn Fn(&str) -> Result<String, VarError>,
+    /// The errors found so far; the checks go on past each.
+    errors: RefCell<Vec<PolicyError>>,
 }
 
-impl Parser<'_> {
-    /// An error at byte `offset` of the text.
-    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+impl<'a> Parser<'a> {
+    pub(super) fn new(
+        text: &'a str,
+        file: &'a str,
+        base: &'a Path,
+        env: &'a dyn Fn(&str) -> Result<String, VarError>,
+    ) -> Self {
+        Parser {
+            text,
+            file,
+            base,
+            env,
+            errors: RefCell::default(),
+        }
+    }
+
+    /// The value of a check, or `None` with its error kept for the report.
+    pub(super) fn keep<T>(&self, checked: Result<T, PolicyError>) -> Option<T> {
+        checked.map_err(|e| self.report(e)).ok()
+    }
+
+    fn report(&self, error: PolicyError) {
+        self.errors.borrow_mut().push(error);
+    }
+
+    /// The line and column (from 1) of byte `offset` of the text.
+    fn position(&self, offset: usize) -> (usize, usize) {
         let before = self.text.get(..offset).unwrap_or(self.text);
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    }
+
+    /// An error at byte `offset` of the text.
+    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
+        let (line, column) = self.position(offset);
         PolicyError::Invalid {
             file: self.file.to_string(),
             line,
@@ -35,50 +70,65 @@ impl Parser<'_> {
         }
     }
 
+    /// The policy, or every error found in the text.
     pub(super) fn policy(&self) -> Result<Policy, PolicyError> {
-        let raw: RawPolicy = toml::from_str(self.text).map_err(|e| {
-            let offset = e.span().map_or(0, |s| s.start);
-            self.error(offset, e.message().trim_end())
-        })?;
+        let (raw, read_errors) = super::raw::read(self.text);
+        for (at, message) in read_errors {
+            self.errors.borrow_mut().push(self.error(at, message));
+        }
         let mut verify = None;
         let defaults = match raw.defaults {
             Some(mut s) => {
                 if let Some(hints) = &s.hints {
-                    return Err(self.error(
+                    self.report(self.error(
                         hints.span().start,
                         "hints are declared per tool, in [components.NAME.tools.TOOL]",
                     ));
                 }
-                verify = s.verify.take().map(|v| self.verify(v)).transpose()?;
-                self.section(s)?
+                verify = s.verify.take().and_then(|v| self.keep(self.verify(v)));
+                self.section(s)
             }
             None => Section::default(),
         };
-        let mut components = BTreeMap::new();
-        for (name, c) in raw.components {
-            let component = self.component(&name, c)?;
-            components.insert(name, component);
-        }
+        let components = raw
+            .components
+            .into_iter()
+            .map(|(name, c)| {
+                let component = self.component(&name, c);
+                (name, component)
+            })
+            .collect();
         let mut tokens: Vec<Token> = Vec::new();
         for t in raw.tokens {
             if tokens.iter().any(|known| known.name == *t.name.get_ref()) {
-                return Err(self.error(
+                self.report(self.error(
                     t.name.span().start,
                     format!("token name {:?} is used twice", t.name.get_ref()),
                 ));
+                continue;
             }
-            let digest = self.sha256(&t.sha256)?;
+            let Some(digest) = self.keep(self.sha256(&t.sha256)) else {
+                continue;
+            };
             let mut sha256 = [0u8; 32];
             // `sha256()` checked 64 hex digits, so this cannot fail.
-            hex::decode_to_slice(&digest, &mut sha256)
-                .map_err(|e| self.error(t.sha256.span().start, e.to_string()))?;
-            tokens.push(Token {
-                name: t.name.into_inner(),
-                sha256,
-                tools: t.tools,
-            });
+            let decoded = hex::decode_to_slice(&digest, &mut sha256)
+                .map_err(|e| self.error(t.sha256.span().start, e.to_string()));
+            if self.keep(decoded).is_some() {
+                tokens.push(Token {
+                    name: t.name.into_inner(),
+                    sha256,
+                    tools: t.tools,
+                });
+            }
+        }
+        let mut errors = self.errors.take();
+        if !errors.is_empty() {
+            errors.sort_by_key(PolicyError::position);
+            return Err(PolicyError::from_all(errors));
         }
         Ok(Policy {
+            file: self.file.to_string(),
             audit: raw.audit.map(|a| self.resolve(&a)),
             defaults,
             verify,
@@ -87,7 +137,7 @@ impl Parser<'_> {
         })
     }
 
-    fn component(&self, name: &str, c: RawComponent) -> Result<ComponentPolicy, PolicyError> {
+    fn component(&self, name: &str, c: RawComponent) -> ComponentPolicy {
         let section = self.section(RawSection {
             folders: c.folders,
             network: c.network,
@@ -99,24 +149,29 @@ impl Parser<'_> {
             destructive: c.destructive,
             hints: None,
             verify: None,
-        })?;
+            at: c.at,
+        });
         let mut tools = BTreeMap::new();
         let mut hints = BTreeMap::new();
+        let mut positions = BTreeMap::new();
         for (tool, mut s) in c.tools {
             if let Some(declared) = s.hints.take() {
-                hints.insert(tool.clone(), self.hints(declared)?);
+                hints.insert(tool.clone(), self.hints(declared));
             }
-            tools.insert(tool, self.section(s)?);
+            positions.insert(tool.clone(), self.position(s.at));
+            tools.insert(tool, self.section(s));
         }
-        Ok(ComponentPolicy {
+        ComponentPolicy {
             name: name.to_string(),
-            source: c.source.map(|s| self.source(s)).transpose()?,
-            sha256: c.sha256.as_ref().map(|s| self.sha256(s)).transpose()?,
-            verify: c.verify.map(|v| self.verify(v)).transpose()?,
+            position: self.position(c.at),
+            tool_positions: positions,
+            source: c.source.and_then(|s| self.keep(self.source(s))),
+            sha256: c.sha256.as_ref().and_then(|s| self.keep(self.sha256(s))),
+            verify: c.verify.and_then(|v| self.keep(self.verify(v))),
             section,
             tools,
             hints,
-        })
+        }
     }
 
     /// `source`: a file (resolved against the policy's folder), an
@@ -140,7 +195,7 @@ impl Parser<'_> {
 
     /// `hints = ["read-only", "open-world"]`: the four hint names, each at
     /// most once.
-    fn hints(&self, raw: Spanned<Vec<Spanned<String>>>) -> Result<Hints, PolicyError> {
+    fn hints(&self, raw: Spanned<Vec<Spanned<String>>>) -> Hints {
         let mut hints = Hints::default();
         for name in raw.into_inner() {
             let flag = match name.get_ref().as_str() {
@@ -149,23 +204,24 @@ impl Parser<'_> {
                 "idempotent" => &mut hints.idempotent,
                 "open-world" => &mut hints.open_world,
                 other => {
-                    return Err(self.error(
+                    self.report(self.error(
                         name.span().start,
                         format!(
                             "unknown hint {other:?}; the hints are \"read-only\", \
                              \"destructive\", \"idempotent\" and \"open-world\""
                         ),
                     ));
+                    continue;
                 }
             };
             if std::mem::replace(flag, true) {
-                return Err(self.error(
+                self.report(self.error(
                     name.span().start,
                     format!("hint {:?} is listed twice", name.get_ref()),
                 ));
             }
         }
-        Ok(hints)
+        hints
     }
 
     /// Checks a digest and returns it in lower case.
@@ -183,95 +239,104 @@ impl Parser<'_> {
         Ok(text.to_ascii_lowercase())
     }
 
-    fn section(&self, raw: RawSection) -> Result<Section, PolicyError> {
+    /// A section's settings; a value with an error is left out (and kept
+    /// for the report).
+    fn section(&self, raw: RawSection) -> Section {
         if let Some(verify) = &raw.verify {
-            return Err(self.error(
+            self.report(self.error(
                 verify.span().start,
                 "verify is set per component ([components.NAME]) or in [defaults], not per tool",
             ));
         }
-        Ok(Section {
-            folders: raw.folders.map(|f| self.folders(f)).transpose()?,
-            network: raw.network.map(|n| self.network(n)).transpose()?,
+        Section {
+            folders: raw.folders.map(|f| self.folders(f)),
+            network: raw.network.and_then(|n| self.keep(self.network(n))),
             tls: raw.tls,
-            ca: raw.ca.map(|c| self.ca(&c)).transpose()?,
-            env: raw.env.map(|e| self.env(e)).transpose()?,
+            ca: raw.ca.and_then(|c| self.keep(self.ca(&c))),
+            env: raw.env.map(|e| self.env(e)),
             // The same form as `env`: literal, or `{ from = "VAR" }`.
-            config: raw.config.map(|e| self.env(e)).transpose()?,
-            limits: raw
-                .limits
-                .map(|l| self.limits(l))
-                .transpose()?
-                .unwrap_or_default(),
+            config: raw.config.map(|e| self.env(e)),
+            limits: raw.limits.map(|l| self.limits(l)).unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
+        }
+    }
+
+    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Vec<Folder> {
+        let mut folders: Vec<Folder> = Vec::new();
+        for f in raw.into_inner() {
+            if let Some(folder) = self.keep(self.folder(f, &folders)) {
+                folders.push(folder);
+            }
+        }
+        folders
+    }
+
+    /// One folder, checked against those before it.
+    fn folder(&self, f: RawFolder, before: &[Folder]) -> Result<Folder, PolicyError> {
+        let at = f.guest.span().start;
+        let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
+        if let Some(other) = before.iter().find(|o| nested(&o.guest, &guest)) {
+            return Err(self.error(
+                at,
+                format!(
+                    "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
+                    other.guest
+                ),
+            ));
+        }
+        let host = self.resolve(f.host.get_ref());
+        let at = f.host.span().start;
+        match std::fs::metadata(&host) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(self.error(
+                    at,
+                    format!("host folder {} is not a folder", host.display()),
+                ));
+            }
+            Err(e) => {
+                return Err(self.error(
+                    at,
+                    format!("host folder {} cannot be used: {e}", host.display()),
+                ));
+            }
+        }
+        Ok(Folder {
+            host,
+            guest,
+            mode: f.mode,
         })
     }
 
-    fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Result<Vec<Folder>, PolicyError> {
-        let mut folders: Vec<Folder> = Vec::new();
-        for f in raw.into_inner() {
-            let at = f.guest.span().start;
-            let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
-            if let Some(other) = folders.iter().find(|o| nested(&o.guest, &guest)) {
-                return Err(self.error(
-                    at,
-                    format!(
-                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
-                        other.guest
-                    ),
-                ));
-            }
-            let host = self.resolve(f.host.get_ref());
-            let at = f.host.span().start;
-            match std::fs::metadata(&host) {
-                Ok(m) if m.is_dir() => {}
-                Ok(_) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} is not a folder", host.display()),
-                    ));
-                }
-                Err(e) => {
-                    return Err(self.error(
-                        at,
-                        format!("host folder {} cannot be used: {e}", host.display()),
-                    ));
-                }
-            }
-            folders.push(Folder {
-                host,
-                guest,
-                mode: f.mode,
-            });
-        }
-        Ok(folders)
+    fn env(&self, raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>) -> Vec<(String, String)> {
+        raw.into_iter()
+            .filter_map(|(name, value)| self.keep(self.var(name, value)))
+            .collect()
     }
 
-    fn env(
+    /// One environment (or config) variable and its value.
+    fn var(
         &self,
-        raw: BTreeMap<Spanned<String>, Spanned<RawEnv>>,
-    ) -> Result<Vec<(String, String)>, PolicyError> {
-        let mut vars = Vec::new();
-        for (name, value) in raw {
-            let at = name.span().start;
-            let name = name.into_inner();
-            if name.is_empty() || name.contains(['=', '\0']) {
-                return Err(self.error(
-                    at,
-                    format!("{name:?} is not a valid environment variable name"),
-                ));
-            }
-            let at = value.span().start;
-            let value = match value.into_inner() {
-                RawEnv::Literal(v) => v,
-                RawEnv::From(var) => self.variable(&var, &name, at)?,
-            };
-            if value.contains('\0') {
-                return Err(self.error(at, format!("the value of {name} contains a NUL character")));
-            }
-            vars.push((name, value));
+        name: Spanned<String>,
+        value: Spanned<RawEnv>,
+    ) -> Result<(String, String), PolicyError> {
+        let at = name.span().start;
+        let name = name.into_inner();
+        if name.is_empty() || name.contains(['=', '\0']) {
+            return Err(self.error(
+                at,
+                format!("{name:?} is not a valid environment variable name"),
+            ));
         }
-        Ok(vars)
+        let at = value.span().start;
+        let value = match value.into_inner() {
+            RawEnv::Literal(v) => v,
+            RawEnv::From(var) => self.variable(&var, &name, at)?,
+        };
+        if value.contains('\0') {
+            return Err(self.error(at, format!("the value of {name} contains a NUL character")));
+        }
+        Ok((name, value))
     }
 
     /// The value of the runtime's variable `var`, read now; `for_what`
@@ -314,42 +379,43 @@ impl Parser<'_> {
         }
     }
 
-    fn limits(&self, raw: RawLimits) -> Result<LimitsPatch, PolicyError> {
+    fn limits(&self, raw: RawLimits) -> LimitsPatch {
         // A zero limit would make every call fail; it is always a mistake.
         let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
-            Some((0, at)) => Err(self.error(at, format!("limit {name} must be greater than 0"))),
-            Some((v, _)) => Ok(Some(v)),
-            None => Ok(None),
+            Some((0, at)) => {
+                self.report(self.error(at, format!("limit {name} must be greater than 0")));
+                None
+            }
+            Some((v, _)) => Some(v),
+            None => None,
         };
         let time = match raw.time {
             Some(t) if t.get_ref().0.is_zero() => {
-                return Err(self.error(t.span().start, "limit time must be greater than 0"));
+                self.report(self.error(t.span().start, "limit time must be greater than 0"));
+                None
             }
             t => t.map(|t| t.into_inner().0),
         };
         let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
         let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
-        Ok(LimitsPatch {
-            memory: nonzero("memory", sized(&raw.memory))?,
+        LimitsPatch {
+            memory: nonzero("memory", sized(&raw.memory)),
             time,
-            fuel: nonzero(
-                "fuel",
-                raw.fuel.as_ref().map(|f| (*f.get_ref(), f.span().start)),
-            )?,
-            output: nonzero("output", sized(&raw.output))?,
+            fuel: nonzero("fuel", counted(&raw.fuel)),
+            output: nonzero("output", sized(&raw.output)),
             log: raw.log.map(|l| l.0),
             concurrency: nonzero(
                 "concurrency",
                 raw.concurrency
                     .as_ref()
                     .map(|c| (u64::from(*c.get_ref()), c.span().start)),
-            )?
+            )
             .and_then(|c| u32::try_from(c).ok()),
-            write: nonzero("write", sized(&raw.write))?,
-            files: nonzero("files", counted(&raw.files))?,
-            open: nonzero("open", counted(&raw.open))?,
+            write: nonzero("write", sized(&raw.write)),
+            files: nonzero("files", counted(&raw.files)),
+            open: nonzero("open", counted(&raw.open)),
             messages: counted(&raw.messages).map(|(n, _)| n),
-        })
+        }
     }
 }
 

@@ -1,27 +1,28 @@
 //! The policy file as written: what `serde` reads from the TOML, before
 //! any check. Spanned fields are those checked after parsing (in
 //! [`super::parse`]), so their errors can point at the value.
+//!
+//! [`read`] takes the file section by section and key by key, so that one
+//! wrong key does not hide the next: `airlock check` reports every error.
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, Visitor};
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 use super::file::FolderMode;
 use super::grant::Consent;
 use super::network::{RawNetwork, Roots};
 use super::units::{Size, Time};
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+
+#[derive(Default)]
 pub(super) struct RawPolicy {
     pub(super) audit: Option<String>,
-    #[serde(default)]
     pub(super) defaults: Option<RawSection>,
-    #[serde(default)]
     pub(super) components: BTreeMap<String, RawComponent>,
-    #[serde(default)]
     pub(super) tokens: Vec<RawToken>,
 }
 
@@ -41,12 +42,15 @@ pub(super) struct RawSection {
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
     /// Only in `[defaults]` (and a component's own section).
     pub(super) verify: Option<Spanned<RawVerify>>,
+    /// Where a tool section's name is (byte offset), for errors about it.
+    #[serde(skip)]
+    pub(super) at: usize,
 }
 
 /// `[components.X]`: a section plus what only a component has. (Written out
 /// rather than flattened: serde cannot combine flatten with
 /// `deny_unknown_fields`.)
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawComponent {
     pub(super) source: Option<Spanned<String>>,
@@ -62,6 +66,9 @@ pub(super) struct RawComponent {
     pub(super) destructive: Option<RawConsent>,
     #[serde(default)]
     pub(super) tools: BTreeMap<String, RawSection>,
+    /// Where the section's name is (byte offset), for errors about it.
+    #[serde(skip)]
+    pub(super) at: usize,
 }
 
 /// `verify = { key = "keys/acme.pub" }`: the signature a component needs.
@@ -80,7 +87,7 @@ pub(super) struct RawFolder {
     pub(super) mode: FolderMode,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawLimits {
     pub(super) memory: Option<Spanned<Size>>,
@@ -155,4 +162,155 @@ pub(super) struct RawToken {
     pub(super) name: Spanned<String>,
     pub(super) sha256: Spanned<String>,
     pub(super) tools: Option<Vec<String>>,
+}
+
+/// An error found while reading: the byte offset it points at, and what
+/// is wrong.
+pub(super) type ReadError = (usize, String);
+
+/// The top-level keys of a policy file.
+const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `tokens`";
+
+/// Reads policy text: everything that could be read, and every error in
+/// it. A TOML syntax error stops there (what follows may be misread); past
+/// that, each top-level key, component, tool section, token and key of a
+/// section is read on its own.
+pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
+    let mut errors = Vec::new();
+    let (doc, syntax) = DeTable::parse_recoverable(text);
+    if !syntax.is_empty() {
+        let errors = syntax.into_iter().map(|e| error(e, 0)).collect();
+        return (RawPolicy::default(), errors);
+    }
+    let mut policy = RawPolicy::default();
+    for (key, value) in doc.into_inner() {
+        match key.get_ref().as_ref() {
+            "audit" => policy.audit = whole(value, &mut errors),
+            "defaults" => policy.defaults = Some(section(value, &mut errors)),
+            "components" => {
+                for (name, at, c) in table(value, &mut errors) {
+                    let mut c = component(c, &mut errors);
+                    c.at = at;
+                    policy.components.insert(name, c);
+                }
+            }
+            "tokens" => {
+                let span = value.span();
+                match value.into_inner() {
+                    DeValue::Array(tokens) => {
+                        policy.tokens = tokens
+                            .into_iter()
+                            .filter_map(|t| whole(t, &mut errors))
+                            .collect();
+                    }
+                    _ => errors.push((span.start, "tokens must be [[tokens]] tables".into())),
+                }
+            }
+            other => errors.push((
+                key.span().start,
+                format!("unknown field `{other}`, expected one of {POLICY_KEYS}"),
+            )),
+        }
+    }
+    (policy, errors)
+}
+
+fn error(e: toml::de::Error, fallback: usize) -> ReadError {
+    let at = e.span().map_or(fallback, |s| s.start);
+    (at, e.message().trim_end().to_string())
+}
+
+/// A value read as a whole (`T` stops at its first error).
+fn whole<'i, T: Deserialize<'i>>(
+    value: Spanned<DeValue<'i>>,
+    errors: &mut Vec<ReadError>,
+) -> Option<T> {
+    let at = value.span().start;
+    T::deserialize(value.into_deserializer())
+        .map_err(|e| errors.push(error(e, at)))
+        .ok()
+}
+
+/// The entries of a table: name, where the name is, value (an error if
+/// it is not a table).
+fn table<'i>(
+    value: Spanned<DeValue<'i>>,
+    errors: &mut Vec<ReadError>,
+) -> Vec<(String, usize, Spanned<DeValue<'i>>)> {
+    let at = value.span().start;
+    match value.into_inner() {
+        DeValue::Table(t) => t
+            .into_iter()
+            .map(|(k, v)| (k.get_ref().to_string(), k.span().start, v))
+            .collect(),
+        other => {
+            errors.push((at, format!("expected a table, found {}", other.type_str())));
+            Vec::new()
+        }
+    }
+}
+
+/// A table read key by key into `T` (whose keys are all optional): each
+/// key's error is recorded and `T` is built from the keys that are right.
+/// `nested` keys are taken out first and returned, to be read the same way.
+fn by_key<'i, T: Deserialize<'i> + Default>(
+    value: Spanned<DeValue<'i>>,
+    nested: &[&str],
+    errors: &mut Vec<ReadError>,
+) -> (T, Vec<Option<Spanned<DeValue<'i>>>>) {
+    let span = value.span();
+    let mut rest = match value.into_inner() {
+        DeValue::Table(t) => t,
+        other => {
+            let message = format!("expected a table, found {}", other.type_str());
+            errors.push((span.start, message));
+            return (T::default(), nested.iter().map(|_| None).collect());
+        }
+    };
+    let taken = nested.iter().map(|key| rest.remove(*key)).collect();
+    let mut good = DeTable::new();
+    for (key, value) in rest {
+        let mut one = DeTable::new();
+        one.insert(key.clone(), value.clone());
+        let one = Spanned::new(span.clone(), DeValue::Table(one));
+        match T::deserialize(one.into_deserializer()) {
+            Ok(_) => {
+                good.insert(key, value);
+            }
+            Err(e) => errors.push(error(e, key.span().start)),
+        }
+    }
+    let good = Spanned::new(span.clone(), DeValue::Table(good));
+    let read = T::deserialize(good.into_deserializer()).unwrap_or_else(|e| {
+        errors.push(error(e, span.start));
+        T::default()
+    });
+    (read, taken)
+}
+
+/// `[defaults]` or a tool section, with its `limits` read key by key too.
+fn section(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawSection {
+    let (mut section, nested) = by_key::<RawSection>(value, &["limits"], errors);
+    section.limits = limits(nested.into_iter().next().flatten(), errors);
+    section
+}
+
+fn limits(value: Option<Spanned<DeValue<'_>>>, errors: &mut Vec<ReadError>) -> Option<RawLimits> {
+    value.map(|v| by_key::<RawLimits>(v, &[], errors).0)
+}
+
+/// `[components.NAME]`, with its `limits` and each tool section read on
+/// their own.
+fn component(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawComponent {
+    let (mut component, nested) = by_key::<RawComponent>(value, &["limits", "tools"], errors);
+    let mut nested = nested.into_iter();
+    component.limits = limits(nested.next().flatten(), errors);
+    if let Some(tools) = nested.next().flatten() {
+        for (name, at, tool) in table(tools, errors) {
+            let mut tool = section(tool, errors);
+            tool.at = at;
+            component.tools.insert(name, tool);
+        }
+    }
+    component
 }

@@ -22,6 +22,7 @@ mod outgoing;
 mod pipe;
 mod plain;
 pub mod redact;
+mod refusals;
 mod run;
 mod sockets;
 mod state;
@@ -403,6 +404,15 @@ impl Teardown {
             .as_ref()
             .map(|s| s.data().net.credentials_used())
             .unwrap_or_default()
+    }
+
+    /// How many filesystem operations the read-only and create-only rules
+    /// refused during the call, for its audit entry (`None` when no guest
+    /// ran).
+    pub fn folder_refusals(&self) -> Option<u64> {
+        self.store
+            .as_ref()
+            .map(|store| store.data().folder_guard.refusals())
     }
 }
 

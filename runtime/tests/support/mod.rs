@@ -176,11 +176,20 @@ pub fn beside_good_calls<T: Send>(runtime: &Runtime, attack: impl FnOnce() -> T 
 
 /// Sends SIGTERM to process `pid` (a served airlock), as an operator would.
 pub fn terminate(pid: u32) {
+    signal(pid, "TERM");
+}
+
+/// Sends SIGINT (Ctrl-C) to `pid`.
+pub fn interrupt(pid: u32) {
+    signal(pid, "INT");
+}
+
+fn signal(pid: u32, name: &str) {
     let ok = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
+        .args([&format!("-{name}"), &pid.to_string()])
         .status()
         .expect("kill");
-    assert!(ok.success(), "kill -TERM {pid}");
+    assert!(ok.success(), "kill -{name} {pid}");
 }
 
 /// Waits (at most 20 s) for `child` to exit and returns its status.
