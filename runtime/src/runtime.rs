@@ -192,6 +192,26 @@ impl Runtime {
         expand(paths, &self.policy)
     }
 
+    /// The names the components `paths` stand for load under (what a
+    /// `[components.NAME]` section must say): the file stem of a file, the
+    /// section of a source the policy names, else the reference's last part.
+    pub fn component_names(&self, paths: &[PathBuf]) -> Vec<String> {
+        self.files(paths)
+            .iter()
+            .filter_map(|file| Some(self.name_of(file, &Source::from_path(file).ok()?)))
+            .collect()
+    }
+
+    /// The name `source` (found at `path`) loads under.
+    fn name_of(&self, path: &Path, source: &Source) -> String {
+        if !source.is_remote() {
+            return source.default_name();
+        }
+        self.policy
+            .component_with_source(path)
+            .map_or_else(|| source.default_name(), |c| c.name.clone())
+    }
+
     /// Loads and checks one component file (with the policy's pin and tool
     /// sections) without touching the catalog.
     pub fn load_file(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
@@ -238,8 +258,8 @@ impl Runtime {
             path: path.to_path_buf(),
             reason: e.reason,
         })?;
+        let name = self.name_of(path, &source);
         if !source.is_remote() {
-            let name = source.default_name();
             let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
                 path: path.to_path_buf(),
                 source,
@@ -257,11 +277,6 @@ impl Runtime {
             }
             return Ok((name, bytes));
         }
-        let name = self
-            .policy
-            .component_with_source(path)
-            .map(|c| c.name.clone())
-            .unwrap_or_else(|| source.default_name());
         let expect = Expect {
             sha256: self
                 .policy

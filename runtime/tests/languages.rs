@@ -211,10 +211,13 @@ fn build_commands(readme: &str) -> Vec<String> {
 
 fn run_in(dir: &Path, line: &str) {
     eprintln!("+ (in {}) {line}", dir.display());
+    // The generated project builds into its own `target/`, as its README
+    // says, not into the one `cargo xtask` sets for this checkout.
     let status = Command::new("sh")
         .arg("-c")
         .arg(line)
         .current_dir(dir)
+        .env_remove("CARGO_TARGET_DIR")
         .status()
         .unwrap_or_else(|e| panic!("cannot run {line}: {e}"));
     assert!(status.success(), "{line} failed with {status}");

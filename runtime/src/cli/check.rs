@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Exit {
     };
     let report = runtime.load(&args.paths);
     let mut errors: Vec<String> = report.refused.iter().map(ToString::to_string).collect();
-    let stems = super::component_names(&runtime.files(&args.paths));
+    let stems = runtime.component_names(&args.paths);
     let names: Vec<&str> = stems.iter().map(String::as_str).collect();
     errors.extend(
         policy

@@ -164,16 +164,6 @@ fn init_logging() {
         .try_init();
 }
 
-/// The component names (file stems, as policy sections name them) of
-/// component files.
-fn component_names(files: &[PathBuf]) -> Vec<String> {
-    files
-        .iter()
-        .filter_map(|f| f.file_stem())
-        .map(|s| s.to_string_lossy().into_owned())
-        .collect()
-}
-
 /// The sandbox for `policy`, its pool sized for `instances` calls at once.
 fn sandbox_for(policy: &Policy, no_cache: bool, instances: u32) -> Result<Sandbox, Exit> {
     let mut config = SandboxConfig::default()

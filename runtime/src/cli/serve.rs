@@ -168,7 +168,7 @@ pub fn run(args: Args) -> Exit {
 /// no grant, silently). Tool sections that name no tool refuse their
 /// component when it loads.
 fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
-    let stems = super::component_names(&runtime.files(paths));
+    let stems = runtime.component_names(paths);
     let names: Vec<&str> = stems.iter().map(String::as_str).collect();
     for warning in runtime.policy().unmatched_components(&names) {
         eprintln!("warning: {warning}");

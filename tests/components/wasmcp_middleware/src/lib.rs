@@ -16,8 +16,8 @@ wit_bindgen::generate!({
 
 use exports::wasmcp::mcp_v20251125::tools::Guest;
 use wasmcp::mcp_v20251125::mcp::{
-    CallToolRequest, CallToolResult, ClientMessage, ErrorCode, ListToolsRequest,
-    ListToolsResult, RequestId,
+    CallToolRequest, CallToolResult, ClientMessage, ErrorCode, ListToolsRequest, ListToolsResult,
+    RequestId,
 };
 use wasmcp::mcp_v20251125::server_handler::{self, MessageContext};
 

@@ -18,11 +18,10 @@ wit_bindgen::generate!({
 use exports::wasmcp::mcp_v20251125::tools::Guest;
 use wasmcp::mcp_v20251125::mcp::{
     Blob, BlobData, BlobResourceContents, CallToolRequest, CallToolResult, ContentBlock,
-    EmbeddedResourceContent, EmbeddedResourceOptions, Error, ErrorCode, Icon,
-    ListToolsRequest, ListToolsResult, LogLevel, LoggingMessageNotification,
-    ResourceContents, ResourceLinkContent, ResourceLinkOptions, ServerMessage,
-    ServerNotification, TextContent, TextData, TextResourceContents, Tool, ToolAnnotations,
-    ToolOptions,
+    EmbeddedResourceContent, EmbeddedResourceOptions, Error, ErrorCode, Icon, ListToolsRequest,
+    ListToolsResult, LogLevel, LoggingMessageNotification, ResourceContents, ResourceLinkContent,
+    ResourceLinkOptions, ServerMessage, ServerNotification, TextContent, TextData,
+    TextResourceContents, Tool, ToolAnnotations, ToolOptions,
 };
 use wasmcp::mcp_v20251125::server_handler::MessageContext;
 use wasmcp::mcp_v20251125::{server_auth, server_io};
@@ -346,7 +345,11 @@ fn reach_out(ctx: &MessageContext) -> CallToolResult {
     };
     let report = format!(
         "client stream: {}\nsend-message: {}\nflush-buffer: {}\ndecode: {}\nauthorize: {authorized}",
-        if ctx.client_stream.is_some() { "given" } else { "none" },
+        if ctx.client_stream.is_some() {
+            "given"
+        } else {
+            "none"
+        },
         io(sent),
         io(flushed),
         if decoded.is_ok() { "claims" } else { "error" },
