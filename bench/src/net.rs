@@ -51,6 +51,8 @@ pub fn serve_with(
     let started = Instant::now();
     let mut child = Command::new(airlock)
         .arg("serve")
+        // Measured from a start with every component loaded.
+        .args(["--load-wait", "600"])
         .args(["--listen", "127.0.0.1:0", "--max-calls", "1024"])
         .args(args)
         .envs(env.iter().copied())
@@ -413,7 +415,7 @@ pub fn stdio(
     window: usize,
 ) -> Result<(f64, u64)> {
     let mut child = Command::new(airlock)
-        .args(["serve", "--stdio", "--policy"])
+        .args(["serve", "--stdio", "--load-wait", "600", "--policy"])
         .arg(policy)
         .arg(wasm)
         .env("AIRLOCK_CACHE_DIR", cache)

@@ -19,6 +19,7 @@
 //! call      (one call end to end: lookup, grant, arguments, consent,
 //!            concurrency, run, result checks, audit entry with its caller)
 //! runtime   (catalog + policy + audit + sandbox; the entry point for calls)
+//! loading   (a server's components, loaded while it already serves)
 //! reload    (hot reload of the catalog)
 //! protocol  (JSON-RPC envelope, MCP of every revision, the plain /rpc, outbox)
 //! transport (stdio, HTTP on hyper: the front door's rules and statuses)
@@ -34,6 +35,7 @@ pub mod cli;
 pub mod functions;
 pub mod json;
 pub mod lanes;
+pub mod loading;
 pub mod logtext;
 pub mod observe;
 pub mod policy;

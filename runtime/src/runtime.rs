@@ -24,6 +24,28 @@ pub struct LoadReport {
     pub refused: Vec<LoadError>,
 }
 
+impl LoadReport {
+    /// Records how loading `file` went, adding its tools to `catalog`
+    /// unless one of their names is there already.
+    fn record(
+        &mut self,
+        catalog: &mut Catalog,
+        file: PathBuf,
+        loaded: Result<Vec<Tool>, LoadError>,
+    ) {
+        match loaded {
+            Ok(tools) => {
+                let names = tools.iter().map(|t| t.info.name.clone()).collect();
+                match catalog.add(tools) {
+                    Ok(()) => self.loaded.push((file, names)),
+                    Err(err) => self.refused.push(err),
+                }
+            }
+            Err(err) => self.refused.push(err),
+        }
+    }
+}
+
 /// The catalog, the policy and the sandbox.
 pub struct Runtime {
     sandbox: Arc<Sandbox>,
@@ -34,6 +56,8 @@ pub struct Runtime {
     running: Arc<Running>,
     /// Fetches components named by reference (`oci://`, `https://`).
     resolver: Resolver,
+    /// Component files still loading after serving began.
+    loading: RwLock<Vec<PathBuf>>,
 }
 
 /// TLS for fetching components: the bundled (webpki) roots and the CA
@@ -91,6 +115,7 @@ impl Runtime {
             audit,
             running: Arc::default(),
             resolver: default_resolver(),
+            loading: RwLock::default(),
         }
     }
 
@@ -171,19 +196,39 @@ impl Runtime {
         let mut report = LoadReport::default();
         let mut catalog = Catalog::new();
         for file in expand(paths, &self.policy) {
-            match self.load_one(&file) {
-                Ok(tools) => {
-                    let names = tools.iter().map(|t| t.info.name.clone()).collect();
-                    match catalog.add(tools) {
-                        Ok(()) => report.loaded.push((file, names)),
-                        Err(err) => report.refused.push(err),
-                    }
-                }
-                Err(err) => report.refused.push(err),
-            }
+            let loaded = self.load_one(&file);
+            report.record(&mut catalog, file, loaded);
         }
         self.replace_catalog(catalog);
         report
+    }
+
+    /// Adds what loading `file` gave to the catalog being served (a
+    /// component that finished loading after serving began, see
+    /// [`crate::loading`]); refused when one of its names is served already.
+    pub fn admit(&self, file: PathBuf, loaded: Result<Vec<Tool>, LoadError>) -> LoadReport {
+        self.loading
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|f| f != &file);
+        let mut report = LoadReport::default();
+        let mut current = self.catalog.write().unwrap_or_else(|p| p.into_inner());
+        let mut catalog = Catalog::clone(&current);
+        report.record(&mut catalog, file, loaded);
+        *current = Arc::new(catalog);
+        report
+    }
+
+    /// Marks `files` as loading: [`Runtime::still_loading`] counts them
+    /// until [`Runtime::admit`] takes each.
+    pub fn expect(&self, files: &[PathBuf]) {
+        *self.loading.write().unwrap_or_else(|p| p.into_inner()) = files.to_vec();
+    }
+
+    /// How many components are still loading (an unknown tool may be one
+    /// of theirs).
+    pub fn still_loading(&self) -> usize {
+        self.loading.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// The component files `paths` stand for now (each `.wasm`, each

@@ -160,7 +160,7 @@ fn stdio_and_the_command_line_name_their_caller() {
     std::fs::write(&policy_path, policy(&audit, false)).expect("policy");
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio", "--policy"])
+        .args(["serve", "--stdio", "--load-wait", "600", "--policy"])
         .arg(&policy_path)
         .arg(component("catalog"))
         .stdin(Stdio::piped())

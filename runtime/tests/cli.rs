@@ -483,6 +483,8 @@ fn serve_warns_about_a_policy_section_that_matches_no_component() {
     let out = airlock(&[
         "serve",
         "--stdio",
+        "--load-wait",
+        "600",
         "--policy",
         &path(policy.clone()),
         &path(component("catalog")),
@@ -581,6 +583,8 @@ fn check_with_the_components_catches_sections_that_match_nothing() {
     let out = airlock(&[
         "serve",
         "--stdio",
+        "--load-wait",
+        "600",
         "--policy",
         &path(policy.clone()),
         &catalog,

@@ -557,7 +557,7 @@ fn http_subscriptions_listen_streams_list_changed() {
 #[test]
 fn stdio_modern_and_legacy_requests_interleave() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio"])
+        .args(["serve", "--stdio", "--load-wait", "600"])
         .arg(component("catalog"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -594,7 +594,7 @@ fn thousands_of_idle_keep_alive_connections_are_bounded() {
 #[test]
 fn stdio_survives_garbage_and_answers_a_last_line_without_newline() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-        .args(["serve", "--stdio"])
+        .args(["serve", "--stdio", "--load-wait", "600"])
         .arg(support::workspace().join("target/components"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -12,15 +12,23 @@ use support::{component, test_component};
 
 /// Starts `airlock serve --stdio ARGS...` with piped stdin and stdout;
 /// stderr goes to `stderr`.
+/// Every component is loaded before the server answers (`--load-wait`).
 fn spawn_stdio(args: &[&std::ffi::OsStr], stderr: Stdio) -> std::process::Child {
-    Command::new(env!("CARGO_BIN_EXE_airlock"))
+    stdio_command(args, stderr)
+        .args(["--load-wait", "600"])
+        .spawn()
+        .expect("start airlock")
+}
+
+fn stdio_command(args: &[&std::ffi::OsStr], stderr: Stdio) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command
         .args(["serve", "--stdio"])
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("start airlock")
+        .stderr(stderr);
+    command
 }
 
 /// Runs the server with `input` written to stdin (then closed) and returns
@@ -152,7 +160,11 @@ impl Client {
         let mut args = vec![std::ffi::OsStr::new("--policy"), policy_path.as_os_str()];
         args.extend(extra.iter().map(std::ffi::OsStr::new));
         args.extend(files.iter().map(|f| f.as_os_str()));
-        let mut child = spawn_stdio(&args, Stdio::inherit());
+        Client::attach(spawn_stdio(&args, Stdio::inherit()), dir)
+    }
+
+    /// A client of `child` (stdin and stdout piped); `dir` lives as long.
+    fn attach(mut child: std::process::Child, dir: tempfile::TempDir) -> Client {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = std::sync::mpsc::channel();
@@ -187,10 +199,14 @@ impl Client {
 
     /// Reads until a message matches (others are kept in `seen`).
     fn wait_for(&mut self, want: impl Fn(&Value) -> bool) -> Value {
+        self.wait_for_within(Duration::from_secs(60), want)
+    }
+
+    fn wait_for_within(&mut self, limit: Duration, want: impl Fn(&Value) -> bool) -> Value {
         if let Some(at) = self.seen.iter().position(&want) {
             return self.seen.remove(at);
         }
-        let deadline = Instant::now() + Duration::from_secs(60);
+        let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let message = self
@@ -430,6 +446,72 @@ fn stdio_watch_reloads_components_and_notifies() {
         "{list}"
     );
     assert_eq!(c.close(), Some(0));
+}
+
+/// A Python component not in the compile cache takes many seconds to
+/// compile: the server answers at once, lists what is ready, says that the
+/// rest is loading, and announces the tool when it joins.
+#[test]
+fn a_component_still_compiling_joins_after_the_server_answers() {
+    let cache = tempfile::tempdir().expect("cache dir");
+    let shipping = support::example("shipping");
+    let mut child = stdio_command(&[shipping.as_os_str()], Stdio::piped())
+        .args(["--load-wait", "0"])
+        .env("AIRLOCK_CACHE_DIR", cache.path())
+        .spawn()
+        .expect("start airlock");
+    let stderr = child.stderr.take().expect("stderr");
+    let log = std::thread::spawn(move || {
+        BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+            .collect::<Vec<String>>()
+    });
+    let mut c = Client::attach(child, tempfile::tempdir().expect("tempdir"));
+    c.initialize("2025-11-25");
+    let list = c.request("l0", "tools/list", json!({}));
+    assert_eq!(names(&list), Vec::<String>::new(), "{list}");
+    let early = c.request(
+        "early",
+        "tools/call",
+        json!({"name": "shipping_quote", "arguments": {"destination": "eu", "weight_kg": 2}}),
+    );
+    let message = early["error"]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("1 component(s) still loading"), "{early}");
+
+    c.wait_for_within(Duration::from_secs(600), |m| {
+        m["method"] == "notifications/tools/list_changed"
+    });
+    let list = c.request("l1", "tools/list", json!({}));
+    assert_eq!(names(&list), ["shipping_quote"], "{list}");
+    let quote = c.request(
+        "quote",
+        "tools/call",
+        json!({"name": "shipping_quote", "arguments": {"destination": "eu", "weight_kg": 2}}),
+    );
+    assert_eq!(quote["result"]["isError"], false, "{quote}");
+    assert_eq!(c.close(), Some(0));
+
+    let lines = log.join().expect("the log");
+    let at = |text: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("no line with {text:?} in {lines:#?}"))
+    };
+    assert!(
+        lines[at("still compiling")].contains("shipping.wasm"),
+        "{lines:#?}"
+    );
+    assert!(at("serving MCP on stdio") < at("loaded "), "{lines:#?}");
+    assert!(
+        lines[at("loaded ")].contains("shipping_quote"),
+        "{lines:#?}"
+    );
+    assert!(
+        lines[at("ready after")].contains("1 client(s) notified"),
+        "{lines:#?}"
+    );
 }
 
 #[test]

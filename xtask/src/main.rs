@@ -675,7 +675,13 @@ impl Served {
             .local_addr()?
             .port();
         let mut child = Command::new(root.join("target/debug/airlock"))
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args([
+                "serve",
+                "--load-wait",
+                "600",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
             .arg(root.join("target/components"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -831,7 +837,7 @@ fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         cmd.arg(&inspector)
             .arg("--cli")
             .arg(root.join("target/debug/airlock"))
-            .args(["serve", "--stdio"])
+            .args(["serve", "--stdio", "--load-wait", "600"])
             .arg(root.join("target/components/catalog.wasm"))
             .args(args)
             .env("PATH", &path);

@@ -122,7 +122,7 @@ pub struct Tool {
 }
 
 /// Every tool of every loaded component, by name.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct Catalog {
     tools: BTreeMap<String, Arc<Tool>>,
     components: Vec<Arc<Component>>,

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Exit, LoadOptions};
-use crate::Runtime;
+use crate::loading::Loading;
 use crate::protocol::mcp::Server;
 use crate::reload::Watcher;
 use crate::transport::{self, http::HttpConfig};
+use crate::{LoadReport, Runtime};
 
 /// Serve tools over MCP (stdio or Streamable HTTP) and plain JSON-RPC.
 #[derive(clap::Args)]
@@ -63,6 +64,11 @@ pub struct Args {
     /// serve refuses to start with nothing to serve).
     #[arg(long)]
     allow_empty: bool,
+    /// Seconds to wait for components to load before serving; a component
+    /// still compiling then (one not in the compile cache) joins when ready,
+    /// and clients are sent notifications/tools/list_changed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
+    load_wait: f64,
     #[command(flatten)]
     load: LoadOptions,
 }
@@ -77,8 +83,8 @@ pub fn run(args: Args) -> Exit {
             Err(_) => return Exit::Usage,
         },
     };
-    let runtime = match load(&args) {
-        Ok(runtime) => Arc::new(runtime),
+    let (runtime, loading) = match load(&args) {
+        Ok(loaded) => loaded,
         Err(exit) => return exit,
     };
     if !args.stdio
@@ -105,10 +111,14 @@ pub fn run(args: Args) -> Exit {
     let server = Server::new(runtime.clone());
     let grace = Duration::from_secs(args.grace);
     if args.watch {
-        let watcher = Watcher::new(&runtime, &args.paths);
         eprintln!("airlock: watching {} path(s) for changes", args.paths.len());
-        tokio.spawn(watch(watcher, runtime.clone(), server.clone()));
     }
+    tokio.spawn(finish_loading(
+        loading,
+        runtime.clone(),
+        server.clone(),
+        args.watch.then(|| args.paths.clone()),
+    ));
     let result = tokio.block_on(async {
         let shutdown = shutdown_signal(runtime.clone(), grace);
         let served = if args.stdio {
@@ -175,30 +185,44 @@ fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
     }
 }
 
-/// Builds the runtime and loads `paths`, printing what loaded and what was
-/// refused. Refused components do not stop the server; the others serve.
-fn load(args: &Args) -> Result<Runtime, Exit> {
+/// Builds the runtime and starts loading `paths`, printing what loaded
+/// within `--load-wait` and what was refused. Refused components do not
+/// stop the server; the others serve, and those still compiling join later.
+fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
+    let Ok(wait) = Duration::try_from_secs_f64(args.load_wait) else {
+        eprintln!(
+            "error: --load-wait takes a number of seconds (0 or more), not {}",
+            args.load_wait
+        );
+        return Err(Exit::Usage);
+    };
     // The pool must hold every call the HTTP limit lets in, plus room for
     // background tasks and stdio calls, which that limit does not count.
     let instances = u32::try_from(args.max_calls)
         .unwrap_or(u32::MAX)
         .saturating_add(192)
         .max(256);
-    let runtime = args.load.empty_runtime(instances)?;
-    let report = runtime.load(&args.paths);
-    for (path, tools) in &report.loaded {
-        eprintln!("loaded {}: {}", path.display(), tools.join(", "));
-    }
-    for err in &report.refused {
-        eprintln!("refused {err}");
-    }
+    let runtime = Arc::new(args.load.empty_runtime(instances)?);
+    let mut loading = Loading::start(runtime.clone(), &args.paths);
+    let report = loading.wait(&runtime, Some(wait));
+    print_report(&report);
     warn_unmatched_sections(&runtime, &args.paths);
-    for line in super::check::unused_credentials(&runtime) {
-        eprintln!("warning: {line}");
+    let pending = loading.pending().len();
+    if pending == 0 {
+        warn_unused_credentials(&runtime);
     }
     let count = runtime.catalog().tools().count();
+    let still = match pending {
+        0 => String::new(),
+        n => format!(
+            "; {n} component(s) still compiling ({}), served when ready",
+            names(loading.pending())
+        ),
+    };
     if count > 0 {
-        eprintln!("{count} tool(s) ready");
+        eprintln!("{count} tool(s) ready{still}");
+    } else if pending > 0 {
+        eprintln!("no tools ready yet{still}");
     } else if args.watch || args.allow_empty {
         eprintln!("warning: no tools to serve yet");
     } else {
@@ -214,7 +238,78 @@ fn load(args: &Args) -> Result<Runtime, Exit> {
         );
         return Err(Exit::LoadFailed);
     }
-    Ok(runtime)
+    Ok((runtime, loading))
+}
+
+fn print_report(report: &LoadReport) {
+    for (path, tools) in &report.loaded {
+        eprintln!("loaded {}: {}", path.display(), tools.join(", "));
+    }
+    for err in &report.refused {
+        eprintln!("refused {err}");
+    }
+}
+
+fn warn_unused_credentials(runtime: &Runtime) {
+    for line in super::check::unused_credentials(runtime) {
+        eprintln!("warning: {line}");
+    }
+}
+
+fn names(files: &[PathBuf]) -> String {
+    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+    names.join(", ")
+}
+
+/// Admits the components still compiling at the start as each is ready,
+/// telling the clients; then, with `--watch`, watches `paths`.
+async fn finish_loading(
+    mut loading: Loading,
+    runtime: Arc<Runtime>,
+    server: Arc<Server>,
+    watch_paths: Option<Vec<PathBuf>>,
+) {
+    if !loading.pending().is_empty() {
+        let started = std::time::Instant::now();
+        loop {
+            let next = {
+                let runtime = runtime.clone();
+                // Waiting on the loader blocks: keep it off the async workers.
+                tokio::task::spawn_blocking(move || {
+                    let report = loading.next(&runtime);
+                    (loading, report)
+                })
+                .await
+            };
+            let report;
+            (loading, report) = match next {
+                Ok(next) => next,
+                Err(err) => {
+                    tracing::error!("loading failed: {err}");
+                    return;
+                }
+            };
+            let Some(report) = report else {
+                if runtime.catalog().tools().count() == 0 {
+                    eprintln!("warning: every component was refused; no tools to serve");
+                }
+                break;
+            };
+            print_report(&report);
+            if !report.loaded.is_empty() {
+                let told = server.tools_changed();
+                eprintln!(
+                    "{} tool(s) ready after {:.1}s; {told} client(s) notified",
+                    runtime.catalog().tools().count(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+        }
+        warn_unused_credentials(&runtime);
+    }
+    if let Some(paths) = watch_paths {
+        watch(Watcher::new(&runtime, &paths), runtime, server).await;
+    }
 }
 
 /// How often `--watch` looks at the served files.

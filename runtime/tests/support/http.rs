@@ -102,6 +102,8 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
     let mut child = command
         .arg("serve")
+        // Every component loaded before the test starts.
+        .args(["--load-wait", "600"])
         .arg("--policy")
         .arg(&policy_path)
         .arg("--listen")

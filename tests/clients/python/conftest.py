@@ -37,7 +37,7 @@ class Served:
         self.url = f"{self.base}/mcp"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
-            [AIRLOCK, "serve", "--listen", f"127.0.0.1:{port}", *paths],
+            [AIRLOCK, "serve", "--load-wait", "600", "--listen", f"127.0.0.1:{port}", *paths],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -77,7 +77,7 @@ def opener(paths: list[str], served: Served, transport: str, mode: str, timeout:
     @asynccontextmanager
     async def open_client(**kwargs) -> AsyncIterator[Client]:
         server = (
-            StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", *paths])
+            StdioServerParameters(command=AIRLOCK, args=["serve", "--stdio", "--load-wait", "600", *paths])
             if transport == "stdio"
             else served.url
         )

@@ -74,7 +74,7 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
     };
     // A tool the token may not see does not exist for this client.
     if !ctx.allows(name) {
-        return Answer::Error(unknown_tool(name));
+        return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
     }
     let Some(support) = ctx
         .server()
@@ -83,7 +83,7 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
         .tool(name)
         .map(|t| t.info.task_support)
     else {
-        return Answer::Error(unknown_tool(name));
+        return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
     };
     let task = match as_task(ctx, name, support, params.get("task")) {
         Ok(task) => task,
@@ -93,7 +93,9 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
     let runtime = &ctx.server().runtime;
     let mut prepared = match runtime.prepare(ctx.caller().clone(), name, arguments) {
         Ok(prepared) => prepared,
-        Err(CallError::UnknownTool(_)) => return Answer::Error(unknown_tool(name)),
+        Err(CallError::UnknownTool(_)) => {
+            return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
+        }
         Err(err) => {
             return match task {
                 Some(ttl) if ctx.revision.refusals_become_tasks() => {
@@ -210,9 +212,18 @@ fn take_arguments(params: &mut Value) -> Value {
         .unwrap_or_else(|| json!({}))
 }
 
-pub fn unknown_tool(name: &str) -> ErrorObject {
-    ErrorObject::invalid_params(format!("Unknown tool: {}", jsonrpc::shorten(name, 100)))
-        .with_data(json!({ "tool": jsonrpc::shorten(name, 100) }))
+/// The error for a tool that is not served; `loading` components are still
+/// loading, and the tool may be one of theirs.
+pub fn unknown_tool(name: &str, loading: usize) -> ErrorObject {
+    let name = jsonrpc::shorten(name, 100);
+    let message = match loading {
+        0 => format!("Unknown tool: {name}"),
+        n => format!(
+            "Unknown tool: {name} ({n} component(s) still loading; \
+             notifications/tools/list_changed follows when their tools are ready)"
+        ),
+    };
+    ErrorObject::invalid_params(message).with_data(json!({ "tool": name }))
 }
 
 /// A `CallToolResult` with `isError: true`: the model sees the message and
