@@ -862,3 +862,48 @@ fn http_tasks_belong_to_their_token_and_the_get_stream_carries_notifications() {
     );
     assert!(inline["result"]["content"].is_array(), "{inline}");
 }
+
+/// `/healthz` answers as soon as the server listens; `/readyz` is 503 while
+/// a component (here a Python one, not in the fresh compile cache) is
+/// still compiling, and 200 once its tool is served. Neither needs the
+/// token the policy requires for everything else.
+#[test]
+fn readiness_waits_for_every_component_and_health_needs_no_token() {
+    let cache = tempfile::tempdir().expect("cache dir");
+    let policy = format!(
+        "[[tokens]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        airlock::catalog::sha256_hex(b"ops-secret")
+    );
+    let served = support::http::serve_with_cache(
+        &policy,
+        &[support::example("shipping")],
+        &["--load-wait", "0"],
+        cache.path(),
+    );
+    let alive = http(served.addr, "GET", "/healthz", &[], b"");
+    assert_eq!((alive.status, alive.body.as_str()), (200, "alive\n"));
+    let loading = http(served.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(loading.status, 503, "{}", loading.body);
+    assert!(
+        loading.body.contains("1 component(s) still compiling"),
+        "{}",
+        loading.body
+    );
+    let wrong = http(served.addr, "POST", "/readyz", &[], b"");
+    assert_eq!(wrong.status, 405, "{}", wrong.body);
+    let mcp = http(served.addr, "POST", "/mcp", &[JSON, ACCEPT], b"{}");
+    assert_eq!(mcp.status, 401, "the rest still needs the token");
+
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let ready = loop {
+        let ready = http(served.addr, "GET", "/readyz", &[], b"");
+        if ready.status != 503 || Instant::now() > deadline {
+            break ready;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(
+        (ready.status, ready.body.as_str()),
+        (200, "ready: 1 tool(s)\n")
+    );
+}

@@ -17,8 +17,9 @@ use crate::{LoadReport, Runtime};
 #[derive(clap::Args)]
 #[command(
     after_help = "Without --stdio, serves HTTP: MCP at http://ADDR/mcp, JSON-RPC 2.0 at \
-                        http://ADDR/rpc, and a description of the JSON-RPC methods at \
-                        http://ADDR/rpc/describe.\n\n\
+                        http://ADDR/rpc, a description of the JSON-RPC methods at \
+                        http://ADDR/rpc/describe, and GET /healthz and /readyz (503 until every \
+                        component has loaded) for load balancers.\n\n\
                         Examples:\n  \
                         airlock serve target/components/\n  \
                         airlock serve oci://ghcr.io/acme/catalog:1.2.0   (locked in airlock.lock)\n  \

@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -93,7 +93,16 @@ pub fn serve_with_nofile(policy: &str, files: &[PathBuf], extra: &[&str], nofile
     start(shell, policy, files, extra)
 }
 
-/// Runs `command` with `serve` and its arguments appended.
+/// [`serve`] with the compile cache in `cache` (a fresh folder makes every
+/// component compile).
+pub fn serve_with_cache(policy: &str, files: &[PathBuf], extra: &[&str], cache: &Path) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command.env("AIRLOCK_CACHE_DIR", cache);
+    start(command, policy, files, extra)
+}
+
+/// Runs `command` with `serve` and its arguments appended; unless `extra`
+/// says otherwise, every component has loaded when it returns.
 fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) -> Served {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy_path = dir.path().join("airlock.toml");
@@ -102,8 +111,11 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
     let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
     let mut child = command
         .arg("serve")
-        // Every component loaded before the test starts.
-        .args(["--load-wait", "600"])
+        .args(if extra.contains(&"--load-wait") {
+            &[][..]
+        } else {
+            &["--load-wait", "600"][..]
+        })
         .arg("--policy")
         .arg(&policy_path)
         .arg("--listen")

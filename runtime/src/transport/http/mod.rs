@@ -1,5 +1,6 @@
 //! HTTP on hyper: MCP Streamable HTTP at `/mcp`, plain JSON-RPC at `/rpc`
-//! (and its text description at `/rpc/describe`).
+//! (and its text description at `/rpc/describe`); `/healthz` and `/readyz`
+//! for load balancers.
 //!
 //! The front door is defensive because anything may knock:
 //! - `Host` and `Origin` must name an allowed host (loopback by default),
@@ -27,15 +28,18 @@
 //!
 //! The modules: [`checks`] (the front door's rules, apart from I/O),
 //! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
-//! bounded SSE bodies); `/rpc` and the accept loop are here.
+//! bounded SSE bodies), [`health`] (alive and ready); `/rpc` and the
+//! accept loop are here.
 
 mod body;
 mod checks;
+mod health;
 mod mcp;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,6 +108,8 @@ struct Shared {
     tokens: Vec<Token>,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
     calls: Arc<Semaphore>,
+    /// Set when shutdown begins: `/readyz` turns 503.
+    draining: AtomicBool,
 }
 
 /// Serves until `shutdown` resolves; then stops accepting, lets requests in
@@ -122,6 +128,7 @@ pub async fn serve(
         tokens,
         sessions: Mutex::new(HashMap::new()),
         calls: Arc::new(Semaphore::new(config.max_calls)),
+        draining: AtomicBool::new(false),
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -165,6 +172,7 @@ pub async fn serve(
         });
     }
     drop(listener);
+    shared.draining.store(true, Ordering::Relaxed);
     // Standing streams never end on their own: close them so the graceful
     // shutdown waits only for real requests.
     for entry in lock(&shared.sessions).values() {
@@ -205,11 +213,21 @@ async fn route(
         return plain(StatusCode::FORBIDDEN, &format!("forbidden: {why}\n"));
     }
     let path = req.uri().path().to_string();
+    match (path.as_str(), req.method()) {
+        ("/healthz", &Method::GET) => return plain(StatusCode::OK, "alive\n"),
+        ("/readyz", &Method::GET) => {
+            let draining = shared.draining.load(Ordering::Relaxed);
+            let (status, text) = health::readiness(&shared.server.runtime, draining);
+            return plain(status, &text);
+        }
+        ("/healthz" | "/readyz", _) => return not_allowed("GET"),
+        _ => {}
+    }
     let known = matches!(path.as_str(), "/mcp" | "/rpc" | "/rpc/describe");
     if !known {
         return plain(
             StatusCode::NOT_FOUND,
-            "not found; MCP is at /mcp, JSON-RPC at /rpc\n",
+            "not found; MCP is at /mcp, JSON-RPC at /rpc (/healthz, /readyz for load balancers)\n",
         );
     }
     let token = match authenticate(&shared.tokens, req.headers()) {
