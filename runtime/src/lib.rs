@@ -6,6 +6,7 @@
 //! ```text
 //! tool, observe, json, logtext, sync   shared types: what a tool is, what a
 //!                                      running call reports, JSON, guest text
+//! metrics   (process-wide counters for GET /metrics)
 //! source    (references to registries and URLs, the content-addressed
 //!            store, the lock, cosign signatures: reference → verified bytes)
 //! policy    (policy file, grants, hints → effective grant)
@@ -37,6 +38,7 @@ pub mod json;
 pub mod lanes;
 pub mod loading;
 pub mod logtext;
+pub mod metrics;
 pub mod observe;
 pub mod policy;
 pub mod protocol;

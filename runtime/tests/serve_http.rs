@@ -866,9 +866,9 @@ fn http_tasks_belong_to_their_token_and_the_get_stream_carries_notifications() {
 /// `/healthz` answers as soon as the server listens; `/readyz` is 503 while
 /// a component (here a Python one, not in the fresh compile cache) is
 /// still compiling, and 200 once its tool is served. Neither needs the
-/// token the policy requires for everything else.
+/// token the policy requires for everything else; `/metrics` does.
 #[test]
-fn readiness_waits_for_every_component_and_health_needs_no_token() {
+fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     let cache = tempfile::tempdir().expect("cache dir");
     let policy = format!(
         "[[tokens]]\nname = \"ops\"\nsha256 = \"{}\"\n",
@@ -905,5 +905,23 @@ fn readiness_waits_for_every_component_and_health_needs_no_token() {
     assert_eq!(
         (ready.status, ready.body.as_str()),
         (200, "ready: 1 tool(s)\n")
+    );
+
+    // The metrics name the tools: behind the token like the rest.
+    let refused = http(served.addr, "GET", "/metrics", &[], b"");
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    let metrics = http(
+        served.addr,
+        "GET",
+        "/metrics",
+        &[("Authorization", "Bearer ops-secret")],
+        b"",
+    );
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    assert!(
+        metrics.body.contains("airlock_tools_loaded 1\n")
+            && metrics.body.contains("airlock_components_loading 0\n"),
+        "{}",
+        metrics.body
     );
 }

@@ -77,6 +77,16 @@ pub fn prepare(
     let (tool, (arguments, grant, id, cancel, place)) = match checked {
         Ok(checked) => checked,
         Err(err) => {
+            ended(
+                found.as_ref().map(|t| t.info.name.as_str()),
+                None,
+                &caller,
+                err.kind(),
+                started.elapsed(),
+            );
+            if matches!(err, CallError::Refused(_)) {
+                crate::metrics::refused("call", 1);
+            }
             if let Some(log) = setting.audit {
                 log.record(&Entry {
                     call: None,
@@ -106,12 +116,35 @@ pub fn prepare(
         cancel,
         sandbox: setting.sandbox.clone(),
         place,
-        audit: setting.audit.map(|log| Audit {
-            log: log.clone(),
+        ending: Some(Ending {
+            log: setting.audit.cloned(),
             started,
             bytes_in,
         }),
     })
+}
+
+/// What every call that ends leaves behind, whatever the door and whether
+/// or not an audit log is kept: its counters and one log line (at `info`)
+/// with tool, caller, outcome, duration and the call's id, which its audit
+/// entry carries too. `tool` is `None` for a name that is not served.
+fn ended(
+    tool: Option<&str>,
+    id: Option<u64>,
+    caller: &Caller,
+    outcome: &'static str,
+    took: std::time::Duration,
+) {
+    crate::metrics::call_ended(tool, outcome, took);
+    tracing::info!(
+        call = id,
+        tool = tool.unwrap_or_default(),
+        caller = %caller,
+        caller_kind = caller.kind(),
+        outcome,
+        duration_ms = took.as_secs_f64() * 1000.0,
+        "call ended"
+    );
 }
 
 type Checked = (Value, Grant, u64, CancelToken, Place);
@@ -148,12 +181,13 @@ pub struct PreparedCall {
     /// Held for the call's lifetime: its place under the tool's limit (or
     /// in the queue before it) and in the registry.
     place: Place,
-    audit: Option<Audit>,
+    /// Taken when the call ends (once).
+    ending: Option<Ending>,
 }
 
-/// What the audit log needs to record a call when it ends.
-struct Audit {
-    log: Arc<AuditLog>,
+/// What recording a call when it ends needs.
+struct Ending {
+    log: Option<Arc<AuditLog>>,
     started: Instant,
     bytes_in: usize,
 }
@@ -274,29 +308,47 @@ impl PreparedCall {
     /// for a call that never ran) knows: the credentials its requests
     /// carried, the folder operations refused.
     fn record(&mut self, result: &Result<Output, CallError>, teardown: Option<&Teardown>) {
-        if let Some(audit) = self.audit.take() {
-            let bytes_out = match result {
-                Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
-                Err(_) => 0,
-            };
-            audit.log.record(&Entry {
-                call: Some(self.id),
-                tool: &self.tool.info.name,
-                digest: Some(&self.tool.component.digest),
-                caller: &self.caller.to_string(),
-                caller_kind: self.caller.kind(),
-                grant: Some(&self.grant),
-                outcome: match result {
-                    Ok(_) => "ok",
-                    Err(err) => err.kind(),
-                },
-                duration: audit.started.elapsed(),
-                bytes_in: audit.bytes_in,
-                bytes_out,
-                credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
-                folder_refusals: teardown.and_then(Teardown::folder_refusals),
-            });
+        let Some(ending) = self.ending.take() else {
+            return;
+        };
+        let outcome = match result {
+            Ok(_) => "ok",
+            Err(err) => err.kind(),
+        };
+        let took = ending.started.elapsed();
+        let folder_refusals = teardown.and_then(Teardown::folder_refusals);
+        ended(
+            Some(&self.tool.info.name),
+            Some(self.id),
+            &self.caller,
+            outcome,
+            took,
+        );
+        crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
+        if matches!(result, Err(CallError::Refused(_))) {
+            crate::metrics::refused("call", 1);
         }
+        let Some(log) = ending.log else {
+            return;
+        };
+        let bytes_out = match result {
+            Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
+            Err(_) => 0,
+        };
+        log.record(&Entry {
+            call: Some(self.id),
+            tool: &self.tool.info.name,
+            digest: Some(&self.tool.component.digest),
+            caller: &self.caller.to_string(),
+            caller_kind: self.caller.kind(),
+            grant: Some(&self.grant),
+            outcome,
+            duration: took,
+            bytes_in: ending.bytes_in,
+            bytes_out,
+            credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
+            folder_refusals,
+        });
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Result<Output, CallError>, Teardown) {

@@ -56,6 +56,16 @@ impl From<Exit> for ExitCode {
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// How log lines on stderr are written: `text` for people, `json` (one
+    /// object a line, with the fields of each event) for log collectors.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 /// Options every command that loads components shares.
@@ -113,7 +123,6 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    init_logging();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
@@ -126,6 +135,7 @@ pub fn main() -> ExitCode {
             .into();
         }
     };
+    init_logging(cli.log_format);
     let exit = match cli.command {
         Command::Inspect(args) => inspect::run(args),
         Command::Call(args) => call::run(args),
@@ -149,19 +159,22 @@ fn print_result(text: &str) {
 
 /// Logs to stderr at `AIRLOCK_LOG` (or, when that is not set, `RUST_LOG`;
 /// default `warn`), in colour only on a terminal and never with `NO_COLOR`
-/// set, so a log written to a file holds no escape codes.
-fn init_logging() {
+/// set, so a log written to a file holds no escape codes; or, with
+/// `--log-format json`, as one JSON object a line.
+fn init_logging(format: LogFormat) {
     use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_env("AIRLOCK_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_from_env("RUST_LOG"))
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let colour = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
-        .with_ansi(colour)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = match format {
+        LogFormat::Text => builder.with_ansi(colour).try_init(),
+        LogFormat::Json => builder.json().with_ansi(false).try_init(),
+    };
 }
 
 /// The sandbox for `policy`, its pool sized for `instances` calls at once.

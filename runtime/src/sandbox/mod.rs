@@ -163,6 +163,8 @@ pub struct Sandbox {
     wasmcp_linker: Linker<CallState>,
     cache: Option<CompileCache>,
     fuel: bool,
+    /// Instances the pool holds at once.
+    instances: u32,
     ticker: Arc<AtomicBool>,
 }
 
@@ -218,8 +220,14 @@ impl Sandbox {
             wasmcp_linker,
             cache: config.cache.clone(),
             fuel: config.fuel,
+            instances: config.instances,
             ticker: stop,
         })
+    }
+
+    /// How many instances may exist at once (the pool's size).
+    pub fn instances(&self) -> u32 {
+        self.instances
     }
 
     pub fn engine(&self) -> &Engine {

@@ -36,7 +36,7 @@ pub fn json(status: StatusCode, value: &Value) -> Response<BoxBody> {
 }
 
 /// A response with `status`, `body` and its content type.
-fn typed(status: StatusCode, body: String, content_type: &'static str) -> Response<BoxBody> {
+pub fn typed(status: StatusCode, body: String, content_type: &'static str) -> Response<BoxBody> {
     let mut response = Response::new(full(body));
     *response.status_mut() = status;
     response

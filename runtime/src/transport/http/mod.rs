@@ -1,6 +1,6 @@
 //! HTTP on hyper: MCP Streamable HTTP at `/mcp`, plain JSON-RPC at `/rpc`
-//! (and its text description at `/rpc/describe`); `/healthz` and `/readyz`
-//! for load balancers.
+//! (and its text description at `/rpc/describe`); `/healthz`, `/readyz`
+//! and `/metrics` for operators.
 //!
 //! The front door is defensive because anything may knock:
 //! - `Host` and `Origin` must name an allowed host (loopback by default),
@@ -28,13 +28,13 @@
 //!
 //! The modules: [`checks`] (the front door's rules, apart from I/O),
 //! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
-//! bounded SSE bodies), [`health`] (alive and ready); `/rpc` and the
-//! accept loop are here.
+//! bounded SSE bodies), [`ops`] (`/healthz`, `/readyz`, `/metrics`);
+//! `/rpc` and the accept loop are here.
 
 mod body;
 mod checks;
-mod health;
 mod mcp;
+mod ops;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -54,7 +54,7 @@ use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{Server, Session};
 use crate::protocol::rpc;
 use crate::sync::lock;
-use body::{BoxBody, busy, empty, json, not_allowed, plain};
+use body::{BoxBody, busy, empty, json, not_allowed, plain, typed};
 use checks::{
     authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
 };
@@ -204,6 +204,16 @@ async fn route(
     req: Request<IncomingBody>,
     peer: SocketAddr,
 ) -> Response<BoxBody> {
+    let response = answer(shared, req, peer).await;
+    crate::metrics::http_answered(response.status().as_u16());
+    response
+}
+
+async fn answer(
+    shared: &Arc<Shared>,
+    req: Request<IncomingBody>,
+    peer: SocketAddr,
+) -> Response<BoxBody> {
     if let Err(why) = check_one_host(req.headers()) {
         tracing::info!("refused a request from {peer}: {why}");
         return plain(StatusCode::BAD_REQUEST, &format!("bad request: {why}\n"));
@@ -217,13 +227,16 @@ async fn route(
         ("/healthz", &Method::GET) => return plain(StatusCode::OK, "alive\n"),
         ("/readyz", &Method::GET) => {
             let draining = shared.draining.load(Ordering::Relaxed);
-            let (status, text) = health::readiness(&shared.server.runtime, draining);
+            let (status, text) = ops::readiness(&shared.server.runtime, draining);
             return plain(status, &text);
         }
         ("/healthz" | "/readyz", _) => return not_allowed("GET"),
         _ => {}
     }
-    let known = matches!(path.as_str(), "/mcp" | "/rpc" | "/rpc/describe");
+    let known = matches!(
+        path.as_str(),
+        "/mcp" | "/rpc" | "/rpc/describe" | "/metrics"
+    );
     if !known {
         return plain(
             StatusCode::NOT_FOUND,
@@ -241,6 +254,11 @@ async fn route(
         ("/mcp", _) => not_allowed("GET, POST, DELETE"),
         ("/rpc", &Method::POST) => rpc_post(shared, req, token, peer).await,
         ("/rpc", _) => not_allowed("POST"),
+        ("/metrics", &Method::GET) => typed(
+            StatusCode::OK,
+            ops::metrics_text(&shared.server),
+            ops::METRICS_TYPE,
+        ),
         ("/rpc/describe", &Method::GET) => plain(
             StatusCode::OK,
             &rpc::describe(&shared.server, token.as_ref()),

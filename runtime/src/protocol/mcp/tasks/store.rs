@@ -395,6 +395,26 @@ impl TaskStore {
         Some((rest.into_iter().take(LIST_PAGE).collect(), more))
     }
 
+    /// How many tasks are held in each status (for metrics).
+    pub fn count_by_status(&self) -> Vec<(&'static str, usize)> {
+        let tasks = lock(&self.tasks);
+        let all = [
+            Status::Working,
+            Status::InputRequired,
+            Status::Completed,
+            Status::Failed,
+            Status::Cancelled,
+        ];
+        all.iter()
+            .map(|s| {
+                (
+                    s.as_str(),
+                    tasks.values().filter(|t| t.status() == *s).count(),
+                )
+            })
+            .collect()
+    }
+
     /// Cancels every unfinished task of `owner` (its session ended).
     pub fn cancel_owned_by(&self, owner: &Owner) {
         let tasks = lock(&self.tasks);

@@ -1,0 +1,52 @@
+//! The endpoints for operators' machinery, apart from MCP and `/rpc`:
+//! `GET /healthz` and `GET /readyz` for load balancers and orchestrators,
+//! `GET /metrics` for Prometheus.
+//!
+//! Alive is "the process answers"; ready is "every component has loaded and
+//! the server is not draining", so a replica still compiling a big
+//! component, or shutting down, gets no new traffic. Neither needs a token
+//! (they say nothing about the tools) and neither runs a tool. The metrics
+//! name the tools, so they are behind the tokens when the policy has any.
+
+use hyper::StatusCode;
+
+use crate::Runtime;
+use crate::metrics::{self, Snapshot};
+use crate::protocol::mcp::Server;
+
+/// Whether the server should be sent requests, and why not.
+pub fn readiness(runtime: &Runtime, draining: bool) -> (StatusCode, String) {
+    if draining {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "draining: shutting down, running calls finishing\n".into(),
+        );
+    }
+    match runtime.still_loading() {
+        0 => (
+            StatusCode::OK,
+            format!("ready: {} tool(s)\n", runtime.catalog().tools().count()),
+        ),
+        n => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("loading: {n} component(s) still compiling\n"),
+        ),
+    }
+}
+
+/// The metrics text (OpenMetrics), with the gauges read from `server` now.
+pub fn metrics_text(server: &Server) -> String {
+    let runtime = &server.runtime;
+    let catalog = runtime.catalog();
+    metrics::render(&Snapshot {
+        running: runtime.running().count(),
+        pool: runtime.sandbox().instances(),
+        components: catalog.components().len(),
+        tools: catalog.tools().count(),
+        loading: runtime.still_loading(),
+        tasks: server.tasks.count_by_status(),
+    })
+}
+
+/// The content type of [`metrics_text`].
+pub const METRICS_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
