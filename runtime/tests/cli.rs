@@ -714,3 +714,70 @@ fn policy_import_converts_a_wassette_policy_and_says_what_it_tightened() {
         stderr(&out)
     );
 }
+
+/// A deployment as one file beside the policy: `serve --config` takes the
+/// flags from its keys (paths relative to it), a flag given wins over its
+/// key, and `check --config` checks the file, its policy and components.
+#[test]
+fn a_serve_configuration_file_stands_for_the_flags_and_check_reads_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(component("catalog"), dir.path().join("catalog.wasm")).expect("copy");
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "[components.catalog]\ndestructive = \"allow\"\n",
+    )
+    .expect("policy");
+    let config = dir.path().join("serve.toml");
+    std::fs::write(
+        &config,
+        "components = [\"catalog.wasm\"]\npolicy = \"airlock.toml\"\n\
+         listen = \"127.0.0.1:1\"\nload-wait = 600\n",
+    )
+    .expect("config");
+    let config = path(config);
+
+    // `--stdio` wins over the file's `listen` (port 1 could not be bound).
+    let out = airlock(&["serve", "--config", &config, "--stdio"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("catalog.wasm: lookup_price, restock"), "{err}");
+    assert!(err.contains("serving MCP on stdio"), "{err}");
+
+    let out = airlock(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("1 component with 2 tools checked"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A section that matches no component, found through the file.
+    std::fs::write(dir.path().join("airlock.toml"), "[components.catlog]\n").expect("policy");
+    let out = airlock(&["check", "--config", &config]);
+    assert_eq!(out.status.code(), Some(5), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("[components.catlog] matches no component"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A misspelt key: its place, and serve does not start.
+    std::fs::write(
+        dir.path().join("serve.toml"),
+        "components = []\nmax_calls = 4\n",
+    )
+    .expect("config");
+    for args in [
+        &["serve", "--config", &config][..],
+        &["check", "--config", &config],
+    ] {
+        let out = airlock(args);
+        let err = stderr(&out);
+        assert_ne!(out.status.code(), Some(0), "{err}");
+        assert!(
+            err.contains("serve.toml: TOML parse error at line 2, column 1"),
+            "{err}"
+        );
+        assert!(err.contains("unknown field `max_calls`"), "{err}");
+    }
+}

@@ -12,6 +12,7 @@
 
 use std::path::PathBuf;
 
+use super::serve_config::ServeConfig;
 use super::{Exit, FetchOptions};
 use crate::Runtime;
 use crate::policy::Policy;
@@ -24,7 +25,8 @@ use crate::source::Source;
 #[derive(clap::Args)]
 #[command(
     after_help = "Examples:\n  airlock check\n  airlock check deploy/airlock.toml\n  \
-                        airlock check airlock.toml tools/\n\n\
+                        airlock check airlock.toml tools/\n  \
+                        airlock check --config deploy/serve.toml\n\n\
                         Every error is reported, one a line. With components at hand, a \
                         [components.NAME] section that matches none of them and a \
                         [components.NAME.tools.TOOL] section for a tool the component does not \
@@ -42,11 +44,40 @@ pub struct Args {
     /// Do not use the on-disk compile cache.
     #[arg(long)]
     no_cache: bool,
+    /// A serve configuration file (`airlock serve --config`) to check, and
+    /// with it the policy and components it names.
+    #[arg(long, value_name = "SERVE_FILE", conflicts_with = "file")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     fetch: FetchOptions,
 }
 
-pub fn run(args: Args) -> Exit {
+pub fn run(mut args: Args) -> Exit {
+    if let Some(file) = args.config.clone() {
+        let config = match ServeConfig::load(&file) {
+            Ok(config) => config,
+            Err(err) => return refuse(&args, &[err]),
+        };
+        let Some(policy) = config.policy else {
+            println!(
+                "{}: ok (it names no policy: nothing is granted)",
+                file.display()
+            );
+            return Exit::Ok;
+        };
+        println!("{}: ok; its policy:", file.display());
+        args.file = policy;
+        if args.paths.is_empty() {
+            args.paths = config.components.unwrap_or_default();
+        }
+        args.no_cache |= config.no_cache.unwrap_or(false);
+        if args.fetch.lock.is_none() {
+            args.fetch.lock = config.lock;
+        }
+        args.fetch
+            .insecure_registry
+            .extend(config.insecure_registry.unwrap_or_default());
+    }
     let policy = match Policy::load(&args.file) {
         Ok(policy) => policy,
         Err(err) => return refuse(&args, err.errors()),

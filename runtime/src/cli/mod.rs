@@ -10,6 +10,7 @@ mod publish;
 mod published;
 mod pull;
 mod serve;
+mod serve_config;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -123,7 +124,11 @@ enum Command {
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory as _, FromArgMatches as _};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|matches| Ok((Cli::from_arg_matches(&matches)?, matches)));
+    let (cli, matches) = match parsed {
         Ok(cli) => cli,
         Err(err) => {
             let _ = err.print();
@@ -140,7 +145,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(args),
         Command::Call(args) => call::run(args),
         Command::Check(args) => check::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(args, matches.subcommand_matches("serve")),
         Command::Pull(args) => pull::run(args),
         Command::Publish(args) => publish::run(args),
         Command::New(args) => new::run(args),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::serve_config::ServeConfig;
 use super::{Exit, LoadOptions};
 use crate::loading::Loading;
 use crate::protocol::mcp::Server;
@@ -70,13 +71,77 @@ pub struct Args {
     /// and clients are sent notifications/tools/list_changed.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     load_wait: f64,
+    /// A serve configuration file: these flags as TOML keys (`max-calls =
+    /// 64`, `components = ["tools/"]`, `policy = "airlock.toml"`); a flag
+    /// given here wins over its key.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     #[command(flatten)]
     load: LoadOptions,
 }
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8414";
 
-pub fn run(args: Args) -> Exit {
+impl Args {
+    /// Takes each key of `config` whose flag was not given on the command
+    /// line (`given` says which were, by argument id).
+    fn apply(&mut self, config: ServeConfig, given: impl Fn(&str) -> bool) {
+        // `key => field` where the flag has a value; `key => Some(field)`
+        // where the flag's value is optional.
+        macro_rules! take {
+            ($($id:literal: $from:expr => $to:expr),* $(,)?) => {$(
+                if !given($id) && let Some(value) = $from {
+                    $to = value;
+                }
+            )*};
+        }
+        take! {
+            "paths": config.components => self.paths,
+            "stdio": config.stdio => self.stdio,
+            "allow_unauthenticated": config.allow_unauthenticated => self.allow_unauthenticated,
+            "allow_host": config.allow_host => self.allow_host,
+            "max_calls": config.max_calls => self.max_calls,
+            "max_body": config.max_body => self.max_body,
+            "grace": config.grace => self.grace,
+            "watch": config.watch => self.watch,
+            "allow_empty": config.allow_empty => self.allow_empty,
+            "load_wait": config.load_wait => self.load_wait,
+            "no_cache": config.no_cache => self.load.no_cache,
+            "insecure_registry": config.insecure_registry => self.load.fetch.insecure_registry,
+            "listen": config.listen.map(Some) => self.listen,
+            "policy": config.policy.map(Some) => self.load.policy,
+            "lock": config.lock.map(Some) => self.load.fetch.lock,
+        }
+        // `--stdio` and `--listen` exclude each other: the one given here
+        // wins over the other's key.
+        if given("stdio") {
+            self.listen = None;
+        }
+        if given("listen") {
+            self.stdio = false;
+        }
+    }
+}
+
+pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
+    if let Some(file) = args.config.clone() {
+        let config = match ServeConfig::load(&file) {
+            Ok(config) => config,
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Exit::Usage;
+            }
+        };
+        let given = |id: &str| {
+            matches
+                .is_some_and(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        };
+        args.apply(config, given);
+        if args.stdio && args.listen.is_some() {
+            eprintln!("error: --stdio and a listen address cannot both be set (flag or key)");
+            return Exit::Usage;
+        }
+    }
     let listen = match args.listen {
         Some(addr) => addr,
         None => match DEFAULT_LISTEN.parse() {
