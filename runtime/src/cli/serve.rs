@@ -338,17 +338,9 @@ async fn finish_loading(
     if !loading.pending().is_empty() {
         let started = std::time::Instant::now();
         loop {
-            let next = {
-                let runtime = runtime.clone();
-                // Waiting on the loader blocks: keep it off the async workers.
-                tokio::task::spawn_blocking(move || {
-                    let report = loading.next(&runtime);
-                    (loading, report)
-                })
-                .await
-            };
+            let rt = runtime.clone();
             let report;
-            (loading, report) = match next {
+            (loading, report) = match off_the_workers(loading, move |l| l.next(&rt)).await {
                 Ok(next) => next,
                 Err(err) => {
                     tracing::error!("loading failed: {err}");
@@ -378,6 +370,19 @@ async fn finish_loading(
     }
 }
 
+/// Runs `work` on `state` on a blocking thread, handing both back: loading
+/// compiles and waits, which must not hold up the async workers.
+async fn off_the_workers<S: Send + 'static, T: Send + 'static>(
+    mut state: S,
+    work: impl FnOnce(&mut S) -> T + Send + 'static,
+) -> Result<(S, T), tokio::task::JoinError> {
+    tokio::task::spawn_blocking(move || {
+        let out = work(&mut state);
+        (state, out)
+    })
+    .await
+}
+
 /// How often `--watch` looks at the served files.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
@@ -387,17 +392,9 @@ async fn watch(mut watcher: Watcher, runtime: Arc<Runtime>, server: Arc<Server>)
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let polled = {
-            let runtime = runtime.clone();
-            // Loading compiles: keep it off the async workers.
-            tokio::task::spawn_blocking(move || {
-                let changes = watcher.poll(&runtime);
-                (watcher, changes)
-            })
-            .await
-        };
+        let rt = runtime.clone();
         let changes;
-        (watcher, changes) = match polled {
+        (watcher, changes) = match off_the_workers(watcher, move |w| w.poll(&rt)).await {
             Ok(polled) => polled,
             Err(err) => {
                 tracing::error!("reload: the watcher failed: {err}; no more reloads");
