@@ -18,11 +18,10 @@ use crate::{LoadReport, Runtime};
 
 type Loaded = (PathBuf, Result<Vec<Tool>, LoadError>);
 
-/// The components of one start still being loaded.
+/// The components of one start still being loaded (the runtime knows
+/// which: [`Runtime::still_loading`]).
 pub struct Loading {
     results: Receiver<Loaded>,
-    /// Files whose load has not been admitted yet, in file order.
-    pending: Vec<PathBuf>,
 }
 
 impl Loading {
@@ -40,12 +39,9 @@ impl Loading {
         if let Err(err) = spawned {
             // No thread to spare: load here, as a start without one would.
             tracing::warn!("cannot start a loader thread ({err}); loading before serving");
-            load_all(&runtime, files.clone(), &sender);
+            load_all(&runtime, files, &sender);
         }
-        Loading {
-            results,
-            pending: files,
-        }
+        Loading { results }
     }
 
     /// Admits every load that finishes within `wait` (all of them, however
@@ -53,7 +49,7 @@ impl Loading {
     pub fn wait(&mut self, runtime: &Runtime, wait: Option<Duration>) -> LoadReport {
         let deadline = wait.map(|wait| Instant::now() + wait);
         let mut report = LoadReport::default();
-        while !self.pending.is_empty() {
+        while runtime.still_loading() > 0 {
             let received = match deadline {
                 None => self.results.recv().ok(),
                 Some(deadline) => {
@@ -67,11 +63,11 @@ impl Loading {
                     }
                 }
             };
-            let Some(loaded) = received else {
+            let Some((file, loaded)) = received else {
                 self.loader_gone(runtime);
                 break;
             };
-            let admitted = self.admit(runtime, loaded);
+            let admitted = runtime.admit(file, loaded);
             report.loaded.extend(admitted.loaded);
             report.refused.extend(admitted.refused);
         }
@@ -81,11 +77,11 @@ impl Loading {
     /// Waits for the next component to finish loading and admits it; `None`
     /// once every one has.
     pub fn next(&mut self, runtime: &Runtime) -> Option<LoadReport> {
-        if self.pending.is_empty() {
+        if runtime.still_loading() == 0 {
             return None;
         }
         match self.results.recv() {
-            Ok(loaded) => Some(self.admit(runtime, loaded)),
+            Ok((file, loaded)) => Some(runtime.admit(file, loaded)),
             Err(_) => {
                 self.loader_gone(runtime);
                 None
@@ -93,19 +89,9 @@ impl Loading {
         }
     }
 
-    /// The files still loading, in file order.
-    pub fn pending(&self) -> &[PathBuf] {
-        &self.pending
-    }
-
-    fn admit(&mut self, runtime: &Runtime, (file, loaded): Loaded) -> LoadReport {
-        self.pending.retain(|f| f != &file);
-        runtime.admit(file, loaded)
-    }
-
     /// The loader thread ended without sending every result: it panicked.
     fn loader_gone(&mut self, runtime: &Runtime) {
-        for file in self.pending.drain(..) {
+        for file in runtime.loading_files() {
             tracing::error!("{}: the loader stopped before loading it", file.display());
         }
         runtime.expect(&[]);

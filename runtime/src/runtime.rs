@@ -231,6 +231,14 @@ impl Runtime {
         self.loading.read().unwrap_or_else(|p| p.into_inner()).len()
     }
 
+    /// The component files still loading, in file order.
+    pub fn loading_files(&self) -> Vec<PathBuf> {
+        self.loading
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// The component files `paths` stand for now (each `.wasm`, each
     /// `.wasm` in a folder, each source the policy names), for a watcher.
     pub fn files(&self, paths: &[PathBuf]) -> Vec<PathBuf> {

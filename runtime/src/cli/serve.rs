@@ -137,10 +137,6 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
                 .is_some_and(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
         };
         args.apply(config, given);
-        if args.stdio && args.listen.is_some() {
-            eprintln!("error: --stdio and a listen address cannot both be set (flag or key)");
-            return Exit::Usage;
-        }
     }
     let listen = match args.listen {
         Some(addr) => addr,
@@ -273,7 +269,7 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
     let report = loading.wait(&runtime, Some(wait));
     print_report(&report);
     warn_unmatched_sections(&runtime, &args.paths);
-    let pending = loading.pending().len();
+    let pending = runtime.still_loading();
     if pending == 0 {
         warn_unused_credentials(&runtime);
     }
@@ -282,7 +278,7 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
         0 => String::new(),
         n => format!(
             "; {n} component(s) still compiling ({}), served when ready",
-            names(loading.pending())
+            names(&runtime.loading_files())
         ),
     };
     if count > 0 {
@@ -335,7 +331,7 @@ async fn finish_loading(
     server: Arc<Server>,
     watch_paths: Option<Vec<PathBuf>>,
 ) {
-    if !loading.pending().is_empty() {
+    if runtime.still_loading() > 0 {
         let started = std::time::Instant::now();
         loop {
             let rt = runtime.clone();
