@@ -30,7 +30,7 @@ impl Loading {
     /// [`Loading::wait`] or [`Loading::next`].
     pub fn start(runtime: Arc<Runtime>, paths: &[PathBuf]) -> Loading {
         let files = runtime.files(paths);
-        runtime.expect(&files);
+        runtime.set_loading(&files);
         let (sender, results) = mpsc::channel();
         let work = (runtime.clone(), files.clone(), sender.clone());
         let spawned = std::thread::Builder::new()
@@ -94,7 +94,7 @@ impl Loading {
         for file in runtime.loading_files() {
             tracing::error!("{}: the loader stopped before loading it", file.display());
         }
-        runtime.expect(&[]);
+        runtime.set_loading(&[]);
     }
 }
 

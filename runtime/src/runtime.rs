@@ -221,7 +221,7 @@ impl Runtime {
 
     /// Marks `files` as loading: [`Runtime::still_loading`] counts them
     /// until [`Runtime::admit`] takes each.
-    pub fn expect(&self, files: &[PathBuf]) {
+    pub fn set_loading(&self, files: &[PathBuf]) {
         *self.loading.write().unwrap_or_else(|p| p.into_inner()) = files.to_vec();
     }
 
