@@ -7,6 +7,7 @@
 //! tool, observe, json, logtext, sync   shared types: what a tool is, what a
 //!                                      running call reports, JSON, guest text
 //! metrics   (process-wide counters for GET /metrics)
+//! state     (what replicas share, in Redis: leases, keys, task records)
 //! source    (references to registries and URLs, the content-addressed
 //!            store, the lock, cosign signatures: reference → verified bytes)
 //! policy    (policy file, grants, hints → effective grant)
@@ -46,6 +47,7 @@ pub mod reload;
 mod runtime;
 pub mod sandbox;
 pub mod source;
+pub mod state;
 mod sync;
 pub mod tool;
 pub mod transport;

@@ -771,7 +771,20 @@ fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         conformance_verdict(root, label, &output, expected, tally);
     }
 
-    // The Python SDK: stdio and HTTP, auto and legacy mode, and plain /rpc.
+    // The replica tests' real parts: Debian's Redis and HAProxy.
+    for (package, binary) in [
+        ("redis-server", "/usr/bin/redis-server"),
+        ("haproxy", "/usr/sbin/haproxy"),
+    ] {
+        if let Err(err) = ensure_apt(package, binary) {
+            fail(
+                tally,
+                format!("installing {package} for the replica tests: {err:#}"),
+            );
+        }
+    }
+    // The Python SDK: stdio and HTTP, auto and legacy mode, plain /rpc,
+    // and replicas behind a load balancer.
     let mut cmd = Command::new(dir.join("venv/bin/python"));
     cmd.args(["-m", "pytest", "tests/clients/python", "-q", "-rfEX"])
         .args(["-p", "no:cacheprovider"])

@@ -29,8 +29,11 @@ use crate::{LoadReport, Runtime};
                         airlock serve --watch tools/\n  \
                         airlock serve --policy airlock.toml tools/ --listen 0.0.0.0:8414 --allow-host tools.internal\n\n\
                         A non-loopback address needs bearer tokens in the policy ([[tokens]]), or \
-                        --allow-unauthenticated. SIGINT/SIGTERM stop accepting, give running calls \
-                        --grace seconds to finish, cancel the rest and exit 0."
+                        --allow-unauthenticated.\n\n\
+                        SIGINT/SIGTERM drain: /readyz turns 503 and new calls get 503 with \
+                        Retry-After while running calls get --grace seconds to finish; then the \
+                        rest are cancelled and serve exits 0. Several replicas behind a load \
+                        balancer share their tasks with --state redis://HOST:PORT/DB."
 )]
 pub struct Args {
     /// Component files (.wasm), folders of them, or references
@@ -71,6 +74,11 @@ pub struct Args {
     /// and clients are sent notifications/tools/list_changed.
     #[arg(long, value_name = "SECONDS", default_value_t = 2.0)]
     load_wait: f64,
+    /// Share tasks, confirmation states and their signing key with the other
+    /// replicas through Redis or Valkey at URL (redis://HOST:PORT/DB), so
+    /// that any replica behind a load balancer answers for all.
+    #[arg(long, value_name = "URL")]
+    state: Option<String>,
     /// A serve configuration file: these flags as TOML keys (`max-calls =
     /// 64`, `components = ["tools/"]`, `policy = "airlock.toml"`); a flag
     /// given here wins over its key.
@@ -111,6 +119,7 @@ impl Args {
             "listen": config.listen.map(Some) => self.listen,
             "policy": config.policy.map(Some) => self.load.policy,
             "lock": config.lock.map(Some) => self.load.fetch.lock,
+            "state": config.state.map(Some) => self.state,
         }
         // `--stdio` and `--listen` exclude each other: the one given here
         // wins over the other's key.
@@ -170,7 +179,32 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
             return Exit::LoadFailed;
         }
     };
-    let server = Server::new(runtime.clone());
+    let server = match &args.state {
+        None => Server::new(runtime.clone()),
+        Some(url) if args.stdio => {
+            eprintln!(
+                "error: --state {url} shares state between HTTP replicas; it has no use with --stdio"
+            );
+            return Exit::Usage;
+        }
+        Some(url) => {
+            let shared = tokio.block_on(async {
+                let state = crate::state::SharedState::connect(url).await?;
+                let shown = state.shown().to_string();
+                let replica = state.replica().to_string();
+                let server = Server::sharing(runtime.clone(), state).await?;
+                eprintln!("airlock: sharing state at {shown} as replica {replica}");
+                Ok::<_, crate::state::StateError>(server)
+            });
+            match shared {
+                Ok(server) => server,
+                Err(err) => {
+                    eprintln!("error: {err}");
+                    return Exit::LoadFailed;
+                }
+            }
+        }
+    };
     let grace = Duration::from_secs(args.grace);
     if args.watch {
         eprintln!("airlock: watching {} path(s) for changes", args.paths.len());
@@ -181,6 +215,7 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
         server.clone(),
         args.watch.then(|| args.paths.clone()),
     ));
+    let tasks_server = server.clone();
     let result = tokio.block_on(async {
         let shutdown = shutdown_signal(runtime.clone(), grace);
         let served = if args.stdio {
@@ -218,6 +253,8 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
         while runtime.running().count() > 0 && stopping.elapsed() < grace {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
+        // The other replicas answer for this one's tasks from now on.
+        tasks_server.settle_tasks(Duration::from_secs(2)).await;
         served
     });
     // Blocking threads of cancelled calls end within a few ticks; do not

@@ -29,6 +29,8 @@ pub struct ServeConfig {
     pub no_cache: Option<bool>,
     pub lock: Option<PathBuf>,
     pub insecure_registry: Option<Vec<String>>,
+    /// The shared state of replicas (`redis://HOST:PORT/DB`).
+    pub state: Option<String>,
 }
 
 impl ServeConfig {
@@ -51,6 +53,16 @@ impl ServeConfig {
         })?;
         if config.stdio == Some(true) && config.listen.is_some() {
             return Err("`stdio = true` and `listen` cannot both be set".into());
+        }
+        if let Some(state) = &config.state
+            && !(state.starts_with("redis://")
+                || state.starts_with("rediss://")
+                || state.starts_with("unix://")
+                || state.starts_with("redis+unix://"))
+        {
+            return Err(format!(
+                "`state` is a Redis URL (redis://HOST:PORT/DB), not {state:?}"
+            ));
         }
         if let Some(wait) = config.load_wait
             && !(wait.is_finite() && wait >= 0.0)

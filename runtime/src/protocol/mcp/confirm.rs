@@ -74,7 +74,7 @@ pub async fn ask(
 
 /// The confirmation of a destructive call of revision 2026-07-28, or what
 /// to answer instead: an `InputRequiredResult` asking for it, or an error.
-pub fn by_round_trip(
+pub async fn by_round_trip(
     ctx: &Ctx<'_>,
     prepared: &PreparedCall,
     params: &Value,
@@ -95,7 +95,7 @@ pub fn by_round_trip(
             .get("inputResponses")
             .and_then(|r| r.get(CONFIRM_KEY))
         {
-            if !ctx.server().used_states.first_use(state, now_secs()) {
+            if !first_use(ctx, state).await? {
                 return Err(invalid_state(
                     "requestState was answered already; a confirmation is good for one call: \
                      call again without it",
@@ -175,10 +175,36 @@ fn form(tool: &str, arguments: &Value) -> Value {
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// This process's key for request states (random at start).
-fn state_key() -> &'static [u8; 32] {
-    static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+
+/// This process's key for request states: random at start, or the one the
+/// replicas share ([`share_key`]).
+pub fn state_key() -> &'static [u8; 32] {
     KEY.get_or_init(rand::random::<[u8; 32]>)
+}
+
+/// Signs and verifies request states with `key` (the replicas' shared
+/// one), set before the first request; false when it is too late.
+pub fn share_key(key: [u8; 32]) -> bool {
+    KEY.set(key).is_ok() || KEY.get() == Some(&key)
+}
+
+/// Marks a verified state answered, over every replica when they share
+/// state; false when it was answered before.
+async fn first_use(ctx: &Ctx<'_>, state: &str) -> Result<bool, Answer> {
+    let server = ctx.server();
+    let Some(shared) = &server.shared else {
+        return Ok(server.used_states.first_use(state, now_secs()));
+    };
+    let expires = read_payload(state).map_or(now_secs() + STATE_TTL.as_secs(), |(e, _)| e);
+    let mark = hex::encode(Sha256::digest(state.as_bytes()));
+    shared.first_use(&mark, expires).await.map_err(|err| {
+        tracing::warn!("shared state: {err}");
+        Answer::Error(ErrorObject::new(
+            jsonrpc::INTERNAL_ERROR,
+            "the shared state is unreachable; try again shortly",
+        ))
+    })
 }
 
 fn mac(payload: &[u8]) -> HmacSha256 {

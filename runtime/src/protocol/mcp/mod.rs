@@ -32,6 +32,7 @@ pub use revision::Revision;
 pub use session::{Door, Session, runs_long};
 
 use crate::Runtime;
+use crate::state::{SharedState, StateError};
 use crate::sync::lock;
 
 /// What the whole server shares: the runtime, every session (for
@@ -44,18 +45,50 @@ pub struct Server {
     next_session: AtomicU64,
     pub(crate) listeners: subscriptions::Listeners,
     pub(crate) used_states: confirm::UsedStates,
+    /// What the replicas share (`--state`), when they do.
+    pub(crate) shared: Option<Arc<SharedState>>,
 }
 
 impl Server {
+    /// A server that keeps everything in its own memory.
     pub fn new(runtime: Arc<Runtime>) -> Arc<Server> {
+        Self::build(runtime, None)
+    }
+
+    /// A server that shares its tasks, its request-state key and the states
+    /// answered with the other replicas using `state`; keeps its lease
+    /// alive while it runs.
+    pub async fn sharing(
+        runtime: Arc<Runtime>,
+        state: Arc<SharedState>,
+    ) -> Result<Arc<Server>, StateError> {
+        let key = state.request_state_key(*confirm::state_key()).await?;
+        if !confirm::share_key(key) {
+            tracing::warn!("request states were signed before the shared key was read");
+        }
+        state.keep_lease(key);
+        Ok(Self::build(runtime, Some(state)))
+    }
+
+    fn build(runtime: Arc<Runtime>, shared: Option<Arc<SharedState>>) -> Arc<Server> {
         Arc::new(Server {
             runtime,
-            tasks: tasks::TaskStore::new(),
+            tasks: match &shared {
+                Some(state) => tasks::TaskStore::shared(state.clone()),
+                None => tasks::TaskStore::new(),
+            },
             sessions: Mutex::new(Vec::new()),
             next_session: AtomicU64::new(1),
             listeners: subscriptions::Listeners::default(),
             used_states: confirm::UsedStates::default(),
+            shared,
         })
+    }
+
+    /// Whether the shared state answered its last heartbeat (true when
+    /// there is none to reach).
+    pub fn state_reachable(&self) -> bool {
+        self.shared.as_ref().is_none_or(|s| s.is_reachable())
     }
 
     /// Tells every client that can hear it that the tool set changed
@@ -68,6 +101,12 @@ impl Server {
             sessions.iter().filter_map(Weak::upgrade).collect()
         };
         sessions.iter().filter(|s| s.tell_tools_changed()).count() + self.listeners.tools_changed()
+    }
+
+    /// Waits (at most `bound`) until the shared store has every change of
+    /// the tasks run here (at shutdown).
+    pub async fn settle_tasks(&self, bound: std::time::Duration) {
+        self.tasks.settle(bound).await;
     }
 
     /// Calls prepared and not yet finished, whatever the transport.

@@ -407,13 +407,13 @@ async fn dispatch(ctx: &Ctx<'_>, method: &str, mut params: Value) -> Answer {
         "logging/setLevel" if !stateless => lifecycle::set_level(ctx, &params).into(),
         "tools/list" => tools::list(ctx, &params).into(),
         "tools/call" => tools::call(ctx, &mut params).await,
-        "tasks/get" if tasks => tasks::get(ctx, &params).into(),
-        "tasks/cancel" if tasks => tasks::cancel(ctx, &params).into(),
+        "tasks/get" if tasks => tasks::get(ctx, &params).await.into(),
+        "tasks/cancel" if tasks => tasks::cancel(ctx, &params).await.into(),
         "tasks/result" if tasks && !stateless => tasks::result(ctx, &params).await,
         "tasks/list" if tasks && !stateless && ctx.caller().token().is_some() => {
-            tasks::list(ctx, &params).into()
+            tasks::list(ctx, &params).await.into()
         }
-        "tasks/update" if tasks && stateless => tasks::update(ctx, &params).into(),
+        "tasks/update" if tasks && stateless => tasks::update(ctx, &params).await.into(),
         "subscriptions/listen" if stateless => subscriptions::listen(ctx, &params).await,
         method => Answer::Error(ErrorObject::method_not_found(method)),
     }

@@ -99,20 +99,22 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
         Err(err) => {
             return match task {
                 Some(ttl) if ctx.revision.refusals_become_tasks() => {
-                    tasks::refused(ctx, name, ttl, tool_error(&err)).into()
+                    tasks::refused(ctx, name, ttl, tool_error(&err))
+                        .await
+                        .into()
                 }
                 _ => Answer::Result(tool_error(&err)),
             };
         }
     };
     if prepared.needs_confirmation() && ctx.revision.confirms_by_round_trip() {
-        match confirm::by_round_trip(ctx, &prepared, params) {
+        match confirm::by_round_trip(ctx, &prepared, params).await {
             Ok(answer) => prepared.confirm(answer),
             Err(answer) => return answer,
         }
     }
     match task {
-        Some(ttl) => tasks::start(ctx, prepared, progress, ttl).into(),
+        Some(ttl) => tasks::start(ctx, prepared, progress, ttl).await.into(),
         None => run(ctx, prepared, progress).await,
     }
 }

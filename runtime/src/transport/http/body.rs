@@ -72,6 +72,19 @@ pub fn busy() -> Response<BoxBody> {
     response
 }
 
+/// 503 while the server drains: new work goes to another replica; the
+/// load balancer may retry it there at once.
+pub fn draining() -> Response<BoxBody> {
+    let mut response = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "draining: this server is shutting down and takes no new calls; retry (another replica)\n",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
+}
+
 pub fn not_allowed(allow: &'static str) -> Response<BoxBody> {
     let mut response = plain(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
     response

@@ -18,7 +18,7 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 
 use super::body::{
-    BoxBody, CatchPanic, Panicked, busy, empty, json, rpc_error_status, sse, sse_event,
+    BoxBody, CatchPanic, Panicked, busy, draining, empty, json, rpc_error_status, sse, sse_event,
 };
 use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
@@ -91,6 +91,9 @@ async fn post_checked(
                 &jsonrpc::error_response(&id, &error),
             ));
         }
+        if shared.is_draining() {
+            return Err(draining());
+        }
         return Ok(initialize(shared, incoming, token, peer).await);
     }
     let session = if stateless {
@@ -150,6 +153,9 @@ async fn answer(
         Incoming::Batch(ms) => ms.iter().any(runs_long),
         Incoming::Error(_) => false,
     };
+    if runs_call && shared.is_draining() {
+        return draining();
+    }
     let permit = if runs_call {
         match shared.calls.clone().try_acquire_owned() {
             Ok(permit) => Some(permit),

@@ -10,7 +10,9 @@
 //! - bodies are limited (413), refused from `Content-Length` before reading
 //!   and cut off while streaming, never buffered whole;
 //! - calls in flight are limited (503 with `Retry-After`), connections are
-//!   limited, and a client must send its headers in time.
+//!   limited, and a client must send its headers in time;
+//! - while draining (after SIGTERM) new calls get 503 with `Retry-After`,
+//!   so a load balancer sends them to another replica.
 //!
 //! A POST to `/mcp` is answered with JSON, unless the call sends something
 //! on its own before its result (progress, log, an elicitation request):
@@ -54,7 +56,7 @@ use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{Server, Session};
 use crate::protocol::rpc;
 use crate::sync::lock;
-use body::{BoxBody, busy, empty, json, not_allowed, plain, typed};
+use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, typed};
 use checks::{
     authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
 };
@@ -108,12 +110,21 @@ struct Shared {
     tokens: Vec<Token>,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
     calls: Arc<Semaphore>,
-    /// Set when shutdown begins: `/readyz` turns 503.
+    /// Set when shutdown begins: `/readyz` turns 503, new calls get 503.
     draining: AtomicBool,
 }
 
-/// Serves until `shutdown` resolves; then stops accepting, lets requests in
-/// flight finish within `grace`, and cancels the calls still running.
+impl Shared {
+    fn is_draining(&self) -> bool {
+        self.draining.load(Ordering::Relaxed)
+    }
+}
+
+/// Serves until `shutdown` resolves, then drains: `/readyz` turns 503 and
+/// requests that would start a call are refused (503, `Retry-After`) while
+/// the listener stays open, until no call runs or `grace` is over; then it
+/// stops accepting, lets the answers in flight be written, and stops the
+/// calls still running.
 pub async fn serve(
     server: Arc<Server>,
     listener: TcpListener,
@@ -132,24 +143,10 @@ pub async fn serve(
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    tokio::pin!(shutdown);
-    loop {
-        let (stream, peer) = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok(accepted) => accepted,
-                Err(err) => {
-                    // Out of file descriptors and the like: wait, do not spin.
-                    tracing::warn!("accept: {err}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
-            () = &mut shutdown => break,
-        };
+    let accept = |stream: tokio::net::TcpStream, peer: SocketAddr| {
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             tracing::warn!("connection limit reached; closing a connection from {peer}");
-            drop(stream);
-            continue;
+            return;
         };
         let _ = stream.set_nodelay(true);
         let header_timeout = shared.config.header_timeout;
@@ -170,18 +167,49 @@ pub async fn serve(
             }
             drop(permit);
         });
+    };
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => accept(stream, peer),
+                // Out of file descriptors and the like: wait, do not spin.
+                Err(err) => {
+                    tracing::warn!("accept: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            () = &mut shutdown => break,
+        }
+    }
+    shared.draining.store(true, Ordering::Relaxed);
+    let deadline = tokio::time::Instant::now() + grace;
+    tracing::info!(
+        "draining: refusing new calls; {} running call(s) get up to {grace:?}",
+        server.running()
+    );
+    // Still listening: a load balancer that has not yet seen `/readyz`
+    // turn 503 gets a retryable 503, not a refused connection.
+    let mut tick = tokio::time::interval(Duration::from_millis(20));
+    while server.running() > 0 && tokio::time::Instant::now() < deadline {
+        tokio::select! {
+            accepted = listener.accept() => if let Ok((stream, peer)) = accepted {
+                accept(stream, peer);
+            },
+            _ = tick.tick() => {}
+        }
     }
     drop(listener);
-    shared.draining.store(true, Ordering::Relaxed);
     // Standing streams never end on their own: close them so the graceful
     // shutdown waits only for real requests.
     for entry in lock(&shared.sessions).values() {
         entry.session.set_standing(None);
     }
-    tracing::info!("stopped accepting; waiting up to {grace:?} for requests in flight");
+    server.listeners.end_all();
     let drained = graceful.shutdown();
     tokio::pin!(drained);
-    if tokio::time::timeout(grace, &mut drained).await.is_err() {
+    let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
+    if tokio::time::timeout(rest, &mut drained).await.is_err() {
         tracing::warn!(
             "grace period over; cancelling {} running call(s)",
             server.running()
@@ -226,8 +254,7 @@ async fn answer(
     match (path.as_str(), req.method()) {
         ("/healthz", &Method::GET) => return plain(StatusCode::OK, "alive\n"),
         ("/readyz", &Method::GET) => {
-            let draining = shared.draining.load(Ordering::Relaxed);
-            let (status, text) = ops::readiness(&shared.server.runtime, draining);
+            let (status, text) = ops::readiness(&shared.server, shared.is_draining());
             return plain(status, &text);
         }
         ("/healthz" | "/readyz", _) => return not_allowed("GET"),
@@ -282,6 +309,9 @@ async fn rpc_post(
         Ok(body) => body,
         Err(response) => return response,
     };
+    if shared.is_draining() {
+        return draining();
+    }
     let Ok(_permit) = shared.calls.clone().try_acquire_owned() else {
         return busy();
     };

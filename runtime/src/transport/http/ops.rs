@@ -2,24 +2,30 @@
 //! `GET /healthz` and `GET /readyz` for load balancers and orchestrators,
 //! `GET /metrics` for Prometheus.
 //!
-//! Alive is "the process answers"; ready is "every component has loaded and
-//! the server is not draining", so a replica still compiling a big
+//! Alive is "the process answers"; ready is "every component has loaded,
+//! the shared state (`--state`) answers and the server is not draining", so a replica still compiling a big
 //! component, or shutting down, gets no new traffic. Neither needs a token
 //! (they say nothing about the tools) and neither runs a tool. The metrics
 //! name the tools, so they are behind the tokens when the policy has any.
 
 use hyper::StatusCode;
 
-use crate::Runtime;
 use crate::metrics::{self, Snapshot};
 use crate::protocol::mcp::Server;
 
 /// Whether the server should be sent requests, and why not.
-pub fn readiness(runtime: &Runtime, draining: bool) -> (StatusCode, String) {
+pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
+    let runtime = &server.runtime;
     if draining {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "draining: shutting down, running calls finishing\n".into(),
+        );
+    }
+    if !server.state_reachable() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "state store unreachable: shared tasks cannot be served\n".into(),
         );
     }
     match runtime.still_loading() {

@@ -10,6 +10,7 @@
 //! elicitation request) goes to a client waiting in `tasks/result`, else to
 //! the session's standing stream, tagged with its task id.
 
+mod shared;
 mod store;
 
 use std::sync::Arc;
@@ -18,7 +19,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub use store::{Owner, RELATED_TASK, Status, Task, TaskStore};
+pub use shared::Found;
+pub use store::{Owner, RELATED_TASK, Snapshot, Status, Task, TaskStore};
 
 use super::confirm;
 use super::request::{Answer, Client, Ctx, required_str};
@@ -70,7 +72,7 @@ fn created(ctx: &Ctx<'_>, task: &Task) -> Value {
 
 /// A task-augmented call refused before it ran (arguments, policy, busy):
 /// a task that failed at once with the tool error `result`.
-pub fn refused(
+pub async fn refused(
     ctx: &Ctx<'_>,
     name: &str,
     ttl: Option<u64>,
@@ -79,7 +81,8 @@ pub fn refused(
     let task = ctx
         .server()
         .tasks
-        .create(ctx.owner(), name, ttl, CancelToken::new())?;
+        .open(ctx.owner(), name, ttl, CancelToken::new())
+        .await?;
     tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "task refused before it ran");
     task.finish(Ok(result));
     Ok(created(ctx, &task))
@@ -87,17 +90,18 @@ pub fn refused(
 
 /// Starts a prepared call as a task: answers the `CreateTaskResult` at
 /// once; the call runs in the background. Cancelling the task stops it.
-pub fn start(
+pub async fn start(
     ctx: &Ctx<'_>,
     prepared: PreparedCall,
     progress: Option<Value>,
     ttl: Option<u64>,
 ) -> Result<Value, ErrorObject> {
     let name = prepared.tool().info.name.clone();
-    let task =
-        ctx.server()
-            .tasks
-            .create(ctx.owner(), &name, ttl, prepared.cancel_token().clone())?;
+    let task = ctx
+        .server()
+        .tasks
+        .open(ctx.owner(), &name, ttl, prepared.cancel_token().clone())
+        .await?;
     tracing::info!(task = %task.id, tool = %name, caller = %ctx.caller(), "task created");
     // A task of the 2026-07-28 extension carries no messages.
     let messages = ctx.revision.has_core_tasks();
@@ -229,38 +233,73 @@ async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
     }
 }
 
-/// The task `params.taskId` names, if the caller owns it.
-fn find(ctx: &Ctx<'_>, params: &Value) -> Result<Arc<Task>, ErrorObject> {
+/// The task `params.taskId` names, here or on another replica, if the
+/// caller owns it.
+async fn find(ctx: &Ctx<'_>, params: &Value) -> Result<Found, ErrorObject> {
     let id = required_str(params, "taskId", "a string")?;
-    ctx.server().tasks.get(id, &ctx.owner()).ok_or_else(|| {
-        ErrorObject::invalid_params("Failed to retrieve task: Task not found")
-            .with_data(json!({ "parameter": "taskId" }))
-    })
+    ctx.server()
+        .tasks
+        .find(id, &ctx.owner())
+        .await?
+        .ok_or_else(|| {
+            ErrorObject::invalid_params("Failed to retrieve task: Task not found")
+                .with_data(json!({ "parameter": "taskId" }))
+        })
 }
 
-/// `tasks/get`.
-pub fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let task = find(ctx, params)?;
-    Ok(if ctx.revision.is_stateless() {
+/// The `Task` object in the request's revision.
+fn shown(ctx: &Ctx<'_>, task: &Snapshot) -> Value {
+    if ctx.revision.is_stateless() {
         task.to_json_extension()
     } else {
         task.to_json()
+    }
+}
+
+/// `tasks/get`.
+pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    Ok(match find(ctx, params).await? {
+        Found::Here(task) if ctx.revision.is_stateless() => task.to_json_extension(),
+        Found::Here(task) => task.to_json(),
+        Found::Elsewhere(record) => shown(ctx, &record.snapshot()),
     })
 }
 
 /// `tasks/update` (2026-07-28): nothing to update but the task must exist.
-pub fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    find(ctx, params).map(|_| json!({}))
+pub async fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    find(ctx, params).await.map(|_| json!({}))
 }
 
-/// `tasks/cancel`: the task becomes `cancelled` and its guest stops. A
-/// task already terminal is an error in 2025-11-25, a no-op in 2026-07-28.
-pub fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let task = find(ctx, params)?;
-    match task.cancel("The task was cancelled by request.") {
+/// `tasks/cancel`: the task becomes `cancelled` and its guest stops (on
+/// another replica: within a moment, once it sees the cancel). A task
+/// already terminal is an error in 2025-11-25, a no-op in 2026-07-28.
+pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    const WHY: &str = "The task was cancelled by request.";
+    let (cancelled, task) = match find(ctx, params).await? {
+        Found::Here(task) => {
+            let cancelled = task.cancel(WHY);
+            (cancelled, task.summary())
+        }
+        Found::Elsewhere(record) => {
+            let Some(shared) = ctx.server().tasks.sharing() else {
+                return Err(ErrorObject::internal());
+            };
+            let snapshot = record.snapshot();
+            match shared.cancel(*record, WHY).await? {
+                Ok(cancelled) => (Ok(()), cancelled.snapshot()),
+                Err(status) => (Err(status), snapshot),
+            }
+        }
+    };
+    match cancelled {
         Ok(()) => {
             tracing::info!(task = %task.id, tool = %task.tool, "task cancelled by the client");
-            status_changed(ctx.session, ctx.revision, &task);
+            if ctx.revision.has_core_tasks() {
+                ctx.session.notify_standing(jsonrpc::notification(
+                    "notifications/tasks/status",
+                    task.to_json(),
+                ));
+            }
         }
         Err(_) if ctx.revision.is_stateless() => {}
         Err(status) => {
@@ -281,18 +320,30 @@ pub fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 /// its messages (an elicitation request) meanwhile, then answers what the
 /// call would have answered.
 pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
-    let task = match find(ctx, params) {
-        Ok(task) => task,
+    let (id, outcome) = match find(ctx, params).await {
+        Ok(Found::Here(task)) => {
+            task.listen(ctx.out.clone());
+            task.wait().await;
+            task.unlisten(ctx.out);
+            (task.id.clone(), task.outcome())
+        }
+        Ok(Found::Elsewhere(record)) => {
+            let Some(shared) = ctx.server().tasks.sharing() else {
+                return Answer::Error(ErrorObject::internal());
+            };
+            let owner = shared::owner_key(&ctx.owner()).unwrap_or_default();
+            match shared.wait(*record, &owner).await {
+                Ok(done) => (done.id().to_string(), done.snapshot().outcome),
+                Err(error) => return Answer::Error(error),
+            }
+        }
         Err(error) => return Answer::Error(error),
     };
-    task.listen(ctx.out.clone());
-    task.wait().await;
-    task.unlisten(ctx.out);
-    match task.outcome() {
+    match outcome {
         Some(Ok(mut result)) => {
             if let Some(map) = result.as_object_mut() {
                 let meta = map.entry("_meta").or_insert_with(|| json!({}));
-                meta[RELATED_TASK] = json!({ "taskId": task.id });
+                meta[RELATED_TASK] = json!({ "taskId": id });
             }
             Answer::Result(result)
         }
@@ -303,7 +354,7 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
 
 /// `tasks/list` (2025-11-25, authenticated callers): the caller's tasks,
 /// oldest first, a page at a time.
-pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+pub async fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     let invalid = || {
         ErrorObject::invalid_params("Invalid cursor").with_data(json!({ "parameter": "cursor" }))
     };
@@ -319,7 +370,8 @@ pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     let (page, more) = ctx
         .server()
         .tasks
-        .list(&ctx.owner(), after.as_deref())
+        .list_all(&ctx.owner(), after.as_deref())
+        .await?
         .ok_or_else(invalid)?;
     let mut result = json!({ "tasks": page.iter().map(|t| t.to_json()).collect::<Vec<_>>() });
     if more && let Some(last) = page.last() {

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use super::shared::{Mirror, Shared};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::Outbox;
 use crate::sandbox::CancelToken;
@@ -41,7 +42,8 @@ pub const LIST_PAGE: usize = 50;
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Status {
     Working,
     InputRequired,
@@ -105,10 +107,79 @@ pub struct Task {
     /// Streams of clients waiting in `tasks/result`, where messages of the
     /// task (progress, an elicitation request) should go first.
     listeners: Mutex<Vec<Outbox>>,
+    /// Where its changes go when replicas share tasks.
+    mirror: Option<Mirror>,
 }
 
 fn timestamp(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
+}
+
+/// A task as it is at one moment, here or on another replica: what the
+/// `Task` objects of both revisions are made of.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    pub id: String,
+    pub tool: String,
+    pub created: SystemTime,
+    pub ttl_ms: u64,
+    pub status: Status,
+    pub message: Option<String>,
+    pub updated: SystemTime,
+    pub outcome: Option<Outcome>,
+}
+
+impl Snapshot {
+    /// The `Task` object of revision 2025-11-25 (`tasks/get`, the
+    /// `CreateTaskResult`, `notifications/tasks/status`).
+    pub fn to_json(&self) -> Value {
+        let mut task = json!({
+            "taskId": self.id,
+            "status": self.status.as_str(),
+            "createdAt": timestamp(self.created),
+            "lastUpdatedAt": timestamp(self.updated),
+            "ttl": self.ttl_ms,
+            "pollInterval": POLL_INTERVAL_MS,
+        });
+        if let Some(message) = &self.message {
+            task["statusMessage"] = message.clone().into();
+        }
+        task
+    }
+
+    /// The `Task` object of the 2026-07-28 tasks extension: `ttlMs` and
+    /// `pollIntervalMs`, and for a terminal task its `result` or `error`.
+    ///
+    /// The extension keeps `failed` for JSON-RPC errors: a tool error
+    /// (`isError: true`) is a `completed` task whose result says so.
+    pub fn to_json_extension(&self) -> Value {
+        let status = match (&self.status, &self.outcome) {
+            (Status::Failed, Some(Ok(_))) => Status::Completed,
+            (status, _) => *status,
+        };
+        let mut task = json!({
+            "taskId": self.id,
+            "status": status.as_str(),
+            "createdAt": timestamp(self.created),
+            "lastUpdatedAt": timestamp(self.updated),
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": POLL_INTERVAL_MS,
+        });
+        if let Some(message) = &self.message {
+            task["statusMessage"] = message.clone().into();
+        }
+        match &self.outcome {
+            // A tool error (isError) is the result of a completed task.
+            Some(Ok(result)) if matches!(self.status, Status::Completed | Status::Failed) => {
+                task["result"] = result.clone();
+            }
+            Some(Err(error)) if self.status == Status::Failed => {
+                task["error"] = error.to_json();
+            }
+            _ => {}
+        }
+        task
+    }
 }
 
 impl Task {
@@ -124,60 +195,53 @@ impl Task {
         self.ttl_ms
     }
 
-    /// The `Task` object of revision 2025-11-25 (`tasks/get`, the
-    /// `CreateTaskResult`, `notifications/tasks/status`).
-    pub fn to_json(&self) -> Value {
+    /// The task as it is now.
+    pub fn snapshot(&self) -> Snapshot {
         let state = lock(&self.state);
-        let mut task = json!({
-            "taskId": self.id,
-            "status": state.status.as_str(),
-            "createdAt": timestamp(self.created),
-            "lastUpdatedAt": timestamp(state.updated),
-            "ttl": self.ttl_ms,
-            "pollInterval": POLL_INTERVAL_MS,
-        });
-        if let Some(message) = &state.message {
-            task["statusMessage"] = message.clone().into();
+        Snapshot {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            created: self.created,
+            ttl_ms: self.ttl_ms,
+            status: state.status,
+            message: state.message.clone(),
+            updated: state.updated,
+            outcome: state.outcome.clone(),
         }
-        task
     }
 
-    /// The `Task` object of the 2026-07-28 tasks extension: `ttlMs` and
-    /// `pollIntervalMs`, and for a terminal task its `result` or `error`.
-    ///
-    /// The extension keeps `failed` for JSON-RPC errors: a tool error
-    /// (`isError: true`) is a `completed` task whose result says so.
-    pub fn to_json_extension(&self) -> Value {
+    /// The task as it is now, without its outcome (what lists and the
+    /// 2025-11-25 `Task` object show).
+    pub fn summary(&self) -> Snapshot {
         let state = lock(&self.state);
-        let status = match (&state.status, &state.outcome) {
-            (Status::Failed, Some(Ok(_))) => Status::Completed,
-            (status, _) => *status,
-        };
-        let mut task = json!({
-            "taskId": self.id,
-            "status": status.as_str(),
-            "createdAt": timestamp(self.created),
-            "lastUpdatedAt": timestamp(state.updated),
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": POLL_INTERVAL_MS,
-        });
-        if let Some(message) = &state.message {
-            task["statusMessage"] = message.clone().into();
+        Snapshot {
+            id: self.id.clone(),
+            tool: self.tool.clone(),
+            created: self.created,
+            ttl_ms: self.ttl_ms,
+            status: state.status,
+            message: state.message.clone(),
+            updated: state.updated,
+            outcome: None,
         }
-        match &state.outcome {
-            Some(Ok(result)) if state.status == Status::Completed => {
-                task["result"] = result.clone();
-            }
-            Some(Err(error)) if state.status == Status::Failed => {
-                task["error"] = error.to_json();
-            }
-            // A tool error (isError) is the result of a completed task.
-            Some(Ok(result)) if state.status == Status::Failed => {
-                task["result"] = result.clone();
-            }
-            _ => {}
+    }
+
+    /// The `Task` object of revision 2025-11-25 ([`Snapshot::to_json`]).
+    pub fn to_json(&self) -> Value {
+        self.summary().to_json()
+    }
+
+    /// The `Task` object of the 2026-07-28 extension
+    /// ([`Snapshot::to_json_extension`]).
+    pub fn to_json_extension(&self) -> Value {
+        self.snapshot().to_json_extension()
+    }
+
+    /// Sends the task's new state to the shared store, if there is one.
+    fn mirrored(&self) {
+        if let Some(mirror) = &self.mirror {
+            mirror.send(self.snapshot(), &self.owner);
         }
-        task
     }
 
     /// Moves between `working` and `input_required`; false when the task
@@ -191,6 +255,8 @@ impl Task {
         state.status = status;
         state.message = message;
         state.updated = SystemTime::now();
+        drop(state);
+        self.mirrored();
         true
     }
 
@@ -218,6 +284,7 @@ impl Task {
         state.updated = SystemTime::now();
         state.outcome = Some(outcome);
         drop(state);
+        self.mirrored();
         self.done.send_replace(true);
         true
     }
@@ -237,6 +304,7 @@ impl Task {
             "isError": true,
         })));
         drop(state);
+        self.mirrored();
         self.cancel.cancel();
         self.done.send_replace(true);
         Ok(())
@@ -281,10 +349,26 @@ impl Task {
     }
 }
 
-/// Every task of a server.
+/// Every task of a server: those running here, and with `--state` the
+/// way to those of the other replicas ([`super::shared`]).
 #[derive(Default)]
 pub struct TaskStore {
-    tasks: Mutex<HashMap<String, Arc<Task>>>,
+    pub(super) tasks: Arc<Mutex<HashMap<String, Arc<Task>>>>,
+    pub(super) shared: Option<Shared>,
+}
+
+/// The tasks after the one with id `after`, oldest first, at most
+/// [`LIST_PAGE`]; and whether more follow. `None` when `after` is not among
+/// them (an invalid cursor).
+pub(super) fn page(mut all: Vec<Snapshot>, after: Option<&str>) -> Option<(Vec<Snapshot>, bool)> {
+    all.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
+    let start = match after {
+        Some(after) => all.iter().position(|t| t.id == after)? + 1,
+        None => 0,
+    };
+    let rest: Vec<_> = all.into_iter().skip(start).collect();
+    let more = rest.len() > LIST_PAGE;
+    Some((rest.into_iter().take(LIST_PAGE).collect(), more))
 }
 
 /// A task id: 128 bits from the OS random number generator, as hex.
@@ -328,6 +412,17 @@ impl TaskStore {
         ttl_ms: Option<u64>,
         cancel: CancelToken,
     ) -> Result<Arc<Task>, ErrorObject> {
+        self.create_here(owner, tool, ttl_ms, cancel, None)
+    }
+
+    pub(super) fn create_here(
+        &self,
+        owner: Owner,
+        tool: &str,
+        ttl_ms: Option<u64>,
+        cancel: CancelToken,
+        mirror: Option<Mirror>,
+    ) -> Result<Arc<Task>, ErrorObject> {
         let ttl_ms = ttl_ms
             .unwrap_or(DEFAULT_TTL_MS)
             .clamp(MIN_TTL_MS, MAX_TTL_MS);
@@ -350,6 +445,7 @@ impl TaskStore {
             }),
             done,
             listeners: Mutex::new(Vec::new()),
+            mirror,
         });
         let mut tasks = lock(&self.tasks);
         Self::purge(&mut tasks);
@@ -377,22 +473,19 @@ impl TaskStore {
     /// The tasks of `owner` after the one with id `after`, oldest first, at
     /// most [`LIST_PAGE`]; and whether more follow. `None` when `after` is
     /// not one of the owner's tasks (an invalid cursor).
-    pub fn list(&self, owner: &Owner, after: Option<&str>) -> Option<(Vec<Arc<Task>>, bool)> {
+    pub fn list(&self, owner: &Owner, after: Option<&str>) -> Option<(Vec<Snapshot>, bool)> {
+        page(self.list_here(owner), after)
+    }
+
+    /// The summaries of `owner`'s tasks held here.
+    pub(super) fn list_here(&self, owner: &Owner) -> Vec<Snapshot> {
         let mut tasks = lock(&self.tasks);
         Self::purge(&mut tasks);
-        let mut mine: Vec<Arc<Task>> = tasks
+        tasks
             .values()
             .filter(|t| &t.owner == owner)
-            .cloned()
-            .collect();
-        mine.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
-        let start = match after {
-            Some(after) => mine.iter().position(|t| t.id == after)? + 1,
-            None => 0,
-        };
-        let rest: Vec<_> = mine.into_iter().skip(start).collect();
-        let more = rest.len() > LIST_PAGE;
-        Some((rest.into_iter().take(LIST_PAGE).collect(), more))
+            .map(|t| t.summary())
+            .collect()
     }
 
     /// How many tasks are held in each status (for metrics).

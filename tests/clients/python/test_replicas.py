@@ -1,0 +1,426 @@
+"""Three replicas of ``airlock serve --state redis://…`` behind HAProxy, with
+Debian's ``redis-server`` and ``haproxy`` started here on free loopback
+ports (``cargo xtask test`` installs both when missing).
+
+What is checked, all through real parts:
+
+- the official SDK, in both modes (2026-07-28 and 2025-11-25 sessions,
+  which HAProxy pins to a replica by ``Mcp-Session-Id``), lists and calls
+  tools through the balancer;
+- a task made on one replica is polled and cancelled through the others,
+  and its guest really stops on the replica running it;
+- a replica killed with SIGKILL mid-task: its task turns ``failed`` within
+  the lease bound, read through another replica;
+- a replica drained with SIGTERM under load: every call made through the
+  balancer meanwhile is answered with its result (each one counted);
+- Redis restarted during load: calls go on, task requests fail with a clear
+  error while it is down and work again after, and no replica dies."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from conftest import AIRLOCK, COMPONENTS
+
+REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
+HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
+CONFORMANCE = str(Path(COMPONENTS) / "conformance.wasm")
+TASKS = "io.modelcontextprotocol/tasks"
+MODERN = "2026-07-28"
+# A replica's lease outlives its last renewal by 3 s (airlock::state::LEASE).
+LEASE_BOUND = 3.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(what: str, check, timeout: float = 30.0, every: float = 0.05):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(every)
+
+
+class Redis:
+    """``redis-server`` on a free loopback port, without persistence."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.start()
+
+    def start(self) -> None:
+        self.proc = subprocess.Popen(
+            [REDIS, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_until("redis to answer", self.answers, timeout=10)
+
+    def answers(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                s.sendall(b"PING\r\n")
+                return s.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+class Replica:
+    """``airlock serve --state`` on a free loopback port, with its log."""
+
+    def __init__(self, redis: Redis, name: str) -> None:
+        self.name = name
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log: list[str] = []
+        self.proc = subprocess.Popen(
+            [AIRLOCK, "serve", "--load-wait", "600", "--grace", "20", "--max-calls", "256",
+             "--listen", f"127.0.0.1:{self.port}", "--state", redis.url, CONFORMANCE],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "AIRLOCK_LOG": "info", "NO_COLOR": "1"},
+        )
+        ready = threading.Event()
+
+        def read() -> None:
+            assert self.proc.stderr is not None
+            for line in self.proc.stderr:
+                self.log.append(line.rstrip("\n"))
+                if "listening on" in line:
+                    ready.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        if not ready.wait(120):
+            self.proc.kill()
+            raise RuntimeError(f"replica {name} did not start: " + "\n".join(self.log))
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.alive():
+            self.proc.terminate()
+            self.proc.wait(30)
+
+
+class Balancer:
+    """HAProxy in front of the replicas, configured by the documented
+    ``docs/deploy/haproxy.cfg`` with only its ``bind`` and ``server`` lines
+    pointed at this test's ports."""
+
+    def __init__(self, replicas: list[Replica], workdir: Path) -> None:
+        self.port = free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = f"{self.base}/mcp"
+        lines = []
+        for line in DOCUMENTED.read_text().splitlines():
+            words = line.split()
+            if words[:1] == ["bind"]:
+                line = f"    bind 127.0.0.1:{self.port}"
+            elif words[:1] == ["server"]:
+                if words[1] != "r1":
+                    continue
+                line = "\n".join(
+                    f"    server {r.name} 127.0.0.1:{r.port} " + " ".join(words[3:])
+                    for r in replicas
+                )
+            lines.append(line)
+        self.config = workdir / "haproxy.cfg"
+        self.config.write_text("\n".join(lines) + "\n")
+        self.proc = subprocess.Popen(
+            [HAPROXY, "-db", "-f", str(self.config)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        wait_until("haproxy to listen", lambda: status(self.base + "/readyz") == 200, timeout=15)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(10)
+
+
+DOCUMENTED = Path(__file__).resolve().parents[3] / "docs/deploy/haproxy.cfg"
+
+
+def status(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status
+    except urllib.error.HTTPError as error:
+        return error.code
+    except OSError:
+        return 0
+
+
+def post(base: str, path: str, body: dict, headers: dict | None = None, timeout: float = 30):
+    """POSTs JSON; the status and the decoded answer (JSON, or the last SSE
+    event)."""
+    req = urllib.request.Request(
+        base + path,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                 **(headers or {})},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as response:
+            code, text = response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        code, text = error.code, error.read().decode()
+    if text.startswith("event:") or text.startswith("data:"):
+        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+    try:
+        return code, json.loads(text)
+    except json.JSONDecodeError:
+        return code, text
+
+
+def modern(base: str, method: str, params: dict, name: str | None = None, id: int = 1):
+    """A 2026-07-28 request declaring the tasks extension."""
+    params = dict(params)
+    params["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+    }
+    headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
+    if name is not None:
+        headers["Mcp-Name"] = name
+    body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
+    return post(base, "/mcp", body, headers)
+
+
+def start_task(replica: Replica, seconds: int) -> str:
+    code, answer = modern(
+        replica.base, "tools/call", {"name": "test_long_task", "arguments": {"seconds": seconds}},
+        name="test_long_task",
+    )
+    assert code == 200, answer
+    result = answer["result"]
+    assert result["resultType"] == "task" and result["status"] == "working", result
+    return result["taskId"]
+
+
+def task_get(replica: Replica, task_id: str):
+    return modern(replica.base, "tasks/get", {"taskId": task_id}, name=task_id)
+
+
+def running_calls(replica: Replica) -> float:
+    with urllib.request.urlopen(replica.base + "/metrics", timeout=5) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith("airlock_calls_running "):
+                return float(line.split()[1])
+    raise AssertionError("no airlock_calls_running gauge")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with tempfile.TemporaryDirectory() as workdir:
+        redis = Redis()
+        replicas = [Replica(redis, f"r{n}") for n in range(1, 4)]
+        balancer = Balancer(replicas, Path(workdir))
+        yield redis, replicas, balancer
+        balancer.stop()
+        for replica in replicas:
+            replica.stop()
+        redis.stop()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_sdk_lists_and_calls_tools_through_the_balancer(cluster, mode):
+    _, _, balancer = cluster
+    async with Client(balancer.url, mode=mode, read_timeout_seconds=30) as client:
+        tools = await client.list_tools()
+        assert "test_simple_text" in {t.name for t in tools.tools}
+        # Enough calls to go round every replica; a 2025-11-25 session
+        # stays on the replica that opened it (no 404 for its id).
+        for _ in range(9):
+            result = await client.call_tool("test_simple_text", {})
+            assert result.is_error is False
+            assert result.content[0].text
+
+
+def test_a_task_made_on_one_replica_is_polled_and_cancelled_through_others(cluster):
+    _, (a, b, c), _ = cluster
+    task_id = start_task(a, 30)
+    code, answer = task_get(b, task_id)
+    assert code == 200 and answer["result"]["status"] == "working", answer
+    wait_until("the guest to run on its replica", lambda: running_calls(a) >= 1, timeout=10)
+    code, answer = modern(c.base, "tasks/cancel", {"taskId": task_id}, name=task_id)
+    assert code == 200 and "error" not in answer, answer
+    code, answer = task_get(b, task_id)
+    assert answer["result"]["status"] == "cancelled", answer
+    # The guest on the replica running it stops: nothing runs there any
+    # more, and it says why.
+    wait_until("the guest to stop", lambda: running_calls(a) == 0, timeout=10)
+    assert any("cancelled through another replica" in line for line in a.log), a.log[-5:]
+    code, answer = task_get(a, task_id)
+    assert answer["result"]["status"] == "cancelled", answer
+    # Another caller's (owner) view is unchanged: no such task for a
+    # made-up id on any replica.
+    code, answer = task_get(c, "0" * 32)
+    assert answer["error"]["code"] == -32602
+
+
+def test_a_completed_task_is_read_through_another_replica(cluster):
+    _, (a, b, _), _ = cluster
+    task_id = start_task(a, 1)
+
+    def done():
+        _, answer = task_get(b, task_id)
+        return answer["result"] if answer["result"]["status"] != "working" else None
+
+    task = wait_until("the task to end", done, timeout=20, every=0.1)
+    assert task["status"] == "completed", task
+    assert task["result"]["structuredContent"] == {"result": "counted 1 seconds"}
+
+
+def test_a_killed_replicas_task_fails_within_the_lease(cluster, request):
+    redis, replicas, _ = cluster
+    doomed = Replica(redis, "doomed")
+    request.addfinalizer(doomed.stop)
+    survivor = replicas[0]
+    task_id = start_task(doomed, 60)
+    assert task_get(survivor, task_id)[1]["result"]["status"] == "working"
+    doomed.proc.send_signal(signal.SIGKILL)
+    doomed.proc.wait(10)
+    killed = time.monotonic()
+
+    def failed():
+        _, answer = task_get(survivor, task_id)
+        return answer["result"] if answer["result"]["status"] == "failed" else None
+
+    task = wait_until("the orphaned task to fail", failed, timeout=15, every=0.1)
+    took = time.monotonic() - killed
+    # The lease, one heartbeat and the polling.
+    assert took < LEASE_BOUND + 2.5, took
+    assert "stopped before it ended" in task["statusMessage"], task
+    assert task["error"]["code"] == -32603
+
+
+def call_through(balancer: Balancer, n: int) -> tuple[int, dict | str]:
+    return post(balancer.base, "/rpc", {"jsonrpc": "2.0", "id": n, "method": "test_simple_text"})
+
+
+def load(balancer: Balancer, stop: threading.Event, outcomes: list, workers: int = 8) -> list[threading.Thread]:
+    def work(w: int) -> None:
+        n = 0
+        while not stop.is_set():
+            n += 1
+            try:
+                outcomes.append(call_through(balancer, w * 1_000_000 + n))
+            except Exception as error:  # every failure counts, none is lost
+                outcomes.append((0, repr(error)))
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in range(workers)]
+    for thread in threads:
+        thread.start()
+    return threads
+
+
+def test_a_replica_drained_under_load_loses_no_call(cluster, request):
+    redis, _, _ = cluster
+    with tempfile.TemporaryDirectory() as workdir:
+        pair = [Replica(redis, "d1"), Replica(redis, "d2")]
+        for replica in pair:
+            request.addfinalizer(replica.stop)
+        balancer = Balancer(pair, Path(workdir))
+        request.addfinalizer(balancer.stop)
+        # A long call on the replica that will drain: the drain waits for it.
+        long_task = start_task(pair[0], 2)
+        stop, outcomes = threading.Event(), []
+        threads = load(balancer, stop, outcomes)
+        time.sleep(1.0)
+        pair[0].proc.send_signal(signal.SIGTERM)
+        # While it drains, it is not ready and refuses new calls with 503.
+        wait_until("readyz to turn 503", lambda: status(pair[0].base + "/readyz") in (503, 0), timeout=5)
+        code, _ = post(pair[0].base, "/rpc", {"jsonrpc": "2.0", "id": 1, "method": "test_simple_text"})
+        assert code in (503, 0), code
+        assert pair[0].proc.wait(30) == 0
+        time.sleep(1.0)
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+    bad = [o for o in outcomes if o[0] != 200 or not isinstance(o[1], dict) or "result" not in o[1]]
+    assert len(outcomes) > 50, len(outcomes)
+    assert not bad, f"{len(bad)} of {len(outcomes)} calls lost: {bad[:3]}"
+    # The task it ran finished before it exited (the drain waited).
+    assert any("stopped" in line for line in pair[0].log)
+    code, answer = task_get(pair[1], long_task)
+    assert answer["result"]["status"] == "completed", answer
+
+
+def test_redis_restarted_under_load(cluster):
+    redis, replicas, balancer = cluster
+    stop, outcomes = threading.Event(), []
+    threads = load(balancer, stop, outcomes, workers=4)
+    time.sleep(0.5)
+    redis.stop()
+    # Plain calls need no shared state: they go on. A task cannot be made
+    # without it, and the error says why.
+    code, answer = modern(replicas[0].base, "tools/call",
+                          {"name": "test_long_task", "arguments": {"seconds": 1}}, name="test_long_task")
+    assert "error" in answer, answer
+    assert "shared task store is unreachable" in answer["error"]["message"]
+    time.sleep(0.5)
+    redis.start()
+    # Recovery: the replicas reconnect by themselves.
+    task_id = wait_until(
+        "tasks to work again",
+        lambda: _try_start_task(replicas[1]),
+        timeout=20,
+        every=0.25,
+    )
+    stop.set()
+    for thread in threads:
+        thread.join(30)
+    answer = task_get(replicas[2], task_id)[1]
+    assert answer.get("result", {}).get("status") in ("working", "completed"), answer
+    assert all(r.alive() for r in replicas)
+    assert not any("panicked" in line for r in replicas for line in r.log)
+    bad = [o for o in outcomes if o[0] != 200 or "result" not in o[1]]
+    assert len(outcomes) > 20 and not bad, f"{len(bad)} of {len(outcomes)}: {bad[:3]}"
+
+
+def _try_start_task(replica: Replica) -> str | None:
+    code, answer = modern(replica.base, "tools/call",
+                          {"name": "test_long_task", "arguments": {"seconds": 1}}, name="test_long_task")
+    result = answer.get("result") if isinstance(answer, dict) else None
+    return result["taskId"] if code == 200 and result and result.get("resultType") == "task" else None
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+_ = anyio  # the SDK test runs on anyio's pytest plugin
