@@ -39,6 +39,9 @@ from conftest import AIRLOCK, COMPONENTS
 REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
 HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
 CONFORMANCE = str(Path(COMPONENTS) / "conformance.wasm")
+CATALOG = str(Path(COMPONENTS) / "catalog.wasm")
+# restock (destructive) runs only once the user confirms it.
+CONFIRM_POLICY = '[components.catalog.tools.restock]\ndestructive = "confirm"\n'
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
 # A replica's lease outlives its last renewal by 3 s (airlock::state::LEASE).
@@ -94,14 +97,15 @@ class Redis:
 class Replica:
     """``airlock serve --state`` on a free loopback port, with its log."""
 
-    def __init__(self, redis: Redis, name: str) -> None:
+    def __init__(self, redis: Redis, name: str, policy: Path) -> None:
         self.name = name
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
             [AIRLOCK, "serve", "--load-wait", "600", "--grace", "20", "--max-calls", "256",
-             "--listen", f"127.0.0.1:{self.port}", "--state", redis.url, CONFORMANCE],
+             "--listen", f"127.0.0.1:{self.port}", "--state", redis.url, "--policy", str(policy),
+             CONFORMANCE, CATALOG],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -204,12 +208,15 @@ def post(base: str, path: str, body: dict, headers: dict | None = None, timeout:
 
 
 def modern(base: str, method: str, params: dict, name: str | None = None, id: int = 1):
-    """A 2026-07-28 request declaring the tasks extension."""
+    """A 2026-07-28 request declaring the tasks extension and elicitation."""
     params = dict(params)
     params["_meta"] = {
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "1"},
-        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}},
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {TASKS: {}},
+            "elicitation": {"form": {}},
+        },
     }
     headers = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
     if name is not None:
@@ -242,10 +249,18 @@ def running_calls(replica: Replica) -> float:
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def policy():
+    with tempfile.TemporaryDirectory() as workdir:
+        path = Path(workdir) / "airlock.toml"
+        path.write_text(CONFIRM_POLICY)
+        yield path
+
+
+@pytest.fixture(scope="module")
+def cluster(policy):
     with tempfile.TemporaryDirectory() as workdir:
         redis = Redis()
-        replicas = [Replica(redis, f"r{n}") for n in range(1, 4)]
+        replicas = [Replica(redis, f"r{n}", policy) for n in range(1, 4)]
         balancer = Balancer(replicas, Path(workdir))
         yield redis, replicas, balancer
         balancer.stop()
@@ -291,6 +306,25 @@ def test_a_task_made_on_one_replica_is_polled_and_cancelled_through_others(clust
     assert answer["error"]["code"] == -32602
 
 
+def test_a_confirmation_asked_by_one_replica_is_answered_through_another(cluster):
+    _, (a, b, c), _ = cluster
+    call = {"name": "restock", "arguments": {"sku": "SKU-1001", "units": 1}}
+    code, asked = modern(a.base, "tools/call", call, name="restock")
+    assert code == 200 and asked["result"]["resultType"] == "input_required", asked
+    state = asked["result"]["requestState"]
+    yes = {"airlock-confirm": {"action": "accept", "content": {"confirm": True}}}
+    answered = {**call, "requestState": state, "inputResponses": yes}
+    code, done = modern(b.base, "tools/call", answered, name="restock")
+    assert code == 200 and done["result"]["resultType"] == "complete", done
+    # Confirmed, it ran: what stops it now is the grant (no /data folder
+    # in this policy), not the confirmation.
+    assert "/data" in done["result"]["content"][0]["text"], done
+    # Good for one call over every replica: a replay through a third is refused.
+    code, replay = modern(c.base, "tools/call", answered, name="restock")
+    assert replay["error"]["code"] == -32602, replay
+    assert "answered already" in replay["error"]["message"], replay
+
+
 def test_a_completed_task_is_read_through_another_replica(cluster):
     _, (a, b, _), _ = cluster
     task_id = start_task(a, 1)
@@ -304,9 +338,9 @@ def test_a_completed_task_is_read_through_another_replica(cluster):
     assert task["result"]["structuredContent"] == {"result": "counted 1 seconds"}
 
 
-def test_a_killed_replicas_task_fails_within_the_lease(cluster, request):
+def test_a_killed_replicas_task_fails_within_the_lease(cluster, policy, request):
     redis, replicas, _ = cluster
-    doomed = Replica(redis, "doomed")
+    doomed = Replica(redis, "doomed", policy)
     request.addfinalizer(doomed.stop)
     survivor = replicas[0]
     task_id = start_task(doomed, 60)
@@ -347,10 +381,10 @@ def load(balancer: Balancer, stop: threading.Event, outcomes: list, workers: int
     return threads
 
 
-def test_a_replica_drained_under_load_loses_no_call(cluster, request):
+def test_a_replica_drained_under_load_loses_no_call(cluster, policy, request):
     redis, _, _ = cluster
     with tempfile.TemporaryDirectory() as workdir:
-        pair = [Replica(redis, "d1"), Replica(redis, "d2")]
+        pair = [Replica(redis, "d1", policy), Replica(redis, "d2", policy)]
         for replica in pair:
             request.addfinalizer(replica.stop)
         balancer = Balancer(pair, Path(workdir))
