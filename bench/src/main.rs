@@ -6,6 +6,7 @@
 
 mod inproc;
 mod net;
+mod replicas;
 mod stats;
 mod svg;
 
@@ -68,7 +69,7 @@ fn main() -> Result<()> {
             body,
             c.parse()?,
             Duration::from_secs_f64(secs.parse()?),
-            None,
+            &[],
         )?;
         println!(
             "{:.0}/s p50 {} p99 {} errors {}",
@@ -120,7 +121,8 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only SECTION` (inproc, levers, http, lanes, stdio, startup, memory) runs
+    // `--only SECTION` (inproc, levers, http, lanes, stdio, startup, memory,
+    // replicas) runs
     // one part and prints it, without writing BENCHMARKS.md.
     let only = args
         .iter()
@@ -164,6 +166,14 @@ fn main() -> Result<()> {
         Ok(())
     };
     probe("start")?;
+    // Replicas behind HAProxy with Redis: only on request (it needs
+    // Debian's redis-server and haproxy, which `cargo xtask test` installs).
+    if only.as_deref() == Some("replicas") {
+        eprintln!("== replicas behind HAProxy, sharing Redis");
+        let report = replicas::run(&paths, budget(3.0))?;
+        print!("{}", replicas::table(&report));
+        return Ok(());
+    }
 
     let mut per_call = Vec::new();
     if run("inproc") {
@@ -323,7 +333,7 @@ fn http(paths: &Paths, budget: Duration) -> Result<HttpRows> {
                 body,
                 c,
                 budget,
-                Some(server.pid()),
+                &[server.pid()],
             )?);
         }
         rows.push((label, row));
@@ -393,7 +403,7 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
                 PING,
                 16,
                 budget,
-                Some(server.pid()),
+                &[server.pid()],
             )?;
             let call = net::load(
                 &server.addr,
@@ -402,7 +412,7 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
                 CALL_ADD,
                 16,
                 budget,
-                Some(server.pid()),
+                &[server.pid()],
             )?;
             let single = net::load(
                 &server.addr,
@@ -411,7 +421,7 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
                 CALL_ADD,
                 1,
                 budget / 2,
-                Some(server.pid()),
+                &[server.pid()],
             )?;
             runs[i].push((ping, call, single));
         }

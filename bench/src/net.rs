@@ -139,12 +139,19 @@ async fn exchange(
 }
 
 fn request(addr: &str, path: &str, session: Option<&str>, body: &str) -> Vec<u8> {
-    let session = session
-        .map(|s| format!("Mcp-Session-Id: {s}\r\n"))
-        .unwrap_or_default();
+    let session: Vec<(&str, &str)> = session.map(|s| ("Mcp-Session-Id", s)).into_iter().collect();
+    request_with(addr, path, &session, body)
+}
+
+/// A POST of `body` to `path` with the `headers` given.
+pub fn request_with(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let headers: String = headers
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}\r\n"))
+        .collect();
     format!(
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json\r\n{session}Content-Length: {}\r\n\r\n{body}",
+         Accept: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()
@@ -313,9 +320,10 @@ fn usage(pid: u32) -> Option<Usage> {
 /// `concurrency` keep-alive connections, each sending `body` to `path` and
 /// waiting for the answer, for `budget` after a short warm-up. A response
 /// that is not HTTP 200, or whose body holds a JSON-RPC error or an
-/// `isError: true` result, counts as an error. With `server` (its process
-/// id), the server's CPU time and context switches over the measured
-/// window are divided among the requests answered in it.
+/// `isError: true` result, counts as an error. The CPU time and context
+/// switches of the `server` processes (replicas, a load balancer, Redis:
+/// summed) over the measured window are divided among the requests
+/// answered in it.
 pub fn load(
     addr: &str,
     path: &str,
@@ -323,12 +331,29 @@ pub fn load(
     body: &str,
     concurrency: usize,
     budget: Duration,
-    server: Option<u32>,
+    server: &[u32],
 ) -> Result<Load> {
+    load_request(
+        addr,
+        request(addr, path, session, body),
+        concurrency,
+        budget,
+        server,
+    )
+}
+
+/// [`load`] with a request made by [`request_with`].
+pub fn load_request(
+    addr: &str,
+    req: Vec<u8>,
+    concurrency: usize,
+    budget: Duration,
+    server: &[u32],
+) -> Result<Load> {
+    let server = server.to_vec();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let req = request(addr, path, session, body);
     rt.block_on(async {
         let warm_end = Instant::now() + budget / 5;
         let end = warm_end + budget;
@@ -366,12 +391,13 @@ pub fn load(
                 anyhow::Ok((lat, errors))
             }));
         }
-        let watched = server.map(|pid| {
+        let watched = (!server.is_empty()).then(|| {
             tokio::spawn(async move {
                 tokio::time::sleep_until(warm_end.into()).await;
-                let before = usage(pid);
+                let before: Option<Vec<Usage>> = server.iter().map(|&pid| usage(pid)).collect();
                 tokio::time::sleep_until(end.into()).await;
-                before.zip(usage(pid))
+                let after: Option<Vec<Usage>> = server.iter().map(|&pid| usage(pid)).collect();
+                before.zip(after)
             })
         });
         let mut all = Vec::new();
@@ -383,10 +409,14 @@ pub fn load(
         }
         let calls = all.len() as u64;
         let server = match watched {
-            Some(task) => task.await?.map(|(before, after)| Cost {
-                cpu_us: (after.cpu_ticks - before.cpu_ticks) as f64 / TICKS_PER_SEC * 1e6
-                    / calls.max(1) as f64,
-                switches: after.switches_since(&before) as f64 / calls.max(1) as f64,
+            Some(task) => task.await?.map(|(before, after)| {
+                let (ticks, switches) = before.iter().zip(&after).fold((0, 0), |(t, s), (b, a)| {
+                    (t + a.cpu_ticks - b.cpu_ticks, s + a.switches_since(b))
+                });
+                Cost {
+                    cpu_us: ticks as f64 / TICKS_PER_SEC * 1e6 / calls.max(1) as f64,
+                    switches: switches as f64 / calls.max(1) as f64,
+                }
             }),
             None => None,
         };
@@ -509,4 +539,17 @@ pub fn fifty_components(wasm: &Path, dir: &Path) -> Result<Vec<PathBuf>> {
         out.push(path);
     }
     Ok(out)
+}
+
+/// One request on a connection of its own; the status and the body.
+pub fn post_once(addr: &str, req: &[u8]) -> Result<(u16, Vec<u8>)> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async {
+        let mut stream = TcpStream::connect(addr).await?;
+        let mut buf = Vec::new();
+        let (status, _, body) = exchange(&mut stream, &mut buf, req).await?;
+        Ok((status, body))
+    })
 }
