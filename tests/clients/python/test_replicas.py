@@ -458,3 +458,68 @@ def anyio_backend() -> str:
 
 
 _ = anyio  # the SDK test runs on anyio's pytest plugin
+
+
+# --- 2025-11-25 tasks of a bearer token, across replicas ----------------------
+
+TOKEN = "replica-test-token"
+
+
+class Session:
+    """A 2025-11-25 MCP session over raw HTTP, opened with the bearer token."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.headers = {"Authorization": f"Bearer {TOKEN}"}
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "replica-test", "version": "1"}}}
+        req = urllib.request.Request(
+            base + "/mcp",
+            data=json.dumps(init).encode(),
+            headers={"Content-Type": "application/json",
+                     "Accept": "application/json, text/event-stream", **self.headers},
+        )
+        with urllib.request.urlopen(req, timeout=30) as response:
+            self.headers["Mcp-Session-Id"] = response.headers["Mcp-Session-Id"]
+        self.headers["MCP-Protocol-Version"] = "2025-11-25"
+        post(base, "/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, self.headers)
+
+    def request(self, method: str, params: dict, id: int = 1, timeout: float = 30):
+        return post(self.base, "/mcp", {"jsonrpc": "2.0", "id": id, "method": method, "params": params},
+                    self.headers, timeout)
+
+
+@pytest.fixture(scope="module")
+def token_pair():
+    import hashlib
+
+    with tempfile.TemporaryDirectory() as workdir:
+        policy = Path(workdir) / "airlock.toml"
+        digest = hashlib.sha256(TOKEN.encode()).hexdigest()
+        policy.write_text(f'[[tokens]]\nname = "agent-1"\nsha256 = "{digest}"\n')
+        redis = Redis()
+        pair = [Replica(redis, f"t{n}", policy) for n in (1, 2)]
+        yield pair
+        for replica in pair:
+            replica.stop()
+        redis.stop()
+
+
+def test_a_tokens_tasks_are_listed_and_awaited_through_another_replica(token_pair):
+    a, b = token_pair
+    on_a, on_b = Session(a.base), Session(b.base)
+    code, created = on_a.request("tools/call", {
+        "name": "test_long_task", "arguments": {"seconds": 1}, "task": {"ttl": 60000}})
+    assert code == 200, created
+    task_id = created["result"]["task"]["taskId"]
+    # Another session of the same token, on another replica: it lists the
+    # task and waits for its result there.
+    code, listed = on_b.request("tasks/list", {})
+    assert task_id in [t["taskId"] for t in listed["result"]["tasks"]], listed
+    code, result = on_b.request("tasks/result", {"taskId": task_id}, id=2)
+    assert code == 200, result
+    assert result["result"]["structuredContent"] == {"result": "counted 1 seconds"}, result
+    assert result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task_id
+    code, got = on_b.request("tasks/get", {"taskId": task_id}, id=3)
+    assert got["result"]["status"] == "completed", got
