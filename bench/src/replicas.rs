@@ -207,10 +207,10 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Report> {
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"airlock-bench","version":"0"},"io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}"#;
 
-/// Starts `test_long_task` for ten minutes as a task; its id.
+/// Starts `test_long_task` for a minute (its longest) as a task; its id.
 fn start_task(addr: &str) -> Result<String> {
     let body = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"test_long_task","arguments":{{"seconds":600}},{META}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"test_long_task","arguments":{{"seconds":60}},{META}}}}}"#
     );
     let req = net::request_with(
         addr,

@@ -193,8 +193,9 @@ pub async fn serve(
     let mut tick = tokio::time::interval(Duration::from_millis(20));
     while server.running() > 0 && tokio::time::Instant::now() < deadline {
         tokio::select! {
-            accepted = listener.accept() => if let Ok((stream, peer)) = accepted {
-                accept(stream, peer);
+            accepted = listener.accept() => match accepted {
+                Ok((stream, peer)) => accept(stream, peer),
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
             },
             _ = tick.tick() => {}
         }
