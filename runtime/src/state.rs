@@ -265,15 +265,22 @@ impl SharedState {
         self.query::<_, ()>(&pipe).await
     }
 
-    /// How many unexpired tasks `owner` holds, over every replica.
-    pub async fn count_tasks(&self, owner: &str) -> Result<usize, StateError> {
+    /// A pipeline that first drops the expired ids from `owner`'s index
+    /// (its first answer, a count, is to be skipped); and the index's key.
+    fn unexpired(owner: &str) -> (redis::Pipeline, String) {
         let index = key(&["owner", owner]);
         let mut pipe = redis::pipe();
         pipe.cmd("ZREMRANGEBYSCORE")
             .arg(&index)
             .arg("-inf")
-            .arg(now_ms())
-            .zcard(&index);
+            .arg(now_ms());
+        (pipe, index)
+    }
+
+    /// How many unexpired tasks `owner` holds, over every replica.
+    pub async fn count_tasks(&self, owner: &str) -> Result<usize, StateError> {
+        let (mut pipe, index) = Self::unexpired(owner);
+        pipe.zcard(&index);
         let (_, count): (i64, usize) = self.query(&pipe).await?;
         Ok(count)
     }
@@ -333,13 +340,8 @@ impl SharedState {
 
     /// The records of `owner`'s unexpired tasks.
     pub async fn owned_tasks(&self, owner: &str) -> Result<Vec<String>, StateError> {
-        let index = key(&["owner", owner]);
-        let mut pipe = redis::pipe();
-        pipe.cmd("ZREMRANGEBYSCORE")
-            .arg(&index)
-            .arg("-inf")
-            .arg(now_ms())
-            .zrange(&index, 0, -1);
+        let (mut pipe, index) = Self::unexpired(owner);
+        pipe.zrange(&index, 0, -1);
         let (_, ids): (i64, Vec<String>) = self.query(&pipe).await?;
         if ids.is_empty() {
             return Ok(Vec::new());

@@ -62,23 +62,20 @@ pub fn empty(status: StatusCode) -> Response<BoxBody> {
 
 /// 503 with `Retry-After`: too many calls at once.
 pub fn busy() -> Response<BoxBody> {
-    let mut response = plain(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "busy: too many calls in flight; retry shortly\n",
-    );
-    response
-        .headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    response
+    retry_later("busy: too many calls in flight; retry shortly\n")
 }
 
 /// 503 while the server drains: new work goes to another replica; the
 /// load balancer may retry it there at once.
 pub fn draining() -> Response<BoxBody> {
-    let mut response = plain(
-        StatusCode::SERVICE_UNAVAILABLE,
+    retry_later(
         "draining: this server is shutting down and takes no new calls; retry (another replica)\n",
-    );
+    )
+}
+
+/// 503 with `Retry-After: 1` and `text`.
+fn retry_later(text: &str) -> Response<BoxBody> {
+    let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));

@@ -197,22 +197,16 @@ impl Task {
 
     /// The task as it is now.
     pub fn snapshot(&self) -> Snapshot {
-        let state = lock(&self.state);
-        Snapshot {
-            id: self.id.clone(),
-            tool: self.tool.clone(),
-            created: self.created,
-            ttl_ms: self.ttl_ms,
-            status: state.status,
-            message: state.message.clone(),
-            updated: state.updated,
-            outcome: state.outcome.clone(),
-        }
+        self.view(true)
     }
 
     /// The task as it is now, without its outcome (what lists and the
     /// 2025-11-25 `Task` object show).
     pub fn summary(&self) -> Snapshot {
+        self.view(false)
+    }
+
+    fn view(&self, with_outcome: bool) -> Snapshot {
         let state = lock(&self.state);
         Snapshot {
             id: self.id.clone(),
@@ -222,7 +216,11 @@ impl Task {
             status: state.status,
             message: state.message.clone(),
             updated: state.updated,
-            outcome: None,
+            outcome: if with_outcome {
+                state.outcome.clone()
+            } else {
+                None
+            },
         }
     }
 
