@@ -14,12 +14,18 @@ What is checked, all through real parts:
 - a replica drained with SIGTERM under load: every call made through the
   balancer meanwhile is answered with its result (each one counted);
 - Redis restarted during load: calls go on, task requests fail with a clear
-  error while it is down and work again after, and no replica dies."""
+  error while it is down and work again after, and no replica dies;
+- a component added to the folder three ``--watch`` replicas serve: every
+  replica reloads and tells its own clients, 2025-11-25 sessions (their GET
+  streams through the balancer) and 2026-07-28 ``subscriptions/listen``
+  streams alike, and the new tool answers through the balancer."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -97,7 +103,8 @@ class Redis:
 class Replica:
     """``airlock serve --state`` on a free loopback port, with its log."""
 
-    def __init__(self, redis: Redis, name: str, policy: Path) -> None:
+    def __init__(self, redis: Redis, name: str, policy: Path, served: list[str] | None = None,
+                 extra: tuple[str, ...] = ()) -> None:
         self.name = name
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
@@ -105,7 +112,7 @@ class Replica:
         self.proc = subprocess.Popen(
             [AIRLOCK, "serve", "--load-wait", "600", "--grace", "20", "--max-calls", "256",
              "--listen", f"127.0.0.1:{self.port}", "--state", redis.url, "--policy", str(policy),
-             CONFORMANCE, CATALOG],
+             *extra, *(served or [CONFORMANCE, CATALOG])],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -466,11 +473,12 @@ TOKEN = "replica-test-token"
 
 
 class Session:
-    """A 2025-11-25 MCP session over raw HTTP, opened with the bearer token."""
+    """A 2025-11-25 MCP session over raw HTTP, opened with a bearer token
+    (this test's, unless told otherwise)."""
 
-    def __init__(self, base: str) -> None:
+    def __init__(self, base: str, token: str | None = TOKEN) -> None:
         self.base = base
-        self.headers = {"Authorization": f"Bearer {TOKEN}"}
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {},
             "clientInfo": {"name": "replica-test", "version": "1"}}}
@@ -523,3 +531,109 @@ def test_a_tokens_tasks_are_listed_and_awaited_through_another_replica(token_pai
     assert result["result"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"] == task_id
     code, got = on_b.request("tasks/get", {"taskId": task_id}, id=3)
     assert got["result"]["status"] == "completed", got
+
+
+# --- a changed tool set, told to the clients of every replica ----------------
+
+
+class Stream:
+    """An SSE response read on a thread of its own: the JSON of each
+    ``data:`` line, as it arrives."""
+
+    def __init__(self, base: str, headers: dict, body: dict | None = None) -> None:
+        host, port = base.removeprefix("http://").split(":")
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        data = json.dumps(body).encode() if body is not None else None
+        self.connection.request("POST" if data else "GET", "/mcp", body=data, headers=headers)
+        self.response = self.connection.getresponse()
+        assert self.response.status == 200, self.response.read()
+        self.messages: list[dict] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self.response:
+                line = raw.decode().rstrip("\r\n")
+                if line.startswith("data:"):
+                    self.messages.append(json.loads(line[5:]))
+        except (OSError, ValueError, AttributeError):
+            # AttributeError: http.client's answer to the socket closed
+            # under a read.
+            pass
+
+    def methods(self) -> list[str]:
+        return [m.get("method", "") for m in self.messages]
+
+    def close(self) -> None:
+        # Shut the socket down rather than close the response: a close
+        # waits for the reading thread's lock, up to the read timeout.
+        assert self.connection.sock is not None
+        self.connection.sock.shutdown(socket.SHUT_RDWR)
+        self.connection.close()
+
+
+def listen(base: str) -> Stream:
+    """A 2026-07-28 ``subscriptions/listen`` for tool list changes."""
+    body = {"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {
+        "notifications": {"toolsListChanged": True},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN,
+                  "io.modelcontextprotocol/clientInfo": {"name": "replica-test", "version": "1"},
+                  "io.modelcontextprotocol/clientCapabilities": {}}}}
+    return Stream(base, {
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": MODERN, "Mcp-Method": "subscriptions/listen"}, body)
+
+
+@pytest.fixture(scope="module")
+def watching(policy):
+    """Three replicas serving one folder with ``--watch`` (as replicas on one
+    host, or on a shared volume, do), behind HAProxy."""
+    with tempfile.TemporaryDirectory() as workdir:
+        folder = Path(workdir) / "tools"
+        folder.mkdir()
+        shutil.copy(CONFORMANCE, folder / "conformance.wasm")
+        redis = Redis()
+        replicas = [Replica(redis, f"w{n}", policy, served=[str(folder)], extra=("--watch",))
+                    for n in range(1, 4)]
+        balancer = Balancer(replicas, Path(workdir))
+        yield folder, replicas, balancer
+        balancer.stop()
+        for replica in replicas:
+            replica.stop()
+        redis.stop()
+
+
+def test_a_changed_tool_set_reaches_the_clients_of_every_replica(watching):
+    folder, replicas, balancer = watching
+    # 2025-11-25: three sessions opened through the balancer (round robin
+    # puts one on each replica), each with its GET stream, which HAProxy
+    # sends to the session's replica by Mcp-Session-Id.
+    sessions = [Session(balancer.base, token=None) for _ in replicas]
+    legacy = [Stream(balancer.base, {**s.headers, "Accept": "text/event-stream"}) for s in sessions]
+    # 2026-07-28: a subscriptions/listen on each replica.
+    listens = [listen(r.base) for r in replicas]
+    wait_until("every subscription to be acknowledged", lambda: all(
+        "notifications/subscriptions/acknowledged" in s.methods() for s in listens), timeout=10)
+    told_before = [sum("client(s) notified" in line for line in r.log) for r in replicas]
+
+    shutil.copy(Path(COMPONENTS) / "export.wasm", folder / "export.wasm")
+    streams = legacy + listens
+    wait_until("list_changed on every stream", lambda: all(
+        "notifications/tools/list_changed" in s.methods() for s in streams), timeout=30)
+    for stream in streams:
+        stream.close()
+    # Every replica reloaded and told its own clients (two each: the
+    # session pinned to it and the subscription opened on it).
+    for replica, before in zip(replicas, told_before):
+        told = [line for line in replica.log if "after reload;" in line]
+        assert len(told) == 1 and sum("client(s) notified" in line for line in replica.log) == before + 1, \
+            replica.log[-5:]
+        assert told[0].endswith("2 client(s) notified"), told
+        code, answer = modern(replica.base, "tools/list", {})
+        assert "export_orders" in {t["name"] for t in answer["result"]["tools"]}, answer
+    # And the new tool answers through the balancer, on whichever replica.
+    for n in range(len(replicas)):
+        code, answer = modern(balancer.base, "tools/call", {
+            "name": "export_orders", "arguments": {"customer_id": "CUST-42"}}, name="export_orders", id=n)
+        assert code == 200 and not answer["result"].get("isError"), answer
+        assert answer["result"]["structuredContent"]["result"].startswith("order_id"), answer
