@@ -11,7 +11,8 @@
 //! - `replica:ID` — a replica's lease, renewed every [`HEARTBEAT`]; gone
 //!   [`LEASE`] after the replica stopped renewing it;
 //! - `state-key` — the HMAC key of request states, made by the first
-//!   replica and kept by every one (re-seeded if Redis lost it);
+//!   replica and kept by every one (re-seeded if Redis lost it, and
+//!   adopted by every replica when another seeded it first);
 //! - `used:HASH` — a request state already answered, until it expires;
 //! - `task:ID` — a hash: `record` (JSON), `final` (`0`/`1`), expiring with
 //!   the task; `owner:OWNER` — the task ids of an owner, scored by expiry.
@@ -65,6 +66,22 @@ pub struct SharedState {
     reachable: AtomicBool,
     /// Where it is, for messages (without a password).
     shown: String,
+}
+
+/// The request-state key as Redis holds it: 64 hex digits.
+fn parse_state_key(stored: &str) -> Result<[u8; 32], StateError> {
+    let mut key = [0u8; 32];
+    match hex::decode(stored.trim()) {
+        Ok(bytes) if bytes.len() == 32 => key.copy_from_slice(&bytes),
+        // Not ours to repair silently: someone else wrote the key.
+        _ => {
+            return Err(StateError::Redis(redis::RedisError::from((
+                redis::ErrorKind::TypeError,
+                "airlock:state-key is not 64 hex digits",
+            ))));
+        }
+    }
+    Ok(key)
 }
 
 fn key(parts: &[&str]) -> String {
@@ -141,9 +158,10 @@ impl SharedState {
         self.reachable.load(Ordering::Relaxed)
     }
 
-    /// Renews this replica's lease now, and re-seeds the request-state key
-    /// if Redis lost it (a restart without persistence).
-    async fn heartbeat(&self, state_key: &str) -> Result<(), StateError> {
+    /// Renews this replica's lease now, re-seeds the request-state key if
+    /// Redis lost it (a restart without persistence), and answers the key
+    /// Redis holds after that.
+    async fn heartbeat(&self, state_key: &[u8; 32]) -> Result<[u8; 32], StateError> {
         let lease = LEASE.as_millis() as u64;
         let mut pipe = redis::pipe();
         pipe.cmd("SET")
@@ -154,24 +172,45 @@ impl SharedState {
             .ignore()
             .cmd("SET")
             .arg(key(&["state-key"]))
-            .arg(state_key)
+            .arg(hex::encode(state_key))
             .arg("NX")
-            .ignore();
-        self.query::<_, ()>(&pipe).await
+            .ignore()
+            .cmd("GET")
+            .arg(key(&["state-key"]));
+        let (stored,): (String,) = self.query(&pipe).await?;
+        parse_state_key(&stored)
     }
 
     /// Keeps this replica's lease alive until the process ends (the task
     /// runs on the async runtime; its errors only flip [`is_reachable`]).
-    pub fn keep_lease(self: &Arc<Self>, state_key: [u8; 32]) {
+    /// When the request-state key in Redis is not `state_key` any more —
+    /// Redis lost its data and another replica seeded it first — every
+    /// replica calls `adopt` with the stored one, so that they agree again
+    /// within a heartbeat.
+    pub fn keep_lease(
+        self: &Arc<Self>,
+        mut state_key: [u8; 32],
+        adopt: impl Fn([u8; 32]) + Send + 'static,
+    ) {
         let state = self.clone();
-        let state_key = hex::encode(state_key);
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(HEARTBEAT);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tick.tick().await;
                 let ok = match state.heartbeat(&state_key).await {
-                    Ok(()) => true,
+                    Ok(stored) => {
+                        if stored != state_key {
+                            tracing::warn!(
+                                "the request-state key in {} changed (did Redis lose its data?): \
+                                 adopting it; confirmations asked before must be asked again",
+                                state.shown
+                            );
+                            state_key = stored;
+                            adopt(stored);
+                        }
+                        true
+                    }
                     Err(err) => {
                         if state.is_reachable() {
                             tracing::warn!("shared state unreachable: {err}");
@@ -206,18 +245,7 @@ impl SharedState {
             )
             .await?;
         let stored: String = self.query(redis::cmd("GET").arg(&name)).await?;
-        let mut key = [0u8; 32];
-        match hex::decode(stored.trim()) {
-            Ok(bytes) if bytes.len() == 32 => key.copy_from_slice(&bytes),
-            // Not ours to repair silently: someone else wrote the key.
-            _ => {
-                return Err(StateError::Redis(redis::RedisError::from((
-                    redis::ErrorKind::TypeError,
-                    "airlock:state-key is not 64 hex digits",
-                ))));
-            }
-        }
-        Ok(key)
+        parse_state_key(&stored)
     }
 
     /// Marks `what` as used until `expires_unix` (seconds); false when it

@@ -15,6 +15,9 @@ What is checked, all through real parts:
   balancer meanwhile is answered with its result (each one counted);
 - Redis restarted during load: calls go on, task requests fail with a clear
   error while it is down and work again after, and no replica dies;
+- Redis emptied and the request-state key seeded by a newcomer first: the
+  running replicas adopt it, and a state one of them signs verifies on the
+  newcomer;
 - a component added to the folder three ``--watch`` replicas serve: every
   replica reloads and tells its own clients, 2025-11-25 sessions (their GET
   streams through the balancer) and 2026-07-28 ``subscriptions/listen``
@@ -94,6 +97,13 @@ class Redis:
                 return s.recv(16).startswith(b"+PONG")
         except OSError:
             return False
+
+    def command(self, *words: str) -> bytes:
+        """One command in RESP; the first line of the answer."""
+        request = f"*{len(words)}\r\n" + "".join(f"${len(w)}\r\n{w}\r\n" for w in words)
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
+            s.sendall(request.encode())
+            return s.recv(4096).split(b"\r\n")[0]
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -450,6 +460,27 @@ def test_redis_restarted_under_load(cluster):
     assert not any("panicked" in line for r in replicas for line in r.log)
     bad = [o for o in outcomes if o[0] != 200 or "result" not in o[1]]
     assert len(outcomes) > 20 and not bad, f"{len(bad)} of {len(outcomes)}: {bad[:3]}"
+
+
+def test_replicas_agree_on_the_request_state_key_again_after_redis_lost_it(cluster, policy):
+    redis, (a, b, c), _ = cluster
+    # Redis loses its data, and a replica starting meanwhile seeds the key
+    # before any running one re-seeds it: the running ones adopt it.
+    assert redis.command("FLUSHALL") == b"+OK"
+    assert redis.command("SET", "airlock:state-key", os.urandom(32).hex()) == b"+OK"
+    wait_until("every replica to adopt the stored key", lambda: all(
+        any("adopting it" in line for line in r.log) for r in (a, b, c)), timeout=5)
+    newcomer = Replica(redis, "r4", policy)
+    try:
+        call = {"name": "restock", "arguments": {"sku": "SKU-1001", "units": 1}}
+        code, asked = modern(a.base, "tools/call", call, name="restock")
+        assert code == 200 and asked["result"]["resultType"] == "input_required", asked
+        yes = {"airlock-confirm": {"action": "accept", "content": {"confirm": True}}}
+        answered = {**call, "requestState": asked["result"]["requestState"], "inputResponses": yes}
+        code, done = modern(newcomer.base, "tools/call", answered, name="restock")
+        assert code == 200 and done["result"]["resultType"] == "complete", done
+    finally:
+        newcomer.stop()
 
 
 def _try_start_task(replica: Replica) -> str | None:

@@ -11,7 +11,7 @@
 //!   answers one retry only.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
@@ -175,18 +175,18 @@ fn form(tool: &str, arguments: &Value) -> Value {
 
 type HmacSha256 = Hmac<Sha256>;
 
-static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+static KEY: LazyLock<RwLock<[u8; 32]>> = LazyLock::new(|| RwLock::new(rand::random()));
 
 /// This process's key for request states: random at start, or the one the
 /// replicas share ([`share_key`]).
-pub fn state_key() -> &'static [u8; 32] {
-    KEY.get_or_init(rand::random::<[u8; 32]>)
+fn state_key() -> [u8; 32] {
+    *KEY.read().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Signs and verifies request states with `key` (the replicas' shared
-/// one), set before the first request; false when it is too late.
-pub fn share_key(key: [u8; 32]) -> bool {
-    KEY.set(key).is_ok() || KEY.get() == Some(&key)
+/// Signs and verifies request states with `key` from now on: the one the
+/// replicas share. A state signed with the key before no longer verifies.
+pub fn share_key(key: [u8; 32]) {
+    *KEY.write().unwrap_or_else(PoisonError::into_inner) = key;
 }
 
 /// Marks a verified state answered, over every replica when they share
@@ -208,7 +208,7 @@ async fn first_use(ctx: &Ctx<'_>, state: &str) -> Result<bool, Answer> {
 }
 
 fn mac(payload: &[u8]) -> HmacSha256 {
-    let mut mac = HmacSha256::new_from_slice(state_key()).expect("HMAC takes a key of any length");
+    let mut mac = HmacSha256::new_from_slice(&state_key()).expect("HMAC takes a key of any length");
     mac.update(payload);
     mac
 }

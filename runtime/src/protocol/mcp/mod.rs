@@ -62,13 +62,9 @@ impl Server {
         runtime: Arc<Runtime>,
         state: Arc<SharedState>,
     ) -> Result<Arc<Server>, StateError> {
-        // A fresh candidate: `confirm::state_key()` would fix this process's
-        // key before the shared one is known.
         let key = state.request_state_key(rand::random()).await?;
-        if !confirm::share_key(key) {
-            tracing::warn!("request states were signed before the shared key was read");
-        }
-        state.keep_lease(key);
+        confirm::share_key(key);
+        state.keep_lease(key, confirm::share_key);
         Ok(Self::build(runtime, Some(state)))
     }
 
