@@ -160,8 +160,8 @@ impl SharedState {
 
     /// Renews this replica's lease now, re-seeds the request-state key if
     /// Redis lost it (a restart without persistence), and answers the key
-    /// Redis holds after that.
-    async fn heartbeat(&self, state_key: &[u8; 32]) -> Result<[u8; 32], StateError> {
+    /// Redis holds after that, as stored.
+    async fn heartbeat(&self, state_key: &[u8; 32]) -> Result<Option<String>, StateError> {
         let lease = LEASE.as_millis() as u64;
         let mut pipe = redis::pipe();
         pipe.cmd("SET")
@@ -177,8 +177,8 @@ impl SharedState {
             .ignore()
             .cmd("GET")
             .arg(key(&["state-key"]));
-        let (stored,): (String,) = self.query(&pipe).await?;
-        parse_state_key(&stored)
+        let (stored,): (Option<String>,) = self.query(&pipe).await?;
+        Ok(stored)
     }
 
     /// Keeps this replica's lease alive until the process ends (the task
@@ -196,18 +196,33 @@ impl SharedState {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(HEARTBEAT);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut told_bad_key = false;
             loop {
                 tick.tick().await;
                 let ok = match state.heartbeat(&state_key).await {
                     Ok(stored) => {
-                        if stored != state_key {
-                            tracing::warn!(
-                                "the request-state key in {} changed (did Redis lose its data?): \
-                                 adopting it; confirmations asked before must be asked again",
-                                state.shown
-                            );
-                            state_key = stored;
-                            adopt(stored);
+                        // A key someone else wrote wrong is theirs to fix:
+                        // keep ours, say it once, and stay ready.
+                        match stored.as_deref().map(parse_state_key) {
+                            Some(Ok(stored)) if stored != state_key => {
+                                tracing::warn!(
+                                    "the request-state key in {} changed (did Redis lose its \
+                                     data?): adopting it; confirmations asked before must be \
+                                     asked again",
+                                    state.shown
+                                );
+                                state_key = stored;
+                                adopt(stored);
+                            }
+                            Some(Err(_)) if !told_bad_key => {
+                                tracing::warn!(
+                                    "airlock:state-key in {} is not 64 hex digits; keeping \
+                                     this replica's key",
+                                    state.shown
+                                );
+                                told_bad_key = true;
+                            }
+                            _ => {}
                         }
                         true
                     }

@@ -467,9 +467,16 @@ def test_replicas_agree_on_the_request_state_key_again_after_redis_lost_it(clust
     # Redis loses its data, and a replica starting meanwhile seeds the key
     # before any running one re-seeds it: the running ones adopt it.
     assert redis.command("FLUSHALL") == b"+OK"
-    assert redis.command("SET", "airlock:state-key", os.urandom(32).hex()) == b"+OK"
+    seeded = os.urandom(32).hex()
+    assert redis.command("SET", "airlock:state-key", seeded) == b"+OK"
     wait_until("every replica to adopt the stored key", lambda: all(
         any("adopting it" in line for line in r.log) for r in (a, b, c)), timeout=5)
+    # A key written wrong is not adopted, and no replica stops being ready.
+    assert redis.command("SET", "airlock:state-key", "junk") == b"+OK"
+    wait_until("every replica to tell of the bad key", lambda: all(
+        any("not 64 hex digits; keeping this replica's key" in line for line in r.log) for r in (a, b, c)), timeout=5)
+    assert [status(r.base + "/readyz") for r in (a, b, c)] == [200, 200, 200]
+    assert redis.command("SET", "airlock:state-key", seeded) == b"+OK"
     newcomer = Replica(redis, "r4", policy)
     try:
         call = {"name": "restock", "arguments": {"sku": "SKU-1001", "units": 1}}
