@@ -25,6 +25,7 @@ What is checked, all through real parts:
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -273,17 +274,26 @@ def policy():
         yield path
 
 
-@pytest.fixture(scope="module")
-def cluster(policy):
-    with tempfile.TemporaryDirectory() as workdir:
-        redis = Redis()
-        replicas = [Replica(redis, f"r{n}", policy) for n in range(1, 4)]
-        balancer = Balancer(replicas, Path(workdir))
+@contextlib.contextmanager
+def three_replicas(policy: Path, workdir: Path, prefix: str, **options):
+    """Redis, three replicas (``Replica`` ``options``) and HAProxy in front
+    of them; all stopped after."""
+    redis = Redis()
+    replicas = [Replica(redis, f"{prefix}{n}", policy, **options) for n in range(1, 4)]
+    balancer = Balancer(replicas, workdir)
+    try:
         yield redis, replicas, balancer
+    finally:
         balancer.stop()
         for replica in replicas:
             replica.stop()
         redis.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(policy):
+    with tempfile.TemporaryDirectory() as workdir, three_replicas(policy, Path(workdir), "r") as parts:
+        yield parts
 
 
 @pytest.mark.anyio
@@ -630,15 +640,9 @@ def watching(policy):
         folder = Path(workdir) / "tools"
         folder.mkdir()
         shutil.copy(CONFORMANCE, folder / "conformance.wasm")
-        redis = Redis()
-        replicas = [Replica(redis, f"w{n}", policy, served=[str(folder)], extra=("--watch",))
-                    for n in range(1, 4)]
-        balancer = Balancer(replicas, Path(workdir))
-        yield folder, replicas, balancer
-        balancer.stop()
-        for replica in replicas:
-            replica.stop()
-        redis.stop()
+        with three_replicas(policy, Path(workdir), "w", served=[str(folder)], extra=("--watch",)) as parts:
+            _, replicas, balancer = parts
+            yield folder, replicas, balancer
 
 
 def test_a_changed_tool_set_reaches_the_clients_of_every_replica(watching):
