@@ -84,6 +84,29 @@ fn parse_state_key(stored: &str) -> Result<[u8; 32], StateError> {
     Ok(key)
 }
 
+/// What a heartbeat found under `state-key`, against this replica's key.
+#[derive(Debug, PartialEq)]
+enum KeySeen {
+    /// This replica's key (or nothing: the SET NX just wrote it).
+    Ours,
+    /// Another replica's: adopt it, so that all agree.
+    Other([u8; 32]),
+    /// Not a key: someone else wrote it wrong, theirs to fix; keep ours
+    /// and stay ready.
+    Malformed,
+}
+
+impl KeySeen {
+    fn of(stored: Option<&str>, ours: &[u8; 32]) -> KeySeen {
+        match stored.map(parse_state_key) {
+            None => KeySeen::Ours,
+            Some(Ok(key)) if &key == ours => KeySeen::Ours,
+            Some(Ok(key)) => KeySeen::Other(key),
+            Some(Err(_)) => KeySeen::Malformed,
+        }
+    }
+}
+
 fn key(parts: &[&str]) -> String {
     let mut key = String::from(PREFIX);
     key.push_str(&parts.join(":"));
@@ -201,10 +224,8 @@ impl SharedState {
                 tick.tick().await;
                 let ok = match state.heartbeat(&state_key).await {
                     Ok(stored) => {
-                        // A key someone else wrote wrong is theirs to fix:
-                        // keep ours, say it once, and stay ready.
-                        match stored.as_deref().map(parse_state_key) {
-                            Some(Ok(stored)) if stored != state_key => {
+                        match KeySeen::of(stored.as_deref(), &state_key) {
+                            KeySeen::Other(stored) => {
                                 tracing::warn!(
                                     "the request-state key in {} changed (did Redis lose its \
                                      data?): adopting it; confirmations asked before must be \
@@ -214,7 +235,7 @@ impl SharedState {
                                 state_key = stored;
                                 adopt(stored);
                             }
-                            Some(Err(_)) if !told_bad_key => {
+                            KeySeen::Malformed if !told_bad_key => {
                                 tracing::warn!(
                                     "airlock:state-key in {} is not 64 hex digits; keeping \
                                      this replica's key",
@@ -222,7 +243,7 @@ impl SharedState {
                                 );
                                 told_bad_key = true;
                             }
-                            _ => {}
+                            KeySeen::Ours | KeySeen::Malformed => {}
                         }
                         true
                     }
@@ -420,5 +441,29 @@ impl Query for redis::Pipeline {
         mut conn: ConnectionManager,
     ) -> redis::RedisResult<T> {
         self.query_async(&mut conn).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeySeen;
+
+    #[test]
+    fn a_heartbeat_adopts_another_key_and_keeps_its_own_over_a_malformed_one() {
+        let ours = [7u8; 32];
+        let other = [9u8; 32];
+        assert_eq!(KeySeen::of(Some(&hex::encode(ours)), &ours), KeySeen::Ours);
+        assert_eq!(KeySeen::of(None, &ours), KeySeen::Ours);
+        assert_eq!(
+            KeySeen::of(Some(&hex::encode(other)), &ours),
+            KeySeen::Other(other)
+        );
+        for junk in ["junk", "", &hex::encode([1u8; 31]), &"z".repeat(64)] {
+            assert_eq!(
+                KeySeen::of(Some(junk), &ours),
+                KeySeen::Malformed,
+                "{junk:?}"
+            );
+        }
     }
 }
