@@ -28,20 +28,24 @@ def anyio_backend() -> str:
 class Served:
     """``airlock serve --listen 127.0.0.1:PORT COMPONENTS…``, with its log."""
 
-    def __init__(self, components: str | list[str] = COMPONENTS, start_timeout: float = 60) -> None:
+    def __init__(self, components: str | list[str] = COMPONENTS, start_timeout: float = 60,
+                 args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
+        """``args``: more flags of ``serve``; ``env``: its environment, if
+        not this one."""
         paths = [components] if isinstance(components, str) else list(components)
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        self.base = f"http://127.0.0.1:{port}"
+            self.port = s.getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
-            [AIRLOCK, "serve", "--load-wait", "600", "--listen", f"127.0.0.1:{port}", *paths],
+            [AIRLOCK, "serve", "--load-wait", "600", "--listen", f"127.0.0.1:{self.port}", *args, *paths],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
             text=True,
+            env=env,
         )
         ready = threading.Event()
 

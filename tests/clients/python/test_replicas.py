@@ -44,7 +44,7 @@ import anyio
 import pytest
 from mcp import Client
 
-from conftest import AIRLOCK, COMPONENTS
+from conftest import COMPONENTS, Served
 
 REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
 HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
@@ -111,38 +111,19 @@ class Redis:
         self.proc.wait(10)
 
 
-class Replica:
+class Replica(Served):
     """``airlock serve --state`` on a free loopback port, with its log."""
 
     def __init__(self, redis: Redis, name: str, policy: Path, served: list[str] | None = None,
                  extra: tuple[str, ...] = ()) -> None:
         self.name = name
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
-        self.log: list[str] = []
-        self.proc = subprocess.Popen(
-            [AIRLOCK, "serve", "--load-wait", "600", "--grace", "20", "--max-calls", "256",
-             "--listen", f"127.0.0.1:{self.port}", "--state", redis.url, "--policy", str(policy),
-             *extra, *(served or [CONFORMANCE, CATALOG])],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
+        super().__init__(
+            served or [CONFORMANCE, CATALOG],
+            start_timeout=120,
+            args=("--grace", "20", "--max-calls", "256", "--state", redis.url, "--policy", str(policy),
+                  *extra),
             env={**os.environ, "AIRLOCK_LOG": "info", "NO_COLOR": "1"},
         )
-        ready = threading.Event()
-
-        def read() -> None:
-            assert self.proc.stderr is not None
-            for line in self.proc.stderr:
-                self.log.append(line.rstrip("\n"))
-                if "listening on" in line:
-                    ready.set()
-
-        threading.Thread(target=read, daemon=True).start()
-        if not ready.wait(120):
-            self.proc.kill()
-            raise RuntimeError(f"replica {name} did not start: " + "\n".join(self.log))
 
     def alive(self) -> bool:
         return self.proc.poll() is None
