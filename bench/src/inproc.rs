@@ -188,10 +188,20 @@ pub fn repeat(runtime: &Runtime, tool: &str, budget: Duration) -> Result<Vec<f64
         .into_iter()
         .find(|c| c.tool == tool)
         .with_context(|| format!("no case for tool {tool:?}"))?;
+    repeat_with(runtime, case.tool, &case.args, budget)
+}
+
+/// [`repeat`] with any tool and arguments (the guests of other languages).
+pub fn repeat_with(
+    runtime: &Runtime,
+    tool: &str,
+    args: &Value,
+    budget: Duration,
+) -> Result<Vec<f64>> {
     let end = Instant::now() + budget;
     let mut answered = Vec::new();
     while Instant::now() < end {
-        let latency = run_real(runtime, case.tool, &case.args)?;
+        let latency = run_real(runtime, tool, args)?;
         answered.push(latency.as_nanos() as f64);
     }
     Ok(answered)

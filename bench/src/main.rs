@@ -4,7 +4,9 @@
 //!
 //! Benchmarks report numbers; nothing here passes or fails on a timing.
 
+mod floor;
 mod inproc;
+mod languages;
 mod net;
 mod replicas;
 mod stats;
@@ -85,31 +87,47 @@ fn main() -> Result<()> {
         // compare pool settings in interleaved runs):
         // `airlock-bench loop (add|echo) SECONDS [LEVER]`, LEVER a part of
         // a lever's name in the pool-settings table.
-        let (tool, secs, lever) = match args.as_slice() {
-            [_, tool, secs] => (tool, secs, None),
-            [_, tool, secs, lever] => (tool, secs, Some(lever)),
-            _ => bail!("usage: airlock-bench loop (add|echo) SECONDS [LEVER]"),
+        // `airlock-bench loop WASM TOOL ARGS SECONDS [LEVER]` runs any
+        // component's tool (ARGS its JSON arguments).
+        let lever_tune = |part: Option<&String>| -> Result<Option<airlock::sandbox::Tuning>> {
+            let Some(part) = part else { return Ok(None) };
+            Ok(inproc::levers()
+                .into_iter()
+                .find(|l| l.name.contains(part.as_str()))
+                .with_context(|| format!("no lever named like {part:?}"))?
+                .tune)
         };
-        let tune = match lever {
-            None => None,
-            Some(part) => {
-                inproc::levers()
+        let (wasm, tool, call_args, secs, tune) = match args.as_slice() {
+            [_, tool, secs] | [_, tool, secs, _] if !tool.ends_with(".wasm") => {
+                let root = std::env::current_dir()?;
+                let case = inproc::cases()
                     .into_iter()
-                    .find(|l| l.name.contains(part.as_str()))
-                    .with_context(|| format!("no lever named like {part:?}"))?
-                    .tune
+                    .find(|c| c.tool == tool)
+                    .with_context(|| format!("no case for tool {tool:?}: use add or echo"))?;
+                (
+                    root.join("target/test-components/bench.wasm"),
+                    tool.clone(),
+                    case.args,
+                    secs,
+                    lever_tune(args.get(3))?,
+                )
             }
+            [_, wasm, tool, call_args, secs] | [_, wasm, tool, call_args, secs, _] => (
+                PathBuf::from(wasm),
+                tool.clone(),
+                serde_json::from_str(call_args).context("ARGS must be JSON")?,
+                secs,
+                lever_tune(args.get(5))?,
+            ),
+            _ => bail!(
+                "usage: airlock-bench loop (add|echo) SECONDS [LEVER]\n   or: airlock-bench loop WASM TOOL ARGS SECONDS [LEVER]"
+            ),
         };
         let root = std::env::current_dir()?;
-        let tmp = root.join("target/bench-tmp");
-        let runtime = inproc::runtime(
-            &root.join("target/test-components/bench.wasm"),
-            &tmp.join("cache"),
-            1000,
-            tune,
-        )?;
+        let runtime = inproc::runtime(&wasm, &root.join("target/bench-tmp/cache"), 1000, tune)?;
         let secs: f64 = secs.parse()?;
-        let answered = inproc::repeat(&runtime, tool, Duration::from_secs_f64(secs))?;
+        let answered =
+            inproc::repeat_with(&runtime, &tool, &call_args, Duration::from_secs_f64(secs))?;
         let calls = answered.len();
         let lat = stats::stats(answered);
         println!(
@@ -121,8 +139,8 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only SECTION` (inproc, levers, http, lanes, stdio, startup, memory,
-    // replicas) runs
+    // `--only SECTION` (inproc, levers, http, lanes, floor, languages,
+    // stdio, startup, memory, replicas) runs
     // one part and prints it, without writing BENCHMARKS.md.
     let only = args
         .iter()
@@ -219,6 +237,25 @@ fn main() -> Result<()> {
         eprintln!("   lanes: {err:#}");
     }
     probe("after the lanes")?;
+    let floor = if run("floor") {
+        eprintln!("== the unsandboxed floor (rmcp, native add)");
+        floor::run(&paths, budget(2.0))
+    } else {
+        skipped()
+    };
+    if let Err(err) = &floor {
+        eprintln!("   floor: {err:#}");
+    }
+    let languages = if run("languages") {
+        eprintln!("== guests of each language");
+        languages::run(&paths, budget(2.0), if quick { 1 } else { 3 })
+    } else {
+        skipped()
+    };
+    if let Err(err) = &languages {
+        eprintln!("   languages: {err:#}");
+    }
+    probe("after the floor and the languages")?;
     let calls = if quick { 3000 } else { 10000 };
     let stdio = if run("stdio") {
         eprintln!("== stdio");
@@ -266,6 +303,8 @@ fn main() -> Result<()> {
         levers,
         http: http.ok(),
         lanes: lanes.ok(),
+        floor: floor.ok(),
+        languages: languages.ok(),
         stdio: stdio.ok(),
         startup: startup.ok(),
         memory: memory.ok(),
@@ -275,6 +314,12 @@ fn main() -> Result<()> {
     };
     println!("{}", report.summary());
     if only.is_some() {
+        if let Some(rows) = &report.floor {
+            print!("{}", floor::table(rows));
+        }
+        if let Some(rows) = &report.languages {
+            print!("{}", languages::table(rows));
+        }
         for l in &report.levers {
             println!(
                 "{:<40} p50 {:>8.1} µs  p99 {:>8.1} µs  {:>7.0}/s  {:>7.0}/s (2 threads)",
@@ -602,6 +647,8 @@ struct Report {
     levers: Vec<inproc::LeverResult>,
     http: Option<HttpRows>,
     lanes: Option<Vec<LaneRow>>,
+    floor: Option<Vec<floor::Row>>,
+    languages: Option<Vec<languages::Row>>,
     stdio: Option<(f64, u64)>,
     startup: Option<Startup>,
     memory: Option<Memory>,
@@ -1129,6 +1176,42 @@ impl Report {
                         us(l.ping_cost.cpu_us)
                     );
                 }
+            }
+            None => md.push_str("Not measured in this run (see the suite's output).\n"),
+        }
+
+        md.push_str("\n## The unsandboxed floor\n\n");
+        match &self.floor {
+            Some(rows) => {
+                md.push_str(
+                    "`tools/call add` over HTTP against `airlock serve` (the bench component, a \
+                     fresh instance per call) and against `airlock-floor` (`bench/floor/`: the \
+                     same `add` as a native Rust function behind the official MCP Rust SDK, \
+                     `rmcp` 3.11, its Streamable HTTP server with the default configuration \
+                     and a local session manager, as its examples set it up), with the same \
+                     load generator and an MCP 2025-06-18 session each; a fresh server per \
+                     round, the two interleaved, 5 rounds. Medians of the rounds; ÷ is airlock \
+                     ÷ native (above 1 is better for calls/s, below 1 is better for the \
+                     rest).\n\n",
+                );
+                md.push_str(&floor::table(rows));
+            }
+            None => md.push_str("Not measured in this run (see the suite's output).\n"),
+        }
+
+        md.push_str("\n## Guests of each language\n\n");
+        match &self.languages {
+            Some(rows) => {
+                md.push_str(
+                    "The examples of each language (`cargo xtask bench` builds them): in \
+                     process, a fresh instance per call to the delivered answer on one thread \
+                     (calls/s include the teardown; page faults are this process's minor faults \
+                     per call, what resetting and re-touching the guest's memory costs); over \
+                     HTTP, `tools/call` to `airlock serve`; the first answer is `airlock call` \
+                     from spawn to exit, with an empty compile cache (the compile) and then \
+                     with the cache warm (median of the warm runs).\n\n",
+                );
+                md.push_str(&languages::table(rows));
             }
             None => md.push_str("Not measured in this run (see the suite's output).\n"),
         }

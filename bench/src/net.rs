@@ -48,21 +48,30 @@ pub fn serve_with(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Result<Server> {
-    let started = Instant::now();
-    let mut child = Command::new(airlock)
+    let mut command = Command::new(airlock);
+    command
         .arg("serve")
         // Measured from a start with every component loaded.
         .args(["--load-wait", "600"])
         .args(["--listen", "127.0.0.1:0", "--max-calls", "1024"])
         .args(args)
         .envs(env.iter().copied())
-        .env("AIRLOCK_CACHE_DIR", cache)
+        .env("AIRLOCK_CACHE_DIR", cache);
+    listening(command)
+}
+
+/// Starts `command` (a server printing "listening on http://ADDR/…" on
+/// stderr, as `airlock serve` and the native floor do) and waits for it.
+pub fn listening(mut command: Command) -> Result<Server> {
+    let started = Instant::now();
+    let program = command.get_program().to_string_lossy().into_owned();
+    let mut child = command
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .with_context(|| format!("cannot start {}", airlock.display()))?;
+        .with_context(|| format!("cannot start {program}"))?;
     let stderr = child.stderr.take().context("stderr")?;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -89,8 +98,8 @@ pub fn serve_with(
             server.addr = addr;
             Ok(server)
         }
-        Ok(Err(line)) => bail!("airlock serve: {line}"),
-        Err(_) => bail!("airlock serve did not start within 120 s"),
+        Ok(Err(line)) => bail!("{program}: {line}"),
+        Err(_) => bail!("{program} did not start within 120 s"),
     }
 }
 
@@ -120,14 +129,22 @@ async fn exchange(
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let length: usize = head
-        .lines()
-        .find_map(|l| {
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("content-length")
-                .then(|| v.trim().parse().ok())?
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
         })
-        .context("response without content-length")?;
+    };
+    // An SSE answer (rmcp's, for the native floor) comes chunked.
+    if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        let body = read_chunked(stream, buf, head_end).await?;
+        return Ok((status, head, body));
+    }
+    let length: usize = match header("content-length") {
+        Some(v) => v.parse().context("bad content-length")?,
+        None if status == 202 || status == 204 => 0,
+        None => bail!("response without content-length or chunked body"),
+    };
     while buf.len() < head_end + length {
         let n = stream.read(&mut chunk).await?;
         if n == 0 {
@@ -136,6 +153,36 @@ async fn exchange(
         buf.extend_from_slice(&chunk[..n]);
     }
     Ok((status, head, buf[head_end..head_end + length].to_vec()))
+}
+
+/// The body of a chunked response whose head ends at `start` of `buf`,
+/// reading from `stream` until the last (empty) chunk.
+async fn read_chunked(stream: &mut TcpStream, buf: &mut Vec<u8>, start: usize) -> Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut at = start;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        // Complete chunk: "SIZE\r\n" DATA "\r\n".
+        if let Some(line) = buf[at..].windows(2).position(|w| w == b"\r\n") {
+            let size_text = String::from_utf8_lossy(&buf[at..at + line]).to_string();
+            let size = usize::from_str_radix(size_text.split(';').next().unwrap_or("").trim(), 16)
+                .with_context(|| format!("bad chunk size {size_text:?}"))?;
+            let data = at + line + 2;
+            if buf.len() >= data + size + 2 {
+                if size == 0 {
+                    return Ok(body);
+                }
+                body.extend_from_slice(&buf[data..data + size]);
+                at = data + size + 2;
+                continue;
+            }
+        }
+        let n = stream.read(&mut chunk).await?;
+        if n == 0 {
+            bail!("connection closed in a chunked body");
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 fn request(addr: &str, path: &str, session: Option<&str>, body: &str) -> Vec<u8> {
@@ -151,7 +198,7 @@ pub fn request_with(addr: &str, path: &str, headers: &[(&str, &str)], body: &str
         .collect();
     format!(
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json\r\n{headers}Content-Length: {}\r\n\r\n{body}",
+         Accept: application/json, text/event-stream\r\n{headers}Content-Length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()
@@ -342,6 +389,32 @@ pub fn load(
     )
 }
 
+/// `req` (a request made by [`request_with`]) with its JSON-RPC `"id":1`
+/// replaced by `"id":ID` and its Content-Length fixed; unchanged if it has
+/// no such id.
+fn with_id(req: &[u8], id: usize) -> Vec<u8> {
+    let Some(head_end) = req.windows(4).position(|w| w == b"\r\n\r\n") else {
+        return req.to_vec();
+    };
+    let (head, body) = (&req[..head_end], &req[head_end + 4..]);
+    let body = String::from_utf8_lossy(body);
+    if !body.contains(r#""id":1,"#) {
+        return req.to_vec();
+    }
+    let body = body.replacen(r#""id":1,"#, &format!(r#""id":{id},"#), 1);
+    let head: String = String::from_utf8_lossy(head)
+        .split("\r\n")
+        .map(|line| match line.split_once(':') {
+            Some((k, _)) if k.eq_ignore_ascii_case("content-length") => {
+                format!("Content-Length: {}", body.len())
+            }
+            _ => line.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\r\n");
+    format!("{head}\r\n\r\n{body}").into_bytes()
+}
+
 /// [`load`] with a request made by [`request_with`].
 pub fn load_request(
     addr: &str,
@@ -358,8 +431,10 @@ pub fn load_request(
         let warm_end = Instant::now() + budget / 5;
         let end = warm_end + budget;
         let mut tasks = Vec::new();
-        for _ in 0..concurrency {
-            let req = req.clone();
+        for conn in 0..concurrency {
+            // JSON-RPC ids must differ among the requests in flight in one
+            // session (rmcp routes answers by id): one per connection.
+            let req = with_id(&req, conn + 1);
             let addr = addr.to_string();
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::new();
@@ -552,4 +627,22 @@ pub fn post_once(addr: &str, req: &[u8]) -> Result<(u16, Vec<u8>)> {
         let (status, _, body) = exchange(&mut stream, &mut buf, req).await?;
         Ok((status, body))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn with_id_gives_each_connection_its_own_json_rpc_id_and_a_matching_length() {
+        let req = request("127.0.0.1:1", "/mcp", Some("s"), crate::CALL_ADD);
+        let out = String::from_utf8(with_id(&req, 64)).unwrap();
+        let (head, body) = out.split_once("\r\n\r\n").unwrap();
+        assert!(body.starts_with(r#"{"jsonrpc":"2.0","id":64,"method":"tools/call""#));
+        assert!(head.contains(&format!("Content-Length: {}", body.len())));
+        assert!(head.contains("Mcp-Session-Id: s"));
+        // Without an id (a notification), the request is left as it is.
+        let note = request("127.0.0.1:1", "/mcp", None, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        assert_eq!(with_id(&note, 7), note);
+    }
 }

@@ -161,8 +161,10 @@ fn fuzz(root: &Path, extra: &[String]) -> Result<()> {
         .args(extra))
 }
 
-/// Builds airlock and the bench suite in release mode and the test guests
-/// (which hold the bench component), then runs the suite from the root.
+/// Builds airlock and the bench suite in release mode, the test guests
+/// (which hold the bench component), the Python and JavaScript examples and
+/// the unsandboxed floor (`bench/floor`, its own workspace: rmcp is built
+/// for the benchmarks only), then runs the suite from the root.
 fn bench(root: &Path, extra: &[String]) -> Result<()> {
     ensure_target()?;
     let guests = root.join("tests/components");
@@ -171,6 +173,12 @@ fn bench(root: &Path, extra: &[String]) -> Result<()> {
         &guests.join("target").join(TARGET).join("release"),
         &root.join("target/test-components"),
     )?;
+    build_examples(root)?;
+    run(cargo(root)
+        .args(["build", "--release", "--manifest-path"])
+        .arg(root.join("bench/floor/Cargo.toml"))
+        .arg("--target-dir")
+        .arg(root.join("target/floor")))?;
     run(cargo(root).args(["build", "--release", "-p", "airlock", "-p", "airlock-bench"]))?;
     run(Command::new(root.join("target/release/airlock-bench")).args(extra))
 }

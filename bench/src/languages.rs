@@ -1,0 +1,191 @@
+//! Guests of each language (`--only languages`): the Rust, Python and
+//! JavaScript examples side by side, per call in process (to the answer,
+//! with the page faults a call costs), over HTTP (`tools/call` at 1 and 16
+//! connections), and the time from nothing to the first answer
+//! (`airlock call` with an empty compile cache, and with a warm one).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use serde_json::{Value, json};
+
+use crate::net::{self, Load};
+use crate::stats::{Stats, stats};
+use crate::{Paths, inproc};
+
+/// One language's example: where it is built, its tool and arguments.
+pub struct Guest {
+    pub label: &'static str,
+    pub file: &'static str,
+    pub tool: &'static str,
+    pub args: Value,
+}
+
+pub fn guests() -> Vec<Guest> {
+    vec![
+        Guest {
+            label: "Rust (`export.wasm`, airlock SDK)",
+            file: "target/components/export.wasm",
+            tool: "export_orders",
+            args: json!({"customer_id": "CUST-42"}),
+        },
+        Guest {
+            label: "Python (`shipping.wasm`, componentize-py)",
+            file: "target/examples/shipping.wasm",
+            tool: "shipping_quote",
+            args: json!({"destination": "eu", "weight_kg": 2}),
+        },
+        Guest {
+            label: "JavaScript (`wordstats.wasm`, jco, QuickJS)",
+            file: "target/examples/wordstats.wasm",
+            tool: "word_stats",
+            args: json!({"text": "the cat and the hat"}),
+        },
+    ]
+}
+
+pub struct Row {
+    pub label: &'static str,
+    pub bytes: u64,
+    /// Fresh instance to the delivered answer, in process.
+    pub inproc: Stats,
+    /// Calls per second on one thread, teardown included.
+    pub inproc_per_sec: f64,
+    /// Minor page faults of this process per call.
+    pub faults: f64,
+    /// `tools/call` over HTTP at 1 and 16 connections.
+    pub http: [Load; 2],
+    /// `airlock call` from spawn to exit: empty cache, then warm (median).
+    pub cold: Duration,
+    pub warm: Duration,
+}
+
+/// This process's minor page faults so far (`/proc/self/stat`, field 10).
+fn minor_faults() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(7)?
+        .parse()
+        .ok()
+}
+
+fn airlock_call(paths: &Paths, cache: &Path, guest: &Guest, file: &Path) -> Result<Duration> {
+    let started = Instant::now();
+    let out = Command::new(&paths.airlock)
+        .arg("call")
+        .arg(file)
+        .arg(guest.tool)
+        .arg("--args")
+        .arg(guest.args.to_string())
+        .env("AIRLOCK_CACHE_DIR", cache)
+        .stdin(Stdio::null())
+        .output()
+        .context("airlock call")?;
+    let took = started.elapsed();
+    if !out.status.success() {
+        bail!(
+            "airlock call {} failed: {}",
+            guest.tool,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(took)
+}
+
+pub fn run(paths: &Paths, budget: Duration, warm_runs: usize) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for guest in guests() {
+        let file: PathBuf = paths.root.join(guest.file);
+        if !file.is_file() {
+            bail!("{} is missing; run `cargo xtask bench`", file.display());
+        }
+        eprintln!("   {}", guest.label);
+        // Cold first: a cache of its own, empty.
+        let cache = paths.tmp.join(format!("cache-{}", guest.tool));
+        let _ = std::fs::remove_dir_all(&cache);
+        let cold = airlock_call(paths, &cache, &guest, &file)?;
+        let mut warm: Vec<Duration> = (0..warm_runs)
+            .map(|_| airlock_call(paths, &cache, &guest, &file))
+            .collect::<Result<_>>()?;
+        warm.sort();
+        let warm = warm.get(warm.len() / 2).copied().unwrap_or_default();
+
+        let runtime = inproc::runtime(&file, &cache, 64, None)?;
+        let faults_before = minor_faults();
+        let started = Instant::now();
+        let answered = inproc::repeat_with(&runtime, guest.tool, &guest.args, budget)?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let calls = answered.len() as f64;
+        let faults = match (faults_before, minor_faults()) {
+            (Some(a), Some(b)) => (b - a) as f64 / calls,
+            _ => f64::NAN,
+        };
+        drop(runtime);
+
+        let policy = paths.policy.to_string_lossy().to_string();
+        let wasm = file.to_string_lossy().to_string();
+        let server = net::serve(&paths.airlock, &cache, &["--policy", &policy, &wasm])?;
+        let session = net::mcp_session(&server.addr)?;
+        let body = json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": guest.tool, "arguments": guest.args},
+        })
+        .to_string();
+        let mut http = [Load::default(); 2];
+        for (slot, c) in http.iter_mut().zip([1, 16]) {
+            *slot = net::load(
+                &server.addr,
+                "/mcp",
+                Some(&session),
+                &body,
+                c,
+                budget,
+                &[server.pid()],
+            )?;
+        }
+        rows.push(Row {
+            label: guest.label,
+            bytes: std::fs::metadata(&file).map_or(0, |m| m.len()),
+            inproc_per_sec: calls / elapsed,
+            inproc: stats(answered),
+            faults,
+            http,
+            cold,
+            warm,
+        });
+    }
+    Ok(rows)
+}
+
+/// The section's table.
+pub fn table(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "| guest | size | in process p50 / p99 | calls/s, 1 thread | page faults / call | HTTP c=1 p50 / p99 | HTTP c=16 calls/s | server CPU / call (c=16) | first answer, cache empty | … cache warm |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    for r in rows {
+        let ms = |d: Duration| format!("{:.0} ms", d.as_secs_f64() * 1e3);
+        out.push_str(&format!(
+            "| {} | {:.1} MB | {:.0} µs / {:.0} µs | {:.0} | {:.0} | {:.0} µs / {:.0} µs | {:.0} | {} | {} | {} |\n",
+            r.label,
+            r.bytes as f64 / 1e6,
+            r.inproc.p50,
+            r.inproc.p99,
+            r.inproc_per_sec,
+            r.faults,
+            r.http[0].lat.p50,
+            r.http[0].lat.p99,
+            r.http[1].per_sec,
+            r.http[1]
+                .server
+                .map_or("–".into(), |c| format!("{:.0} µs", c.cpu_us)),
+            ms(r.cold),
+            ms(r.warm),
+        ));
+    }
+    out
+}
