@@ -54,15 +54,17 @@ fn main() -> Result<()> {
     }
     if args.first().map(String::as_str) == Some("load") {
         // Load against a server started by hand (for profiling it):
-        // `airlock-bench load ADDR (ping|call) CONCURRENCY SECONDS`.
+        // `airlock-bench load ADDR (ping|call|REQUEST) CONCURRENCY SECONDS`.
         let [_, addr, what, c, secs] = args.as_slice() else {
-            bail!("usage: airlock-bench load ADDR (ping|call) CONCURRENCY SECONDS");
+            bail!("usage: airlock-bench load ADDR (ping|call|REQUEST) CONCURRENCY SECONDS");
         };
         let session = net::mcp_session(addr)?;
         let body = match what.as_str() {
             "ping" => PING,
             "call" => CALL_ADD,
-            other => bail!("unknown load {other:?}: use ping or call"),
+            // Any request, e.g. a tools/call of another component's tool.
+            json if json.starts_with('{') => json,
+            other => bail!("unknown load {other:?}: use ping, call or a JSON-RPC request"),
         };
         let load = net::load(
             addr,
@@ -818,6 +820,48 @@ impl Report {
                 let peak = m.served.as_ref().map_or(m.peak_mib, |s| s.peak_mib);
                 peak * 1.048576 <= 300.0
             }),
+        ));
+        // Issue 19's targets: the guests of other languages per call, and
+        // one connection against the native floor.
+        for (language, file, target_us) in [
+            ("Python", "shipping", 1000.0),
+            ("QuickJS", "wordstats", 300.0),
+        ] {
+            let row = self
+                .languages
+                .iter()
+                .flatten()
+                .find(|r| r.label.contains(file));
+            t.push((
+                format!(
+                    "{language} fresh-instance call p50 ≤ {} ms in process",
+                    target_us / 1000.0
+                ),
+                row.map_or("not measured".into(), |r| {
+                    format!(
+                        "{} ({:.0} page faults per call)",
+                        us(r.inproc.p50),
+                        r.faults
+                    )
+                }),
+                row.map(|r| r.inproc.p50 <= target_us),
+            ));
+        }
+        let single = self.floor.iter().flatten().find(|r| r.concurrency == 1);
+        t.push((
+            "tools/call at c=1 at or below the native floor (p50 and p99)".to_string(),
+            single.map_or("not measured".into(), |r| {
+                format!(
+                    "p50 {} vs {} ({:.2}×), p99 {} vs {} ({:.2}×)",
+                    us(r.airlock.p50),
+                    us(r.native.p50),
+                    r.airlock.p50 / r.native.p50,
+                    us(r.airlock.p99),
+                    us(r.native.p99),
+                    r.airlock.p99 / r.native.p99
+                )
+            }),
+            single.map(|r| r.airlock.p50 <= r.native.p50 && r.airlock.p99 <= r.native.p99),
         ));
         t
     }

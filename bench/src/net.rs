@@ -642,7 +642,12 @@ mod tests {
         assert!(head.contains(&format!("Content-Length: {}", body.len())));
         assert!(head.contains("Mcp-Session-Id: s"));
         // Without an id (a notification), the request is left as it is.
-        let note = request("127.0.0.1:1", "/mcp", None, r#"{"jsonrpc":"2.0","method":"x"}"#);
+        let note = request(
+            "127.0.0.1:1",
+            "/mcp",
+            None,
+            r#"{"jsonrpc":"2.0","method":"x"}"#,
+        );
         assert_eq!(with_id(&note, 7), note);
     }
 }
