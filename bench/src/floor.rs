@@ -84,10 +84,7 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
 }
 
 fn medians(loads: &[Load]) -> Side {
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-    };
+    let median = |v: Vec<f64>| crate::median(&v).unwrap_or(f64::NAN);
     Side {
         per_sec: median(loads.iter().map(|l| l.per_sec).collect()),
         p50: median(loads.iter().map(|l| l.lat.p50).collect()),
@@ -95,7 +92,8 @@ fn medians(loads: &[Load]) -> Side {
         cpu_us: median(
             loads
                 .iter()
-                .map(|l| l.server.map_or(f64::NAN, |c| c.cpu_us))
+                .filter_map(|l| l.server)
+                .map(|c| c.cpu_us)
                 .collect(),
         ),
         errors: loads.iter().map(|l| l.errors).sum(),
@@ -108,23 +106,19 @@ pub fn table(rows: &[Row]) -> String {
         "| connections | calls/s airlock / native | ÷ | p50 airlock / native | ÷ | p99 airlock / native | ÷ | server CPU per call airlock / native | ÷ | errors |\n\
          | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
+    // "airlock / native | airlock ÷ native"
+    let pair = |a: f64, n: f64, digits: usize, unit: &str| {
+        format!("{a:.digits$}{unit} / {n:.digits$}{unit} | {:.2}×", a / n)
+    };
     for r in rows {
         let (a, n) = (&r.airlock, &r.native);
         out.push_str(&format!(
-            "| {} | {:.0} / {:.0} | {:.2}× | {:.0} µs / {:.0} µs | {:.2}× | {:.0} µs / {:.0} µs | {:.2}× | {:.1} µs / {:.1} µs | {:.2}× | {} / {} |\n",
+            "| {} | {} | {} | {} | {} | {} / {} |\n",
             r.concurrency,
-            a.per_sec,
-            n.per_sec,
-            a.per_sec / n.per_sec,
-            a.p50,
-            n.p50,
-            a.p50 / n.p50,
-            a.p99,
-            n.p99,
-            a.p99 / n.p99,
-            a.cpu_us,
-            n.cpu_us,
-            a.cpu_us / n.cpu_us,
+            pair(a.per_sec, n.per_sec, 0, ""),
+            pair(a.p50, n.p50, 0, " µs"),
+            pair(a.p99, n.p99, 0, " µs"),
+            pair(a.cpu_us, n.cpu_us, 1, " µs"),
             a.errors,
             n.errors,
         ));
