@@ -114,13 +114,30 @@ impl Registry {
             if exited {
                 return false;
             }
-            if TcpStream::connect(addr).is_ok() {
-                let reply = super::http::http(addr, "GET", "/v2/", &[], b"");
-                return reply.header("x-airlock-test") == Some(self.mark.as_str());
+            // An empty answer: the registry accepts before it serves (or
+            // the port is someone else's who closed): look again.
+            if let Some(ours) = self.answers_with_mark(addr) {
+                return ours;
             }
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    /// Whether the server on `addr` answers `GET /v2/` with this
+    /// registry's mark; `None` when nothing answers (yet).
+    fn answers_with_mark(&self, addr: std::net::SocketAddr) -> Option<bool> {
+        use std::io::{Read, Write};
+        let mut stream = TcpStream::connect(addr).ok()?;
+        stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+        let request = format!("GET /v2/ HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut raw = Vec::new();
+        let _ = stream.read_to_end(&mut raw);
+        let text = String::from_utf8_lossy(&raw);
+        let (head, _) = text.split_once("\r\n\r\n")?;
+        let mark = format!("x-airlock-test: {}", self.mark).to_ascii_lowercase();
+        Some(head.lines().any(|l| l.trim().to_ascii_lowercase() == mark))
     }
 
     /// Stops the registry (the registry is down).
