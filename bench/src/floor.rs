@@ -100,6 +100,49 @@ fn medians(loads: &[Load]) -> Side {
     }
 }
 
+/// The section of BENCHMARKS.md.
+pub fn section(rows: Option<&[Row]>) -> String {
+    let mut md = String::from("\n## The unsandboxed floor\n\n");
+    match rows {
+        Some(rows) => {
+            md.push_str(
+                "`tools/call add` over HTTP against `airlock serve` (the bench component, a \
+                 fresh instance per call) and against `airlock-floor` (`bench/floor/`: the \
+                 same `add` as a native Rust function behind the official MCP Rust SDK, \
+                 `rmcp` 3.11, its Streamable HTTP server with the default configuration \
+                 and a local session manager, as its examples set it up), with the same \
+                 load generator and an MCP 2025-06-18 session each; a fresh server per \
+                 round, the two interleaved, 5 rounds. Medians of the rounds; ÷ is airlock \
+                 ÷ native (above 1 is better for calls/s, below 1 is better for the \
+                 rest).\n\n",
+            );
+            md.push_str(&table(rows));
+        }
+        None => md.push_str("Not measured in this run (see the suite's output).\n"),
+    }
+    md
+}
+
+/// The row of the Targets table: one connection at the native floor.
+pub fn target(rows: Option<&[Row]>) -> (String, String, Option<bool>) {
+    let single = rows.into_iter().flatten().find(|r| r.concurrency == 1);
+    (
+        "tools/call at c=1 at or below the native floor (p50 and p99)".to_string(),
+        single.map_or("not measured".into(), |r| {
+            format!(
+                "p50 {:.0} µs vs {:.0} µs ({:.2}×), p99 {:.0} µs vs {:.0} µs ({:.2}×)",
+                r.airlock.p50,
+                r.native.p50,
+                r.airlock.p50 / r.native.p50,
+                r.airlock.p99,
+                r.native.p99,
+                r.airlock.p99 / r.native.p99
+            )
+        }),
+        single.map(|r| r.airlock.p50 <= r.native.p50 && r.airlock.p99 <= r.native.p99),
+    )
+}
+
 /// The section's table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
@@ -124,4 +167,37 @@ pub fn table(rows: &[Row]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_section_puts_airlock_beside_native_with_their_ratio() {
+        let side = |per_sec, p50, cpu_us| Side {
+            per_sec,
+            p50,
+            p99: 2.0 * p50,
+            cpu_us,
+            errors: 0,
+        };
+        let rows = [Row {
+            concurrency: 1,
+            airlock: side(5000.0, 200.0, 150.0),
+            native: side(8000.0, 100.0, 100.0),
+        }];
+        let md = section(Some(&rows));
+        assert!(
+            md.contains("| 1 | 5000 / 8000 | 0.62× | 200 µs / 100 µs | 2.00× |"),
+            "{md}"
+        );
+        let (_, measured, met) = target(Some(&rows));
+        assert_eq!(met, Some(false));
+        assert!(
+            measured.starts_with("p50 200 µs vs 100 µs (2.00×)"),
+            "{measured}"
+        );
+        assert!(section(None).contains("Not measured"));
+    }
 }

@@ -161,6 +161,54 @@ pub fn run(paths: &Paths, budget: Duration, warm_runs: usize) -> Result<Vec<Row>
     Ok(rows)
 }
 
+/// The section of BENCHMARKS.md.
+pub fn section(rows: Option<&[Row]>) -> String {
+    let mut md = String::from("\n## Guests of each language\n\n");
+    match rows {
+        Some(rows) => {
+            md.push_str(
+                "The examples of each language (`cargo xtask bench` builds them): in \
+                 process, a fresh instance per call to the delivered answer on one thread \
+                 (calls/s include the teardown; page faults are this process's minor faults \
+                 per call, what resetting and re-touching the guest's memory costs); over \
+                 HTTP, `tools/call` to `airlock serve`; the first answer is `airlock call` \
+                 from spawn to exit, with an empty compile cache (the compile) and then \
+                 with the cache warm (median of the warm runs).\n\n",
+            );
+            md.push_str(&table(rows));
+        }
+        None => md.push_str("Not measured in this run (see the suite's output).\n"),
+    }
+    md
+}
+
+/// The rows of the Targets table: a fresh call of the Python and the
+/// QuickJS guest in process.
+pub fn targets(rows: Option<&[Row]>) -> Vec<(String, String, Option<bool>)> {
+    [
+        ("Python", "shipping", 1000.0),
+        ("QuickJS", "wordstats", 300.0),
+    ]
+    .into_iter()
+    .map(|(language, file, target_us)| {
+        let row = rows.into_iter().flatten().find(|r| r.label.contains(file));
+        (
+            format!(
+                "{language} fresh-instance call p50 ≤ {} ms in process",
+                target_us / 1000.0
+            ),
+            row.map_or("not measured".into(), |r| {
+                format!(
+                    "{:.0} µs ({:.0} page faults per call)",
+                    r.inproc.p50, r.faults
+                )
+            }),
+            row.map(|r| r.inproc.p50 <= target_us),
+        )
+    })
+    .collect()
+}
+
 /// The section's table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(

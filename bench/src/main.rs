@@ -823,46 +823,8 @@ impl Report {
         ));
         // Issue 19's targets: the guests of other languages per call, and
         // one connection against the native floor.
-        for (language, file, target_us) in [
-            ("Python", "shipping", 1000.0),
-            ("QuickJS", "wordstats", 300.0),
-        ] {
-            let row = self
-                .languages
-                .iter()
-                .flatten()
-                .find(|r| r.label.contains(file));
-            t.push((
-                format!(
-                    "{language} fresh-instance call p50 ≤ {} ms in process",
-                    target_us / 1000.0
-                ),
-                row.map_or("not measured".into(), |r| {
-                    format!(
-                        "{} ({:.0} page faults per call)",
-                        us(r.inproc.p50),
-                        r.faults
-                    )
-                }),
-                row.map(|r| r.inproc.p50 <= target_us),
-            ));
-        }
-        let single = self.floor.iter().flatten().find(|r| r.concurrency == 1);
-        t.push((
-            "tools/call at c=1 at or below the native floor (p50 and p99)".to_string(),
-            single.map_or("not measured".into(), |r| {
-                format!(
-                    "p50 {} vs {} ({:.2}×), p99 {} vs {} ({:.2}×)",
-                    us(r.airlock.p50),
-                    us(r.native.p50),
-                    r.airlock.p50 / r.native.p50,
-                    us(r.airlock.p99),
-                    us(r.native.p99),
-                    r.airlock.p99 / r.native.p99
-                )
-            }),
-            single.map(|r| r.airlock.p50 <= r.native.p50 && r.airlock.p99 <= r.native.p99),
-        ));
+        t.extend(languages::targets(self.languages.as_deref()));
+        t.push(floor::target(self.floor.as_deref()));
         t
     }
 
@@ -1224,41 +1186,8 @@ impl Report {
             None => md.push_str("Not measured in this run (see the suite's output).\n"),
         }
 
-        md.push_str("\n## The unsandboxed floor\n\n");
-        match &self.floor {
-            Some(rows) => {
-                md.push_str(
-                    "`tools/call add` over HTTP against `airlock serve` (the bench component, a \
-                     fresh instance per call) and against `airlock-floor` (`bench/floor/`: the \
-                     same `add` as a native Rust function behind the official MCP Rust SDK, \
-                     `rmcp` 3.11, its Streamable HTTP server with the default configuration \
-                     and a local session manager, as its examples set it up), with the same \
-                     load generator and an MCP 2025-06-18 session each; a fresh server per \
-                     round, the two interleaved, 5 rounds. Medians of the rounds; ÷ is airlock \
-                     ÷ native (above 1 is better for calls/s, below 1 is better for the \
-                     rest).\n\n",
-                );
-                md.push_str(&floor::table(rows));
-            }
-            None => md.push_str("Not measured in this run (see the suite's output).\n"),
-        }
-
-        md.push_str("\n## Guests of each language\n\n");
-        match &self.languages {
-            Some(rows) => {
-                md.push_str(
-                    "The examples of each language (`cargo xtask bench` builds them): in \
-                     process, a fresh instance per call to the delivered answer on one thread \
-                     (calls/s include the teardown; page faults are this process's minor faults \
-                     per call, what resetting and re-touching the guest's memory costs); over \
-                     HTTP, `tools/call` to `airlock serve`; the first answer is `airlock call` \
-                     from spawn to exit, with an empty compile cache (the compile) and then \
-                     with the cache warm (median of the warm runs).\n\n",
-                );
-                md.push_str(&languages::table(rows));
-            }
-            None => md.push_str("Not measured in this run (see the suite's output).\n"),
-        }
+        md.push_str(&floor::section(self.floor.as_deref()));
+        md.push_str(&languages::section(self.languages.as_deref()));
 
         md.push_str("\n## stdio\n\n");
         match self.stdio {
