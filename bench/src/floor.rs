@@ -4,7 +4,10 @@
 //! MCP SDK, `rmcp`, in its recommended Streamable HTTP configuration; see
 //! `bench/floor/`), the same load generator against both, at 1, 16 and 64
 //! connections, rounds interleaved; medians of the rounds and the ratio
-//! airlock ÷ native of each.
+//! airlock ÷ native of each. A third server is `airlock serve` with every
+//! default (no policy, the default `--max-calls`), which is what a user
+//! gets: at 64 connections its calls wait for the tool's 16 places rather
+//! than being refused.
 
 use std::process::Command;
 use std::time::Duration;
@@ -30,7 +33,11 @@ pub struct Side {
 
 pub struct Row {
     pub concurrency: usize,
+    /// With the bench's policy and `--max-calls 1024`, as every other
+    /// HTTP measurement.
     pub airlock: Side,
+    /// With no policy and no flags.
+    pub defaults: Side,
     pub native: Side,
 }
 
@@ -48,12 +55,29 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
     let policy = paths.policy.to_string_lossy().to_string();
     let wasm = paths.wasm.to_string_lossy().to_string();
     // runs[server][concurrency] = one Load per round.
-    let mut runs = vec![vec![Vec::new(); CONCURRENCY.len()]; 2];
+    let mut runs = vec![vec![Vec::new(); CONCURRENCY.len()]; 3];
     for round in 1..=ROUNDS {
-        for (side, name) in ["airlock", "native"].iter().enumerate() {
+        for (side, name) in ["airlock", "airlock with its defaults", "native"]
+            .iter()
+            .enumerate()
+        {
             eprintln!("   round {round}: {name}");
             let server = match side {
                 0 => net::serve(&paths.airlock, &paths.cache, &["--policy", &policy, &wasm])?,
+                1 => {
+                    let mut defaults = Command::new(&paths.airlock);
+                    defaults
+                        .args([
+                            "serve",
+                            "--listen",
+                            "127.0.0.1:0",
+                            "--load-wait",
+                            "600",
+                            &wasm,
+                        ])
+                        .env("AIRLOCK_CACHE_DIR", &paths.cache);
+                    net::listening(defaults)?
+                }
                 _ => net::listening(Command::new(&native))?,
             };
             let session = net::mcp_session(&server.addr)
@@ -78,7 +102,8 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
         .map(|(i, concurrency)| Row {
             concurrency,
             airlock: medians(&runs[0][i]),
-            native: medians(&runs[1][i]),
+            defaults: medians(&runs[1][i]),
+            native: medians(&runs[2][i]),
         })
         .collect())
 }
@@ -112,9 +137,12 @@ pub fn section(rows: Option<&[Row]>) -> String {
                  `rmcp` 3.11, its Streamable HTTP server with the default configuration \
                  and a local session manager, as its examples set it up), with the same \
                  load generator and an MCP 2025-06-18 session each; a fresh server per \
-                 round, the two interleaved, 5 rounds. Medians of the rounds; ÷ is airlock \
-                 ÷ native (above 1 is better for calls/s, below 1 is better for the \
-                 rest).\n\n",
+                 round, the servers interleaved, 5 rounds. Medians of the rounds; ÷ is \
+                 airlock ÷ native (above 1 is better for calls/s, below 1 is better for the \
+                 rest). airlock runs with the bench's policy and `--max-calls 1024`, as in \
+                 the other sections; the last column is `airlock serve` with every default \
+                 (no policy: 16 calls of a tool at once, 64 waiting; `--max-calls` 64), \
+                 where an error would be a call refused as busy.\n\n",
             );
             md.push_str(&table(rows));
         }
@@ -146,17 +174,17 @@ pub fn target(rows: Option<&[Row]>) -> (String, String, Option<bool>) {
 /// The section's table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| connections | calls/s airlock / native | ÷ | p50 airlock / native | ÷ | p99 airlock / native | ÷ | server CPU per call airlock / native | ÷ | errors |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| connections | calls/s airlock / native | ÷ | p50 airlock / native | ÷ | p99 airlock / native | ÷ | server CPU per call airlock / native | ÷ | errors | airlock with its defaults: calls/s, p99, errors |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     // "airlock / native | airlock ÷ native"
     let pair = |a: f64, n: f64, digits: usize, unit: &str| {
         format!("{a:.digits$}{unit} / {n:.digits$}{unit} | {:.2}×", a / n)
     };
     for r in rows {
-        let (a, n) = (&r.airlock, &r.native);
+        let (a, d, n) = (&r.airlock, &r.defaults, &r.native);
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} / {} |\n",
+            "| {} | {} | {} | {} | {} | {} / {} | {:.0}, {:.0} µs, {} |\n",
             r.concurrency,
             pair(a.per_sec, n.per_sec, 0, ""),
             pair(a.p50, n.p50, 0, " µs"),
@@ -164,6 +192,9 @@ pub fn table(rows: &[Row]) -> String {
             pair(a.cpu_us, n.cpu_us, 1, " µs"),
             a.errors,
             n.errors,
+            d.per_sec,
+            d.p99,
+            d.errors,
         ));
     }
     out
@@ -185,6 +216,7 @@ mod tests {
         let rows = [Row {
             concurrency: 1,
             airlock: side(5000.0, 200.0, 150.0),
+            defaults: side(4900.0, 210.0, 150.0),
             native: side(8000.0, 100.0, 100.0),
         }];
         let md = section(Some(&rows));
