@@ -19,7 +19,7 @@ use crate::{CALL_ADD, Paths};
 
 /// How many times each server is measured, interleaved with the other.
 const ROUNDS: usize = 5;
-pub const CONCURRENCY: [usize; 3] = [1, 16, 64];
+const CONCURRENCY: [usize; 3] = [1, 16, 64];
 
 /// The medians of one server at one concurrency.
 #[derive(Clone, Copy, Default)]
@@ -42,7 +42,7 @@ pub struct Row {
 }
 
 /// Where the native server's binary is built (`cargo xtask bench`).
-pub fn binary(paths: &Paths) -> std::path::PathBuf {
+fn binary(paths: &Paths) -> std::path::PathBuf {
     paths.root.join("target/floor/release/airlock-floor")
 }
 
@@ -65,17 +65,8 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
             let server = match side {
                 0 => net::serve(&paths.airlock, &paths.cache, &["--policy", &policy, &wasm])?,
                 1 => {
-                    let mut defaults = Command::new(&paths.airlock);
-                    defaults
-                        .args([
-                            "serve",
-                            "--listen",
-                            "127.0.0.1:0",
-                            "--load-wait",
-                            "600",
-                            &wasm,
-                        ])
-                        .env("AIRLOCK_CACHE_DIR", &paths.cache);
+                    let mut defaults = net::serve_command(&paths.airlock, &paths.cache);
+                    defaults.arg(&wasm);
                     net::listening(defaults)?
                 }
                 _ => net::listening(Command::new(&native))?,

@@ -99,9 +99,9 @@ fn main() -> Result<()> {
                 .with_context(|| format!("no lever named like {part:?}"))?
                 .tune)
         };
+        let root = std::env::current_dir()?;
         let (wasm, tool, call_args, secs, tune) = match args.as_slice() {
             [_, tool, secs] | [_, tool, secs, _] if !tool.ends_with(".wasm") => {
-                let root = std::env::current_dir()?;
                 let case = inproc::cases()
                     .into_iter()
                     .find(|c| c.tool == tool)
@@ -125,7 +125,6 @@ fn main() -> Result<()> {
                 "usage: airlock-bench loop (add|echo) SECONDS [LEVER]\n   or: airlock-bench loop WASM TOOL ARGS SECONDS [LEVER]"
             ),
         };
-        let root = std::env::current_dir()?;
         let runtime = inproc::runtime(&wasm, &root.join("target/bench-tmp/cache"), 1000, tune)?;
         let secs: f64 = secs.parse()?;
         let answered =

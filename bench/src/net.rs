@@ -48,16 +48,26 @@ pub fn serve_with(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Result<Server> {
+    let mut command = serve_command(airlock, cache);
+    command
+        .args(["--max-calls", "1024"])
+        .args(args)
+        .envs(env.iter().copied());
+    listening(command)
+}
+
+/// `airlock serve` on a free loopback port with `cache` as its compile
+/// cache, serving once every component is loaded, and otherwise its
+/// defaults: start it with [`listening`].
+pub fn serve_command(airlock: &Path, cache: &Path) -> Command {
     let mut command = Command::new(airlock);
     command
         .arg("serve")
         // Measured from a start with every component loaded.
         .args(["--load-wait", "600"])
-        .args(["--listen", "127.0.0.1:0", "--max-calls", "1024"])
-        .args(args)
-        .envs(env.iter().copied())
+        .args(["--listen", "127.0.0.1:0"])
         .env("AIRLOCK_CACHE_DIR", cache);
-    listening(command)
+    command
 }
 
 /// Starts `command` (a server printing "listening on http://ADDR/…" on
