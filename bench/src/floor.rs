@@ -7,7 +7,9 @@
 //! airlock ÷ native of each. A third server is `airlock serve` with every
 //! default (no policy, the default `--max-calls`), which is what a user
 //! gets: at 64 connections its calls wait for the tool's 16 places rather
-//! than being refused.
+//! than being refused. A fourth is `airlock serve` as the first but with
+//! every call handed to a lane (`AIRLOCK_INLINE=0`): what running short
+//! calls inline on an idle server does.
 
 use std::process::Command;
 use std::time::Duration;
@@ -36,6 +38,8 @@ pub struct Row {
     /// With the bench's policy and `--max-calls 1024`, as every other
     /// HTTP measurement.
     pub airlock: Side,
+    /// As `airlock`, but no call runs inline (`AIRLOCK_INLINE=0`).
+    pub lanes: Side,
     /// With no policy and no flags.
     pub defaults: Side,
     pub native: Side,
@@ -55,16 +59,26 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
     let policy = paths.policy.to_string_lossy().to_string();
     let wasm = paths.wasm.to_string_lossy().to_string();
     // runs[server][concurrency] = one Load per round.
-    let mut runs = vec![vec![Vec::new(); CONCURRENCY.len()]; 3];
+    let mut runs = vec![vec![Vec::new(); CONCURRENCY.len()]; 4];
+    let names = [
+        "airlock",
+        "airlock, every call on a lane",
+        "airlock with its defaults",
+        "native",
+    ];
     for round in 1..=ROUNDS {
-        for (side, name) in ["airlock", "airlock with its defaults", "native"]
-            .iter()
-            .enumerate()
-        {
+        for (side, name) in names.iter().enumerate() {
             eprintln!("   round {round}: {name}");
+            let bench_args = ["--policy", &policy, &wasm];
             let server = match side {
-                0 => net::serve(&paths.airlock, &paths.cache, &["--policy", &policy, &wasm])?,
-                1 => {
+                0 => net::serve(&paths.airlock, &paths.cache, &bench_args)?,
+                1 => net::serve_with(
+                    &paths.airlock,
+                    &paths.cache,
+                    &bench_args,
+                    &[(airlock::lanes::INLINE_VAR, "0")],
+                )?,
+                2 => {
                     let mut defaults = net::serve_command(&paths.airlock, &paths.cache);
                     defaults.arg(&wasm);
                     net::listening(defaults)?
@@ -93,8 +107,9 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
         .map(|(i, concurrency)| Row {
             concurrency,
             airlock: medians(&runs[0][i]),
-            defaults: medians(&runs[1][i]),
-            native: medians(&runs[2][i]),
+            lanes: medians(&runs[1][i]),
+            defaults: medians(&runs[2][i]),
+            native: medians(&runs[3][i]),
         })
         .collect())
 }
@@ -131,9 +146,12 @@ pub fn section(rows: Option<&[Row]>) -> String {
                  round, the servers interleaved, 5 rounds. Medians of the rounds; ÷ is \
                  airlock ÷ native (above 1 is better for calls/s, below 1 is better for the \
                  rest). airlock runs with the bench's policy and `--max-calls 1024`, as in \
-                 the other sections; the last column is `airlock serve` with every default \
-                 (no policy: 16 calls of a tool at once, 64 waiting; `--max-calls` 64), \
-                 where an error would be a call refused as busy.\n\n",
+                 the other sections. A short call on an otherwise idle server runs on the \
+                 async thread that received it (README, \"Performance\"); the column \
+                 \"every call on a lane\" is the same server with that off \
+                 (`AIRLOCK_INLINE=0`). The last column is `airlock serve` with every \
+                 default (no policy: 16 calls of a tool at once, 64 waiting; `--max-calls` \
+                 64), where an error would be a call refused as busy.\n\n",
             );
             md.push_str(&table(rows));
         }
@@ -165,17 +183,17 @@ pub fn target(rows: Option<&[Row]>) -> (String, String, Option<bool>) {
 /// The section's table.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| connections | calls/s airlock / native | ÷ | p50 airlock / native | ÷ | p99 airlock / native | ÷ | server CPU per call airlock / native | ÷ | errors | airlock with its defaults: calls/s, p99, errors |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+        "| connections | calls/s airlock / native | ÷ | p50 airlock / native | ÷ | p99 airlock / native | ÷ | server CPU per call airlock / native | ÷ | errors | every call on a lane: calls/s, p50, p99 | airlock with its defaults: calls/s, p99, errors |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     // "airlock / native | airlock ÷ native"
     let pair = |a: f64, n: f64, digits: usize, unit: &str| {
         format!("{a:.digits$}{unit} / {n:.digits$}{unit} | {:.2}×", a / n)
     };
     for r in rows {
-        let (a, d, n) = (&r.airlock, &r.defaults, &r.native);
+        let (a, l, d, n) = (&r.airlock, &r.lanes, &r.defaults, &r.native);
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} / {} | {:.0}, {:.0} µs, {} |\n",
+            "| {} | {} | {} | {} | {} | {} / {} | {:.0}, {:.0} µs, {:.0} µs | {:.0}, {:.0} µs, {} |\n",
             r.concurrency,
             pair(a.per_sec, n.per_sec, 0, ""),
             pair(a.p50, n.p50, 0, " µs"),
@@ -183,6 +201,9 @@ pub fn table(rows: &[Row]) -> String {
             pair(a.cpu_us, n.cpu_us, 1, " µs"),
             a.errors,
             n.errors,
+            l.per_sec,
+            l.p50,
+            l.p99,
             d.per_sec,
             d.p99,
             d.errors,
@@ -207,6 +228,7 @@ mod tests {
         let rows = [Row {
             concurrency: 1,
             airlock: side(5000.0, 200.0, 150.0),
+            lanes: side(4000.0, 250.0, 150.0),
             defaults: side(4900.0, 210.0, 150.0),
             native: side(8000.0, 100.0, 100.0),
         }];

@@ -430,10 +430,13 @@ fn lanes(paths: &Paths, budget: Duration) -> Result<Vec<LaneRow>> {
     for round in 1..=LANE_ROUNDS {
         for (i, (label, width)) in settings.iter().enumerate() {
             eprintln!("   round {round}: {label}");
+            // Every call on the lanes (none inline): the hand-off is what
+            // this section measures, its one-connection p50 included.
             let env: Vec<(&str, &str)> = width
                 .as_deref()
                 .map(|w| ("AIRLOCK_LANES", w))
                 .into_iter()
+                .chain([(airlock::lanes::INLINE_VAR, "0")])
                 .collect();
             let server = net::serve_with(
                 &paths.airlock,

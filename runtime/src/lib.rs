@@ -7,6 +7,7 @@
 //! tool, observe, json, logtext, sync   shared types: what a tool is, what a
 //!                                      running call reports, JSON, guest text
 //! metrics   (process-wide counters for GET /metrics)
+//! lanes     (the threads guests run on; when a short call skips them)
 //! state     (what replicas share, in Redis: leases, keys, task records)
 //! source    (references to registries and URLs, the content-addressed
 //!            store, the lock, cosign signatures: reference → verified bytes)
@@ -17,7 +18,6 @@
 //! sandbox   (engine, per-call store, WASI context, limits, network filter)
 //! catalog   (load, validate, index tools; the kind of a component)
 //! audit     (one JSON line per call)
-//! lanes     (the threads guests run on)
 //! call      (one call end to end: lookup, grant, arguments, consent,
 //!            concurrency, run, result checks, audit entry with its caller)
 //! runtime   (catalog + policy + audit + sandbox; the entry point for calls)

@@ -52,6 +52,7 @@ struct Metrics {
     refusals: Family<CapabilityLabels, Counter>,
     http: Family<StatusLabels, Counter>,
     tasks: Family<TaskLabels, Gauge>,
+    inline: Counter,
     running: Gauge,
     pool: Gauge,
     components: Gauge,
@@ -72,6 +73,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         refusals: Family::default(),
         http: Family::default(),
         tasks: Family::default(),
+        inline: Counter::default(),
         running: Gauge::default(),
         pool: Gauge::default(),
         components: Gauge::default(),
@@ -100,6 +102,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         metrics.http.clone(),
     );
     registry.register("tasks", "Tasks held, by status", metrics.tasks.clone());
+    registry.register(
+        "calls_inline",
+        "Calls run on the async thread that received them, not on a lane (short calls on an otherwise idle server)",
+        metrics.inline.clone(),
+    );
     registry.register(
         "calls_running",
         "Calls prepared and not finished (running, queued or awaiting confirmation)",
@@ -151,6 +158,11 @@ pub fn refused(capability: &'static str, count: u64) {
             .get_or_create(&CapabilityLabels { capability })
             .inc_by(count);
     }
+}
+
+/// Counts a call that ran inline ([`crate::lanes::Inline`]).
+pub fn ran_inline() {
+    METRICS.inline.inc();
 }
 
 /// Counts an HTTP answer.

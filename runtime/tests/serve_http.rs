@@ -326,6 +326,66 @@ fn clients_within_max_calls_never_see_busy_with_the_defaults() {
     }
 }
 
+/// How many calls ran on the async thread that received them, from
+/// `/metrics`.
+fn calls_inline(addr: std::net::SocketAddr) -> u64 {
+    let metrics = http(addr, "GET", "/metrics", &[], b"");
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    metrics
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("airlock_calls_inline_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no inline counter in {}", metrics.body))
+}
+
+/// A short call on an otherwise idle server runs on the async thread that
+/// received it, not on a lane. A guest that then waits inside the host (a
+/// clock) waits there without stalling the server: a call arriving
+/// meanwhile is answered at once (it goes to a lane: the server is no
+/// longer idle), and the waiting one answers too.
+#[test]
+fn short_calls_on_an_idle_server_run_inline_and_may_wait() {
+    let served = serve("", &[test_component("bench")], &[]);
+    let addr = served.addr;
+    let rpc = move |body: &str| http(addr, "POST", "/rpc", &[JSON], body.as_bytes());
+    let nap = r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":0}}"#;
+    for _ in 0..16 {
+        let r = rpc(nap);
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.json()["error"].is_null(), "{}", r.body);
+    }
+    let before = calls_inline(addr);
+    assert!(
+        before >= 1,
+        "sixteen short calls one after the other: none ran inline"
+    );
+
+    let sleeper = std::thread::spawn(move || {
+        rpc(r#"{"jsonrpc":"2.0","id":2,"method":"sleep","params":{"ms":1500}}"#)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    let added = rpc(r#"{"jsonrpc":"2.0","id":3,"method":"add","params":{"a":2,"b":3}}"#);
+    assert_eq!(
+        added.json()["result"],
+        json!({"result": 5}),
+        "{}",
+        added.body
+    );
+    assert!(
+        !sleeper.is_finished(),
+        "the call during the wait was answered only after it"
+    );
+    let slept = sleeper.join().expect("sleeper");
+    assert_eq!(slept.status, 200, "{}", slept.body);
+    assert!(slept.json()["error"].is_null(), "{}", slept.body);
+    assert_eq!(
+        calls_inline(addr),
+        before + 1,
+        "the long sleep (alone when it came) ran inline, the add beside it did not"
+    );
+}
+
 /// `/rpc` answers a tool's own value: a number as a number, not MCP's
 /// `{"result": …}` wrapper; an object result as the object it is.
 #[test]

@@ -265,6 +265,10 @@ impl PreparedCall {
     /// outcome comes back as soon as it is known; the instance is torn
     /// down afterwards on that thread, while the answer is on its way.
     /// `None` means the thread died before it had an outcome (a bug).
+    ///
+    /// A short call on an otherwise idle server runs right here instead,
+    /// on the async thread (see [`crate::lanes::Inline`] for the rule),
+    /// and only its teardown goes to a lane.
     pub async fn run_on_lane(
         mut self,
         observer: Arc<dyn CallObserver>,
@@ -273,6 +277,17 @@ impl PreparedCall {
         let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
         if let Err(err) = self.place.hold(patience, &cancel).await {
             return Some(self.refused(err));
+        }
+        if let Some(inline) =
+            crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
+        {
+            crate::metrics::ran_inline();
+            let (outcome, teardown) = self.run_to_teardown(observer);
+            drop(inline);
+            // Torn down once this task has sent the answer: a task spawned
+            // here runs next on this thread, with no other thread woken.
+            tokio::spawn(async move { drop(teardown) });
+            return Some(outcome);
         }
         // Dropping the future (the client went away) stops the guest.
         let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
@@ -363,6 +378,7 @@ impl PreparedCall {
             return (Err(RunError::Cancelled.into()), Teardown::none());
         }
         let text = crate::json::to_string(&self.arguments);
+        let started = Instant::now();
         let (raw, teardown) = self.sandbox.call(
             &self.tool.component.pre,
             &self.tool.info.name,
@@ -371,6 +387,7 @@ impl PreparedCall {
             observer,
             self.cancel.clone(),
         );
+        self.tool.pace.record(started.elapsed());
         let outcome = raw
             .map_err(CallError::from)
             .and_then(|raw| output::check(&self.tool, self.id, &self.grant, raw));

@@ -119,6 +119,8 @@ pub struct Tool {
     pub waiting: std::sync::atomic::AtomicU32,
     /// Woken when a running call gives its place back.
     pub freed: tokio::sync::Notify,
+    /// How long its recent runs took: whether a call may skip the lanes.
+    pub pace: crate::lanes::Pace,
 }
 
 /// Every tool of every loaded component, by name.

@@ -121,6 +121,7 @@ pub fn tools(
             running: Default::default(),
             waiting: Default::default(),
             freed: Default::default(),
+            pace: crate::lanes::Pace::new(&component.imports),
         });
     }
     Ok(tools)

@@ -47,17 +47,21 @@ impl Limit<'_> {
     /// can be stopped inside the kernel); the guest is stopped all the same.
     pub fn wait<F: Future>(&mut self, wait: F) -> Result<F::Output, Interruption> {
         let (deadline, cancel) = (self.deadline, self.cancel);
-        let outcome = in_tokio(async {
-            let cancelled = async {
-                while !cancel.is_cancelled() {
-                    tokio::time::sleep(CANCEL_CHECK).await;
+        // On a call run inline, the wait lends the async thread's other
+        // work to another thread first (`in_tokio` cannot block there).
+        let outcome = crate::lanes::blocking(|| {
+            in_tokio(async {
+                let cancelled = async {
+                    while !cancel.is_cancelled() {
+                        tokio::time::sleep(CANCEL_CHECK).await;
+                    }
+                };
+                tokio::select! {
+                    out = wait => Ok(out),
+                    () = tokio::time::sleep_until(deadline.into()) => Err(Interruption::TimedOut),
+                    () = cancelled => Err(Interruption::Cancelled),
                 }
-            };
-            tokio::select! {
-                out = wait => Ok(out),
-                () = tokio::time::sleep_until(deadline.into()) => Err(Interruption::TimedOut),
-                () = cancelled => Err(Interruption::Cancelled),
-            }
+            })
         });
         if let Err(why) = outcome {
             *self.interruption = Some(why);

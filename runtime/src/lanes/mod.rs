@@ -17,6 +17,13 @@
 //! CPUs are busy get no extra threads: the queue moves, and more threads
 //! would only share the same cores. A thread beyond `width` ends as soon as
 //! `width` others are free of long calls, or after [`KEEP`] without work.
+//!
+//! A short call that finds the server otherwise idle skips the lanes and
+//! runs on the async thread that received it ([`inline`]).
+
+mod inline;
+
+pub use inline::{INLINE_VAR, Inline, Pace, SHORT, blocking};
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -175,6 +182,12 @@ impl Lanes {
     /// How many threads are alive.
     pub fn threads(&self) -> usize {
         self.shared.lock().threads
+    }
+
+    /// Whether no job runs or waits.
+    pub fn idle(&self) -> bool {
+        let state = self.shared.lock();
+        state.queue.is_empty() && state.started.iter().all(Option::is_none)
     }
 }
 
@@ -455,6 +468,33 @@ mod tests {
             let _ = rx.recv_timeout(Duration::from_secs(10));
         }
         assert_eq!(lanes.threads(), 1, "the extra thread did not end");
+    }
+
+    #[test]
+    fn lanes_are_idle_only_with_nothing_running_or_queued() {
+        let lanes = Lanes::new(1, Duration::from_secs(3600));
+        assert!(lanes.idle(), "new lanes");
+        let (release, blocked) = mpsc::channel::<()>();
+        let (started, running) = mpsc::channel();
+        lanes.spawn(move || {
+            started.send(()).expect("send");
+            let _ = blocked.recv();
+        });
+        running
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the job started");
+        assert!(!lanes.idle(), "a job runs");
+        let (tx, rx) = mpsc::channel();
+        lanes.spawn(move || tx.send(()).expect("send"));
+        assert!(!lanes.idle(), "a job runs and one waits");
+        drop(release);
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the queued job ran");
+        let give_up = Instant::now() + Duration::from_secs(10);
+        while !lanes.idle() && Instant::now() < give_up {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(lanes.idle(), "both jobs ended");
     }
 
     #[test]

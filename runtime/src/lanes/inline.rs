@@ -1,0 +1,266 @@
+//! Running a short call on the async thread that received it, instead of
+//! handing it to a lane.
+//!
+//! A hand-off costs two wake-ups (the lane's, then the async thread's for
+//! the answer): at one connection, about a fifth of a short call's time
+//! (BENCHMARKS.md, "The unsandboxed floor"). Under load the hand-off is
+//! what keeps the async threads free for the other connections. So a call
+//! runs where it arrived only when all of this holds:
+//! - its tool may ([`Pace`]): its component imports neither `wasi:sockets`
+//!   nor `wasi:http` (their host functions wait on a Tokio runtime of
+//!   their own, which cannot start on an async thread), and its recent
+//!   runs were short;
+//! - the server is otherwise idle: no other call in flight (the caller
+//!   says), nothing running or queued on the lanes;
+//! - no other call runs inline: one async thread at most is held, the
+//!   others serve everything else;
+//! - the runtime has worker threads to spare (not a current-thread one).
+//!
+//! A call that runs long all the same holds one async thread for at most
+//! its time limit, and puts its tool back on the lanes for the calls after
+//! it. A wait inside the host (a clock, a stream, a file) goes through
+//! [`blocking`], which hands the async thread's other work to another
+//! thread for as long as the wait lasts.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::runtime::{Handle, RuntimeFlavor};
+
+/// A tool whose recent runs took longer than this goes to the lanes: well
+/// under [`super::LONG`], and short enough that holding an async thread
+/// this long delays no other connection noticeably.
+pub const SHORT: Duration = Duration::from_micros(500);
+
+/// Turns running calls inline off when `0` (read once): for comparing, as
+/// with [`super::LANES_VAR`]; the default is on.
+pub const INLINE_VAR: &str = "AIRLOCK_INLINE";
+
+/// Whether a tool's calls may run inline: what its component can reach,
+/// and how long its recent runs took.
+#[derive(Debug)]
+pub struct Pace {
+    /// The component imports nothing that waits on a runtime of its own.
+    eligible: bool,
+    /// A maximum of the recent runs' durations (microseconds) that forgets
+    /// an eighth of itself with every run: one long run keeps the tool on
+    /// the lanes for the next few dozen.
+    recent: AtomicU64,
+}
+
+impl Pace {
+    /// The pace of a new tool of a component with these `imports`
+    /// (`wasi:io/poll@0.2.6`, …): not yet short, so its first few calls
+    /// run on the lanes and are measured there.
+    pub fn new(imports: &[String]) -> Self {
+        let eligible = !imports
+            .iter()
+            .any(|i| i.starts_with("wasi:sockets/") || i.starts_with("wasi:http/"));
+        Pace {
+            eligible,
+            recent: AtomicU64::new(micros(SHORT) * 2),
+        }
+    }
+
+    /// Counts one run of the tool that took `took`. A plain load and store,
+    /// not a read-modify-write: every call of every lane writes here, and
+    /// a run lost to a race between two of them changes nothing that
+    /// matters.
+    pub fn record(&self, took: Duration) {
+        let recent = self.recent.load(Ordering::Relaxed);
+        let next = micros(took).max(recent - recent / 8);
+        if next != recent {
+            self.recent.store(next, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the tool's calls may run inline now.
+    pub fn is_short(&self) -> bool {
+        self.eligible && self.recent.load(Ordering::Relaxed) <= micros(SHORT)
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Set while some call runs inline, anywhere in the process.
+static HELD: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Set while this thread runs a call inline.
+    static INLINE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Held while a call runs inline on this thread; dropping it ends that.
+/// Not `Send`: it marks the thread it was made on.
+pub struct Inline {
+    _thread: PhantomData<*const ()>,
+}
+
+impl Inline {
+    /// Takes the one place for an inline call, when the call's tool has
+    /// the `pace` for it, the call is `alone` in the process, the lanes
+    /// are idle and this is a worker of a multi-threaded runtime.
+    pub fn try_start(pace: &Pace, alone: impl FnOnce() -> bool) -> Option<Inline> {
+        // The cheap checks first: most calls of a busy server stop at `alone`.
+        if !pace.is_short() || !alone() || !enabled() || !on_worker_thread() {
+            return None;
+        }
+        if !super::global()?.idle() {
+            return None;
+        }
+        Self::take()
+    }
+
+    /// The one place, if no other call holds it; marks this thread.
+    fn take() -> Option<Inline> {
+        HELD.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .ok()?;
+        INLINE.set(true);
+        Some(Inline {
+            _thread: PhantomData,
+        })
+    }
+}
+
+/// Whether this thread belongs to a multi-threaded Tokio runtime (whose
+/// other workers go on serving while this one runs a call).
+fn on_worker_thread() -> bool {
+    Handle::try_current().is_ok_and(|h| h.runtime_flavor() == RuntimeFlavor::MultiThread)
+}
+
+impl Drop for Inline {
+    fn drop(&mut self) {
+        INLINE.set(false);
+        HELD.store(false, Ordering::Release);
+    }
+}
+
+/// Runs `wait`, a host call that blocks its thread until something
+/// happens (and may start a Tokio runtime of its own to wait on): on a
+/// thread running a call inline, inside [`tokio::task::block_in_place`],
+/// so that the async thread's other work moves to another thread for the
+/// wait and a runtime may be entered; elsewhere (a lane), as it is.
+pub fn blocking<R>(wait: impl FnOnce() -> R) -> R {
+    if INLINE.get() {
+        tokio::task::block_in_place(wait)
+    } else {
+        wait()
+    }
+}
+
+fn enabled() -> bool {
+    static ENABLED: OnceLock<bool> = OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var(INLINE_VAR).map_or(true, |v| v.trim() != "0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn imports(names: &[&str]) -> Vec<String> {
+        names.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_new_tool_is_not_short_until_its_runs_say_so() {
+        let pace = Pace::new(&imports(&["wasi:io/poll@0.2.6"]));
+        assert!(!pace.is_short(), "unmeasured");
+        let mut runs = 0;
+        while !pace.is_short() {
+            pace.record(Duration::from_micros(20));
+            runs += 1;
+            assert!(runs < 20, "twenty short runs did not make it short");
+        }
+        assert!(runs > 1, "one short run made a new tool short");
+    }
+
+    #[test]
+    fn one_long_run_keeps_a_tool_on_the_lanes_for_dozens() {
+        let pace = Pace::new(&[]);
+        for _ in 0..20 {
+            pace.record(Duration::from_micros(20));
+        }
+        assert!(pace.is_short());
+        pace.record(Duration::from_millis(10));
+        let mut runs = 0;
+        while !pace.is_short() {
+            pace.record(Duration::from_micros(20));
+            runs += 1;
+            assert!(runs < 100, "a long run was never forgotten");
+        }
+        // 10 ms forgets an eighth a run: ~23 runs to fall under 0.5 ms.
+        assert!(runs >= 20, "a 10 ms run was forgotten after {runs} runs");
+    }
+
+    #[test]
+    fn components_that_reach_the_network_never_run_inline() {
+        for import in [
+            "wasi:sockets/udp-create-socket@0.2.6",
+            "wasi:http/outgoing-handler@0.2.6",
+        ] {
+            let pace = Pace::new(&imports(&["wasi:io/poll@0.2.6", import]));
+            for _ in 0..20 {
+                pace.record(Duration::from_micros(20));
+            }
+            assert!(!pace.is_short(), "{import}");
+        }
+    }
+
+    #[test]
+    fn only_a_multi_threaded_runtime_lends_its_thread() {
+        assert!(!on_worker_thread(), "outside a runtime");
+        let current = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("runtime");
+        current.block_on(async { assert!(!on_worker_thread(), "current-thread runtime") });
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        multi.block_on(async { assert!(on_worker_thread()) });
+    }
+
+    #[test]
+    fn a_call_alone_or_of_a_slow_tool_never_asks_for_the_place() {
+        let pace = Pace::new(&[]);
+        assert!(
+            Inline::try_start(&pace, || true).is_none(),
+            "a tool not yet measured"
+        );
+        for _ in 0..20 {
+            pace.record(Duration::from_micros(20));
+        }
+        assert!(
+            Inline::try_start(&pace, || false).is_none(),
+            "another call in flight"
+        );
+    }
+
+    /// One inline call at a time; a wait inside it may start a runtime of
+    /// its own, as wasmtime-wasi's waits do (which panics on a worker
+    /// thread without `block_in_place`).
+    #[test]
+    fn one_call_inline_at_a_time_and_its_waits_may_block() {
+        let multi = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .expect("runtime");
+        multi.block_on(async {
+            tokio::spawn(async {
+                let first = Inline::take().expect("the place is free");
+                assert!(Inline::take().is_none(), "a second one at once");
+                let waited = blocking(|| wasmtime_wasi::runtime::in_tokio(async { 7 }));
+                assert_eq!(waited, 7);
+                drop(first);
+                assert!(Inline::take().is_some(), "the place is free again");
+            })
+            .await
+            .expect("the task ran");
+        });
+    }
+}
