@@ -17,8 +17,9 @@
 //! - the runtime has worker threads to spare (not a current-thread one).
 //!
 //! A call that runs long all the same holds one async thread for at most
-//! its time limit, and puts its tool back on the lanes for the calls after
-//! it. A wait inside the host (a clock, a stream, a file) goes through
+//! its time limit; an inline run of [`BAR`] or more keeps its tool on the
+//! lanes for as long as it is loaded, so a guest cannot build up a short
+//! pace to hold an async thread again and again. A wait inside the host (a clock, a stream, a file) goes through
 //! [`blocking`], which hands the async thread's other work to another
 //! thread for as long as the wait lasts.
 
@@ -35,6 +36,10 @@ use tokio::runtime::{Handle, RuntimeFlavor};
 /// this long delays no other connection noticeably.
 pub const SHORT: Duration = Duration::from_micros(500);
 
+/// An inline run this long keeps its tool on the lanes for good: forty
+/// times [`SHORT`], which no short tool takes unless the machine stalls it.
+pub const BAR: Duration = Duration::from_millis(20);
+
 /// Turns running calls inline off when `0` (read once): for comparing, as
 /// with [`super::LANES_VAR`]; the default is on.
 pub const INLINE_VAR: &str = "AIRLOCK_INLINE";
@@ -45,6 +50,8 @@ pub const INLINE_VAR: &str = "AIRLOCK_INLINE";
 pub struct Pace {
     /// The component imports nothing that waits on a runtime of its own.
     eligible: bool,
+    /// Set for good by an inline run of [`BAR`] or more.
+    barred: AtomicBool,
     /// A maximum of the recent runs' durations (microseconds) that forgets
     /// an eighth of itself with every run: one long run keeps the tool on
     /// the lanes for the next few dozen.
@@ -61,6 +68,7 @@ impl Pace {
             .any(|i| i.starts_with("wasi:sockets/") || i.starts_with("wasi:http/"));
         Pace {
             eligible,
+            barred: AtomicBool::new(false),
             recent: AtomicU64::new(micros(SHORT) * 2),
         }
     }
@@ -70,6 +78,9 @@ impl Pace {
     /// a run lost to a race between two of them changes nothing that
     /// matters.
     pub fn record(&self, took: Duration) {
+        if took >= BAR && INLINE.get() {
+            self.barred.store(true, Ordering::Relaxed);
+        }
         let recent = self.recent.load(Ordering::Relaxed);
         let next = micros(took).max(recent - recent / 8);
         if next != recent {
@@ -79,7 +90,9 @@ impl Pace {
 
     /// Whether the tool's calls may run inline now.
     pub fn is_short(&self) -> bool {
-        self.eligible && self.recent.load(Ordering::Relaxed) <= micros(SHORT)
+        self.eligible
+            && self.recent.load(Ordering::Relaxed) <= micros(SHORT)
+            && !self.barred.load(Ordering::Relaxed)
     }
 }
 
@@ -180,21 +193,43 @@ mod tests {
     }
 
     #[test]
-    fn one_long_run_keeps_a_tool_on_the_lanes_for_dozens() {
+    fn a_slow_run_keeps_a_tool_on_the_lanes_for_dozens() {
         let pace = Pace::new(&[]);
         for _ in 0..20 {
             pace.record(Duration::from_micros(20));
         }
         assert!(pace.is_short());
-        pace.record(Duration::from_millis(10));
+        pace.record(Duration::from_micros(1900));
         let mut runs = 0;
         while !pace.is_short() {
             pace.record(Duration::from_micros(20));
             runs += 1;
-            assert!(runs < 100, "a long run was never forgotten");
+            assert!(runs < 100, "a slow run was never forgotten");
         }
-        // 10 ms forgets an eighth a run: ~23 runs to fall under 0.5 ms.
-        assert!(runs >= 20, "a 10 ms run was forgotten after {runs} runs");
+        // 1.9 ms forgets an eighth a run: ~10 runs to fall under 0.5 ms.
+        assert!(runs >= 9, "a 1.9 ms run was forgotten after {runs} runs");
+    }
+
+    #[test]
+    fn a_long_inline_run_keeps_a_tool_on_the_lanes_for_good() {
+        let pace = Pace::new(&[]);
+        for _ in 0..20 {
+            pace.record(Duration::from_micros(20));
+        }
+        // On a lane, a long run is forgotten like any other.
+        pace.record(BAR);
+        for _ in 0..100 {
+            pace.record(Duration::from_micros(20));
+        }
+        assert!(pace.is_short(), "a long run on a lane");
+        // Inline (this thread marked as `Inline` marks it), it is not.
+        INLINE.set(true);
+        pace.record(BAR);
+        INLINE.set(false);
+        for _ in 0..10_000 {
+            pace.record(Duration::from_micros(20));
+        }
+        assert!(!pace.is_short(), "a long run inline");
     }
 
     #[test]
