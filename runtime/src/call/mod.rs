@@ -268,7 +268,8 @@ impl PreparedCall {
     ///
     /// A short call on an otherwise idle server runs right here instead,
     /// on the async thread (see [`crate::lanes::Inline`] for the rule),
-    /// and only its teardown goes to a lane.
+    /// and its instance is torn down by a task of this thread once the
+    /// answer has gone.
     pub async fn run_on_lane(
         mut self,
         observer: Arc<dyn CallObserver>,

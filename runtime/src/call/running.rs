@@ -18,7 +18,8 @@ use crate::sync::lock;
 #[derive(Default)]
 pub struct Running {
     calls: Mutex<HashMap<u64, CancelToken>>,
-    /// How many `calls` holds, read without the lock.
+    /// How many `calls` holds (read without the lock), and whether the
+    /// calls before came to an empty server.
     in_flight: InFlight,
 }
 

@@ -2,7 +2,7 @@
 //! handing it to a lane.
 //!
 //! A hand-off costs two wake-ups (the lane's, then the async thread's for
-//! the answer): at one connection, about a fifth of a short call's time
+//! the answer): at one connection, a fifth of the calls per second
 //! (BENCHMARKS.md, "The unsandboxed floor"). Under load the hand-off is
 //! what keeps the async threads free for the other connections. So a call
 //! runs where it arrived only when all of this holds:
@@ -19,9 +19,9 @@
 //! A call that runs long all the same holds one async thread for at most
 //! its time limit; an inline run of [`BAR`] or more keeps its tool on the
 //! lanes for as long as it is loaded, so a guest cannot build up a short
-//! pace to hold an async thread again and again. A wait inside the host (a clock, a stream, a file) goes through
-//! [`blocking`], which hands the async thread's other work to another
-//! thread for as long as the wait lasts.
+//! pace to hold an async thread again and again. A wait inside the host
+//! (a clock, a stream, a file) goes through [`blocking`], which hands the
+//! async thread's other work to another thread for as long as it lasts.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -53,8 +53,8 @@ pub struct Pace {
     /// Set for good by an inline run of [`BAR`] or more.
     barred: AtomicBool,
     /// A maximum of the recent runs' durations (microseconds) that forgets
-    /// an eighth of itself with every run: one long run keeps the tool on
-    /// the lanes for the next few dozen.
+    /// an eighth of itself with every run: after a 2 ms run, the tool's
+    /// next ten or so calls run on the lanes.
     recent: AtomicU64,
 }
 
