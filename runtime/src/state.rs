@@ -17,9 +17,9 @@
 //! - `task:ID` — a hash: `record` (JSON), `final` (`0`/`1`), expiring with
 //!   the task; `owner:OWNER` — the task ids of an owner, scored by expiry.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
@@ -62,8 +62,11 @@ pub struct SharedState {
     conn: ConnectionManager,
     /// This replica's id (random at start), naming its lease.
     replica: String,
-    /// Whether the last heartbeat reached Redis (for `/readyz`).
+    /// Whether the last heartbeat reached Redis.
     reachable: AtomicBool,
+    /// Since when heartbeats fail (`None` while they reach Redis): what
+    /// [`SharedState::is_ready`] weighs.
+    failing_since: Mutex<Option<Instant>>,
     /// Where it is, for messages (without a password).
     shown: String,
 }
@@ -151,6 +154,7 @@ impl SharedState {
             conn,
             replica: hex::encode(rand::random::<[u8; 8]>()),
             reachable: AtomicBool::new(true),
+            failing_since: Mutex::new(None),
             shown,
         }))
     }
@@ -174,6 +178,17 @@ impl SharedState {
     /// Where the state is (`HOST:PORT/DB`).
     pub fn shown(&self) -> &str {
         &self.shown
+    }
+
+    /// Whether this replica should get traffic as far as the shared state
+    /// goes: Redis answered a heartbeat within the last [`LEASE`]. A
+    /// restart of Redis (a second or two) leaves every replica ready, so
+    /// the calls that need no shared state go on through the balancer
+    /// (a task answers meanwhile that the store is unreachable); a longer
+    /// outage, or a replica cut off from Redis, takes the replica out — by
+    /// then the other replicas take it for dead too.
+    pub fn is_ready(&self) -> bool {
+        crate::sync::lock(&self.failing_since).is_none_or(|since| since.elapsed() < LEASE)
     }
 
     /// Whether the last heartbeat reached Redis.
@@ -258,6 +273,14 @@ impl SharedState {
                     tracing::info!("shared state at {} reachable again", state.shown);
                 }
                 state.reachable.store(ok, Ordering::Relaxed);
+                {
+                    let mut since = crate::sync::lock(&state.failing_since);
+                    *since = if ok {
+                        None
+                    } else {
+                        since.or(Some(Instant::now()))
+                    };
+                }
             }
         });
     }

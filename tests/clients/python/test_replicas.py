@@ -15,6 +15,8 @@ What is checked, all through real parts:
   balancer meanwhile is answered with its result (each one counted);
 - Redis restarted during load: calls go on, task requests fail with a clear
   error while it is down and work again after, and no replica dies;
+- readiness: a replica stays in the balancer while Redis restarts and
+  leaves it once it has not reached Redis for a lease;
 - Redis emptied and the request-state key seeded by a newcomer first: the
   running replicas adopt it, and a state one of them signs verifies on the
   newcomer;
@@ -172,6 +174,15 @@ class Balancer:
 
 
 DOCUMENTED = Path(__file__).resolve().parents[3] / "docs/deploy/haproxy.cfg"
+
+
+def text(url: str) -> str:
+    """The body of a GET, whatever its status."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.read().decode()
 
 
 def status(url: str) -> int:
@@ -451,6 +462,33 @@ def test_redis_restarted_under_load(cluster):
     assert not any("panicked" in line for r in replicas for line in r.log)
     bad = [o for o in outcomes if o[0] != 200 or "result" not in o[1]]
     assert len(outcomes) > 20 and not bad, f"{len(bad)} of {len(outcomes)}: {bad[:3]}"
+
+
+def test_readiness_outlasts_a_redis_restart_not_an_outage(cluster):
+    """A replica stays ready while Redis restarts (so the balancer keeps
+    sending it the calls that need no shared state), and leaves once it has
+    not reached Redis for a lease (3 s); it is ready again once Redis is."""
+    redis, replicas, _ = cluster
+    replica = replicas[0]
+    ready = f"{replica.base}/readyz"
+    assert status(ready) == 200
+    seen = len(replica.log)
+    redis.stop()
+    try:
+        wait_until(
+            "a heartbeat to fail",
+            lambda: any("shared state unreachable" in line for line in replica.log[seen:]),
+            timeout=20,
+        )
+        # A heartbeat has failed, and the lease has not run out since.
+        time.sleep(1.0)
+        assert status(ready) == 200, "a replica left the balancer during a short outage"
+        wait_until("the replica to leave the balancer", lambda: status(ready) == 503, timeout=20)
+        body = text(ready)
+        assert "state store unreachable" in body, body
+    finally:
+        redis.start()
+    wait_until("the replica to be ready again", lambda: status(ready) == 200, timeout=20)
 
 
 def test_replicas_agree_on_the_request_state_key_again_after_redis_lost_it(cluster, policy):

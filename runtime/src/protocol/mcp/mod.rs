@@ -83,10 +83,10 @@ impl Server {
         })
     }
 
-    /// Whether the shared state answered its last heartbeat (true when
-    /// there is none to reach).
-    pub fn state_reachable(&self) -> bool {
-        self.shared.as_ref().is_none_or(|s| s.is_reachable())
+    /// Whether the shared state lets this replica take traffic (true
+    /// when there is none to reach): see [`crate::state::SharedState::is_ready`].
+    pub fn state_ready(&self) -> bool {
+        self.shared.as_ref().is_none_or(|s| s.is_ready())
     }
 
     /// Tells every client that can hear it that the tool set changed

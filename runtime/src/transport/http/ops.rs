@@ -3,8 +3,9 @@
 //! `GET /metrics` for Prometheus.
 //!
 //! Alive is "the process answers"; ready is "every component has loaded,
-//! the shared state (`--state`) answers and the server is not draining", so a replica still compiling a big
-//! component, or shutting down, gets no new traffic. Neither needs a token
+//! the shared state (`--state`) answered within a lease and the server is
+//! not draining", so a replica still compiling a big component, cut off
+//! from Redis, or shutting down, gets no new traffic. Neither needs a token
 //! (they say nothing about the tools) and neither runs a tool. The metrics
 //! name the tools, so they are behind the tokens when the policy has any.
 
@@ -22,7 +23,7 @@ pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
             "draining: shutting down, running calls finishing\n".into(),
         );
     }
-    if !server.state_reachable() {
+    if !server.state_ready() {
         return (
             StatusCode::SERVICE_UNAVAILABLE,
             "state store unreachable: shared tasks cannot be served\n".into(),
