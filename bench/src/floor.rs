@@ -237,6 +237,10 @@ mod tests {
             md.contains("| 1 | 5000 / 8000 | 0.62× | 200 µs / 100 µs | 2.00× |"),
             "{md}"
         );
+        assert!(
+            md.contains("| 0 / 0 | 4000, 250 µs, 500 µs | 4900, 420 µs, 0 |"),
+            "the lanes-only and defaults columns: {md}"
+        );
         let (_, measured, met) = target(Some(&rows));
         assert_eq!(met, Some(false));
         assert!(
