@@ -17,7 +17,6 @@
 //! - `task:ID` — a hash: `record` (JSON), `final` (`0`/`1`), expiring with
 //!   the task; `owner:OWNER` — the task ids of an owner, scored by expiry.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -62,10 +61,8 @@ pub struct SharedState {
     conn: ConnectionManager,
     /// This replica's id (random at start), naming its lease.
     replica: String,
-    /// Whether the last heartbeat reached Redis.
-    reachable: AtomicBool,
-    /// Since when heartbeats fail (`None` while they reach Redis): what
-    /// [`SharedState::is_ready`] weighs.
+    /// Since when heartbeats fail (`None` while the last one reached
+    /// Redis): what [`SharedState::is_ready`] weighs.
     failing_since: Mutex<Option<Instant>>,
     /// Where it is, for messages (without a password).
     shown: String,
@@ -153,7 +150,6 @@ impl SharedState {
         Ok(Arc::new(SharedState {
             conn,
             replica: hex::encode(rand::random::<[u8; 8]>()),
-            reachable: AtomicBool::new(true),
             failing_since: Mutex::new(None),
             shown,
         }))
@@ -193,7 +189,7 @@ impl SharedState {
 
     /// Whether the last heartbeat reached Redis.
     pub fn is_reachable(&self) -> bool {
-        self.reachable.load(Ordering::Relaxed)
+        crate::sync::lock(&self.failing_since).is_none()
     }
 
     /// Renews this replica's lease now, re-seeds the request-state key if
@@ -272,15 +268,12 @@ impl SharedState {
                 if ok && !state.is_reachable() {
                     tracing::info!("shared state at {} reachable again", state.shown);
                 }
-                state.reachable.store(ok, Ordering::Relaxed);
-                {
-                    let mut since = crate::sync::lock(&state.failing_since);
-                    *since = if ok {
-                        None
-                    } else {
-                        since.or(Some(Instant::now()))
-                    };
-                }
+                let mut since = crate::sync::lock(&state.failing_since);
+                *since = if ok {
+                    None
+                } else {
+                    since.or(Some(Instant::now()))
+                };
             }
         });
     }
