@@ -15,8 +15,10 @@
 //! args      (parse, coerce, default, validate arguments)
 //! functions (plain WIT functions: types → schemas, JSON ↔ values)
 //! wasmcp    (wasmcp tools components: their records ↔ tools and content)
-//! sandbox   (engine, per-call store, WASI context, limits, network filter)
+//! sandbox   (engines of both tiers, per-call store, WASI context, limits,
+//!            network filter)
 //! catalog   (load, validate, index tools; the kind of a component)
+//! optimize  (quick-tier components' optimised code, compiled behind them)
 //! audit     (one JSON line per call)
 //! call      (one call end to end: lookup, grant, arguments, consent,
 //!            concurrency, run, result checks, audit entry with its caller)
@@ -41,6 +43,7 @@ pub mod loading;
 pub mod logtext;
 pub mod metrics;
 pub mod observe;
+mod optimize;
 pub mod policy;
 pub mod protocol;
 pub mod reload;

@@ -3,7 +3,7 @@
 //! ([`Runtime::prepare`], which hands over to [`crate::call`]).
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 
 use serde_json::Value;
 
@@ -11,6 +11,7 @@ use crate::audit::AuditLog;
 use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
+use crate::optimize::Optimizer;
 use crate::policy::{CaBundle, Grant, Policy, PolicyError, Roots, Trust};
 use crate::sandbox::{CompileCache, Sandbox};
 use crate::source::{Expect, Resolver, Source, Store};
@@ -58,6 +59,9 @@ pub struct Runtime {
     resolver: Resolver,
     /// Component files still loading after serving began.
     loading: RwLock<Vec<PathBuf>>,
+    /// Compiles optimised code for quick-tier components, once
+    /// [`Runtime::optimize_in_background`] started it.
+    optimizer: OnceLock<Optimizer>,
 }
 
 /// TLS for fetching components: the bundled (webpki) roots and the CA
@@ -116,6 +120,7 @@ impl Runtime {
             running: Arc::default(),
             resolver: default_resolver(),
             loading: RwLock::default(),
+            optimizer: OnceLock::new(),
         }
     }
 
@@ -186,7 +191,29 @@ impl Runtime {
 
     /// Replaces the catalog (hot reload); running calls keep their tools.
     pub fn replace_catalog(&self, catalog: Catalog) {
+        self.queue_optimizing(&catalog);
         *self.catalog.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(catalog);
+    }
+
+    /// Compiles the optimised code of every quick-tier component, now and
+    /// as components load, on a thread of its own (for a server: a
+    /// one-off `call` ends before it would be used).
+    pub fn optimize_in_background(&self) -> std::io::Result<()> {
+        if self.optimizer.get().is_none() {
+            let optimizer = Optimizer::start(self.sandbox.clone())?;
+            // A second caller's optimiser is dropped, and its thread ends.
+            let _ = self.optimizer.set(optimizer);
+        }
+        self.queue_optimizing(&self.catalog());
+        Ok(())
+    }
+
+    fn queue_optimizing(&self, catalog: &Catalog) {
+        if let Some(optimizer) = self.optimizer.get() {
+            for component in catalog.components() {
+                optimizer.enqueue(component);
+            }
+        }
     }
 
     /// Loads `.wasm` files and folders of them (plus every component the
@@ -215,6 +242,7 @@ impl Runtime {
         let mut current = self.catalog.write().unwrap_or_else(|p| p.into_inner());
         let mut catalog = Catalog::clone(&current);
         report.record(&mut catalog, file, loaded);
+        self.queue_optimizing(&catalog);
         *current = Arc::new(catalog);
         report
     }

@@ -381,7 +381,7 @@ impl PreparedCall {
         let text = crate::json::to_string(&self.arguments);
         let started = Instant::now();
         let (raw, teardown) = self.sandbox.call(
-            &self.tool.component.pre,
+            &self.tool.component.code(),
             &self.tool.info.name,
             &text,
             &self.grant,

@@ -9,13 +9,14 @@ mod validate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use arc_swap::ArcSwap;
 use sha2::{Digest, Sha256};
 
 use crate::args::{ArgumentSchema, OutputSchema};
 use crate::functions::DescribeError;
-use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox};
+use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox, Tier};
 use crate::tool::{Hints, ToolInfo};
 
 pub use kind::{Kind, export_names};
@@ -101,7 +102,47 @@ pub struct Component {
     /// How it is served: its own contract, plain functions, or wasmcp's
     /// tools.
     pub kind: Kind,
-    pub pre: Linked,
+    /// The code calls instantiate; the optimised code replaces quick-tier
+    /// code under running calls (each keeps what it started with).
+    code: ArcSwap<Linked>,
+    /// The file's bytes while its code is quick-tier, for compiling the
+    /// optimised code (see [`crate::optimize`]); taken by that compile.
+    unoptimized: Mutex<Option<Arc<[u8]>>>,
+}
+
+impl Component {
+    /// The linked code a call instantiates now.
+    pub fn code(&self) -> Arc<Linked> {
+        self.code.load_full()
+    }
+
+    /// Which tier compiled the code calls run on now.
+    pub fn tier(&self, sandbox: &Sandbox) -> Tier {
+        sandbox.tier(self.code.load().engine())
+    }
+
+    /// The bytes to compile optimised code from, once: `None` when the
+    /// code is optimised already or its compile has begun.
+    pub(crate) fn take_unoptimized(&self) -> Option<Arc<[u8]>> {
+        self.unoptimized
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take()
+    }
+
+    /// Whether optimised code is still to be compiled for it.
+    pub(crate) fn awaits_optimizing(&self) -> bool {
+        self.unoptimized
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
+    /// Puts `code` (linked like the code it replaces) in place for the
+    /// calls that start from now on.
+    pub(crate) fn replace_code(&self, code: Linked) {
+        self.code.store(Arc::new(code));
+    }
 }
 
 /// One tool, checked, with its compiled schemas and its component.
@@ -231,15 +272,19 @@ pub fn load_bytes(
     let pre = sandbox
         .link(&compiled, exports)
         .map_err(|e| validate::link_error(path, &imports, e))?;
+    // The optimiser compiles quick-tier code again from these bytes.
+    let unoptimized = (sandbox.tier(compiled.engine()) == Tier::Quick).then(|| Arc::from(bytes));
     let component = Arc::new(Component {
         name: name.to_string(),
         path: path_buf.clone(),
         digest,
         imports,
         kind,
-        pre,
+        code: ArcSwap::from_pointee(pre),
+        unoptimized: Mutex::new(unoptimized),
     });
-    let listed = match (described, &component.pre) {
+    let code = component.code();
+    let listed = match (described, code.as_ref()) {
         (Some(described), _) => Ok(described),
         (None, Linked::Tool(pre)) => sandbox.describe(pre),
         (None, Linked::Wasmcp(pre)) => sandbox.list_wasmcp(pre),

@@ -161,7 +161,7 @@ fn refuse(args: &Args, errors: &[impl ToString]) -> Exit {
 }
 
 fn runtime(policy: Policy, no_cache: bool) -> Result<Runtime, Exit> {
-    let sandbox = super::sandbox_for(&policy, no_cache, 64)?;
+    let sandbox = super::sandbox_for(&policy, no_cache, 64, true)?;
     Ok(Runtime::new(sandbox, policy))
 }
 

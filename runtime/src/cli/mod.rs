@@ -182,13 +182,23 @@ fn init_logging(format: LogFormat) {
     };
 }
 
-/// The sandbox for `policy`, its pool sized for `instances` calls at once.
-fn sandbox_for(policy: &Policy, no_cache: bool, instances: u32) -> Result<Sandbox, Exit> {
+/// The sandbox for `policy`, its pool sized for `instances` calls at once;
+/// `tiered: false` compiles every component optimised at once (what
+/// `pull` does, to have the compile cache ready for serving).
+fn sandbox_for(
+    policy: &Policy,
+    no_cache: bool,
+    instances: u32,
+    tiered: bool,
+) -> Result<Sandbox, Exit> {
     let mut config = SandboxConfig::default()
         .instances(instances)
         .fuel(policy.uses_fuel());
     if no_cache {
         config = config.cache(None::<CompileCache>);
+    }
+    if !tiered {
+        config = config.tier_above(None);
     }
     Sandbox::new(&config).map_err(|err| {
         eprintln!("error: cannot start the sandbox: {err:#}");
@@ -211,10 +221,11 @@ impl LoadOptions {
     }
 
     /// A runtime with the policy and an empty catalog; `instances` sizes
-    /// the sandbox's pool (calls that may run at once).
-    fn empty_runtime(&self, instances: u32) -> Result<Runtime, Exit> {
+    /// the sandbox's pool (calls that may run at once), `tiered` is as for
+    /// [`sandbox_for`].
+    fn empty_runtime(&self, instances: u32, tiered: bool) -> Result<Runtime, Exit> {
         let policy = self.policy()?;
-        let sandbox = sandbox_for(&policy, self.no_cache, instances)?;
+        let sandbox = sandbox_for(&policy, self.no_cache, instances, tiered)?;
         let resolver = self.fetch.resolver(self.policy.as_deref());
         Runtime::try_new(sandbox, policy)
             .map(|runtime| runtime.with_resolver(resolver))
@@ -227,7 +238,7 @@ impl LoadOptions {
     /// A runtime with the policy and `paths` loaded; any refusal is printed
     /// and fails the command.
     fn runtime(&self, paths: &[PathBuf]) -> Result<Runtime, Exit> {
-        let runtime = self.empty_runtime(64)?;
+        let runtime = self.empty_runtime(64, true)?;
         let report = runtime.load(paths);
         if !report.refused.is_empty() {
             for err in &report.refused {

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> Exit {
             return Exit::Usage;
         }
     };
-    let runtime = match args.load.empty_runtime(4) {
+    let runtime = match args.load.empty_runtime(4, false) {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };

@@ -301,7 +301,14 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
         .unwrap_or(u32::MAX)
         .saturating_add(192)
         .max(256);
-    let runtime = Arc::new(args.load.empty_runtime(instances)?);
+    let runtime = Arc::new(args.load.empty_runtime(instances, true)?);
+    // Big components start on quick-tier code; their optimised code is
+    // compiled behind them as they load.
+    if let Err(err) = runtime.optimize_in_background() {
+        tracing::warn!(
+            "cannot start optimising in the background ({err}); big components stay on quick-tier code"
+        );
+    }
     let mut loading = Loading::start(runtime.clone(), &args.paths);
     let report = loading.wait(&runtime, Some(wait));
     print_report(&report);

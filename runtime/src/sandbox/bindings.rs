@@ -62,6 +62,11 @@ impl<T: 'static> ToolPre<T> {
         &self.toolbox
     }
 
+    /// The engine the component was compiled for (which tier it runs on).
+    pub fn engine(&self) -> &wasmtime::Engine {
+        self.toolbox.engine()
+    }
+
     /// A fresh instance in `store`, and its `call` export.
     pub fn instantiate_call<'a>(
         &self,

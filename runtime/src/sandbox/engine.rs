@@ -1,12 +1,19 @@
 //! The engine's settings: what the runtime fixes for its lifetime (pool
-//! size, fuel, memory ceiling) and how they become a wasmtime `Config`
-//! with the pooling allocator.
+//! size, fuel, memory ceiling, tiered compilation) and how they become a
+//! wasmtime `Config` with the pooling allocator.
 
 use std::time::Duration;
 
-use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig, Strategy};
 
 use super::CompileCache;
+use super::tier::{TIERED_VAR, Tier};
+
+/// The smallest component that starts on the quick tier when its
+/// optimised code is not in the compile cache: a Python or JavaScript
+/// guest (1.6–20 MB) takes 1–5 s to compile with Cranelift, a Rust tool
+/// (50–300 KB) a fraction of a second, and gains nothing from Winch.
+pub const TIER_ABOVE: usize = 1 << 20;
 
 /// How often the epoch ticks; the granularity of time limits and of
 /// stopping a cancelled guest.
@@ -20,6 +27,7 @@ pub struct SandboxConfig {
     pub(super) max_memory: u64,
     pub(super) instances: u32,
     pub(super) tune: Option<Tuning>,
+    pub(super) tier_above: Option<usize>,
 }
 
 /// Adjusts the engine and pool settings after the defaults (benchmarks
@@ -34,6 +42,10 @@ impl Default for SandboxConfig {
             max_memory: 1 << 30,
             instances: 1000,
             tune: None,
+            tier_above: match std::env::var(TIERED_VAR).as_deref() {
+                Ok("0") => None,
+                _ => Some(TIER_ABOVE),
+            },
         }
     }
 }
@@ -63,6 +75,16 @@ impl SandboxConfig {
         self
     }
 
+    /// Components of at least this many bytes whose optimised code is not
+    /// in the compile cache start on the quick tier (see [`Tier`]); `None`
+    /// compiles everything with Cranelift before its first call (what
+    /// `pull`, `publish` and `inspect` do, to fill the cache). Default:
+    /// [`TIER_ABOVE`], or `None` when `AIRLOCK_TIERED=0`.
+    pub fn tier_above(mut self, bytes: Option<usize>) -> Self {
+        self.tier_above = bytes;
+        self
+    }
+
     /// Changes engine and pool settings after the defaults (for benchmarks).
     #[doc(hidden)]
     pub fn tune(mut self, tune: Tuning) -> Self {
@@ -71,11 +93,18 @@ impl SandboxConfig {
     }
 }
 
-pub(super) fn engine_config(config: &SandboxConfig, pooling: bool) -> Config {
+/// The engine of `tier`. The quick tier's engine allocates on demand: its
+/// calls are the first few of a component, and a second pool would
+/// reserve as much address space as the first.
+pub(super) fn engine_config(config: &SandboxConfig, tier: Tier, pooling: bool) -> Config {
     let mut c = Config::new();
     c.epoch_interruption(true);
     c.consume_fuel(config.fuel);
     c.wasm_component_model(true);
+    if tier == Tier::Quick {
+        c.strategy(Strategy::Winch);
+        return c;
+    }
     if pooling {
         let mut pool = PoolingAllocationConfig::default();
         let n = config.instances;

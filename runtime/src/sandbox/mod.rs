@@ -26,6 +26,7 @@ mod refusals;
 mod run;
 mod sockets;
 mod state;
+pub mod tier;
 mod tls;
 mod waits;
 mod wasmcp;
@@ -34,7 +35,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{Component, Linker};
+use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
 use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
@@ -45,6 +46,8 @@ use engine::{TICK, engine_config};
 pub use plain::FunctionsPre;
 use run::Run;
 pub use state::{CallState, CancelToken};
+use tier::Backend;
+pub use tier::Tier;
 pub use tls::connector as tls_connector;
 pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
@@ -154,13 +157,14 @@ pub const DESCRIBE_LIMITS: Limits = Limits {
     messages: 100,
 };
 
-/// The engine, the linkers and the epoch ticker.
+/// The engines of both tiers, their linkers and the epoch ticker.
 pub struct Sandbox {
-    engine: Engine,
-    linker: Linker<CallState>,
-    /// `linker` plus airlock's answers to wasmcp's composition, for
-    /// wasmcp tools components only.
-    wasmcp_linker: Linker<CallState>,
+    /// Cranelift's: every component's code in the end.
+    optimized: Backend,
+    /// Winch's, for the first calls of a big component (see [`Tier`]);
+    /// `None` when tiering is off.
+    quick: Option<Backend>,
+    tier_above: Option<usize>,
     cache: Option<CompileCache>,
     fuel: bool,
     /// Instances the pool holds at once.
@@ -176,48 +180,46 @@ impl Drop for Sandbox {
 
 impl Sandbox {
     pub fn new(config: &SandboxConfig) -> anyhow::Result<Self> {
-        let engine = match Engine::new(&engine_config(config, true)) {
+        let engine = match Engine::new(&engine_config(config, Tier::Optimized, true)) {
             Ok(engine) => engine,
             Err(err) => {
                 // The pool reserves address space up front; where that is not
                 // allowed (e.g. a low `ulimit -v`) fall back to on-demand.
                 tracing::warn!("pooling allocator unavailable ({err:#}); allocating on demand");
-                Engine::new(&engine_config(config, false))?
+                Engine::new(&engine_config(config, Tier::Optimized, false))?
             }
         };
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        // `wasi:http/outgoing-handler` and `types`; each request goes
-        // through the call's `network::HttpFilter`.
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
-        // Replaces `wasi:filesystem/types` with the create-only guard.
-        folders::add_to_linker(&mut linker)?;
-        config::add_to_linker(&mut linker)?;
-        waits::add_to_linker(&mut linker)?;
-        // Each TCP socket and name lookup holds a place among the call's
-        // descriptors.
-        sockets::add_to_linker(&mut linker)?;
-        bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state| state,
-        )?;
-        let mut wasmcp_linker = linker.clone();
-        wasmcp::add_stubs(&mut wasmcp_linker)?;
+        let optimized = Backend::new(engine)?;
+        let quick = match config.tier_above {
+            Some(_) => Some(Backend::new(Engine::new(&engine_config(
+                config,
+                Tier::Quick,
+                false,
+            ))?)?),
+            None => None,
+        };
         let stop = Arc::new(AtomicBool::new(false));
-        let ticker_engine = engine.clone();
+        // Both engines tick: a call's time limit and cancellation hold on
+        // either tier's code.
+        let engines: Vec<Engine> = std::iter::once(&optimized)
+            .chain(&quick)
+            .map(|backend| backend.engine.clone())
+            .collect();
         let ticker_stop = stop.clone();
         std::thread::Builder::new()
             .name("airlock-epoch".into())
             .spawn(move || {
                 while !ticker_stop.load(Ordering::Relaxed) {
                     std::thread::sleep(TICK);
-                    ticker_engine.increment_epoch();
+                    for engine in &engines {
+                        engine.increment_epoch();
+                    }
                 }
             })?;
         Ok(Sandbox {
-            engine,
-            linker,
-            wasmcp_linker,
+            optimized,
+            quick,
+            tier_above: config.tier_above,
             cache: config.cache.clone(),
             fuel: config.fuel,
             instances: config.instances,
@@ -230,8 +232,9 @@ impl Sandbox {
         self.instances
     }
 
+    /// The optimised tier's engine.
     pub fn engine(&self) -> &Engine {
-        &self.engine
+        &self.optimized.engine
     }
 
     /// The store a call with `grant` runs in, set up exactly as for a real
@@ -239,6 +242,7 @@ impl Sandbox {
     #[doc(hidden)]
     pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
         let run = self.start(
+            &self.optimized.engine,
             grant,
             Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
@@ -246,11 +250,58 @@ impl Sandbox {
         Ok(run.store)
     }
 
-    /// Compiles a component (or loads it from the compile cache).
+    /// Compiles a component for its first calls (or loads it from the
+    /// compile cache): on the quick tier when it is big and its optimised
+    /// code is not cached (see [`tier::first_tier`]), else optimised.
     pub fn compile(&self, digest: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+        let cached = self
+            .cache
+            .as_ref()
+            .and_then(|cache| cache.load(&self.optimized.engine, Tier::Optimized, digest));
+        if let Some(component) = cached {
+            return Ok(component);
+        }
+        let quick = self
+            .quick
+            .as_ref()
+            .filter(|_| tier::first_tier(bytes.len(), self.tier_above, false) == Tier::Quick);
+        match quick {
+            Some(quick) => self.compile_on(quick, Tier::Quick, digest, bytes),
+            None => self.compile_optimized(digest, bytes),
+        }
+    }
+
+    /// Compiles a component's optimised code (or loads it from the compile
+    /// cache), however big it is.
+    pub fn compile_optimized(&self, digest: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+        self.compile_on(&self.optimized, Tier::Optimized, digest, bytes)
+    }
+
+    fn compile_on(
+        &self,
+        backend: &Backend,
+        tier: Tier,
+        digest: &str,
+        bytes: &[u8],
+    ) -> wasmtime::Result<Component> {
         match &self.cache {
-            Some(cache) => cache.load_or_compile(&self.engine, digest, bytes),
-            None => Component::new(&self.engine, bytes),
+            Some(cache) => cache.load_or_compile(&backend.engine, tier, digest, bytes),
+            None => Component::new(&backend.engine, bytes),
+        }
+    }
+
+    /// Which tier's code runs on `engine` (a component's or linked code's).
+    pub fn tier(&self, engine: &Engine) -> Tier {
+        match &self.quick {
+            Some(quick) if Engine::same(engine, &quick.engine) => Tier::Quick,
+            _ => Tier::Optimized,
+        }
+    }
+
+    fn backend(&self, component: &Component) -> &Backend {
+        match (&self.quick, self.tier(component.engine())) {
+            (Some(quick), Tier::Quick) => quick,
+            _ => &self.optimized,
         }
     }
 
@@ -258,17 +309,19 @@ impl Sandbox {
     pub fn imports(&self, component: &Component) -> Vec<String> {
         component
             .component_type()
-            .imports(&self.engine)
+            .imports(component.engine())
             .map(|(name, _)| name.to_string())
             .collect()
     }
 
-    /// Links a component against what the runtime provides. Fails when it
-    /// imports anything else, or lacks the exports its kind needs.
+    /// Links a component against what the runtime provides (on the engine
+    /// that compiled it). Fails when it imports anything else, or lacks the
+    /// exports its kind needs.
     pub fn link(&self, component: &Component, kind: Exports) -> wasmtime::Result<Linked> {
+        let backend = self.backend(component);
         let linker = match kind {
-            Exports::Wasmcp => &self.wasmcp_linker,
-            _ => &self.linker,
+            Exports::Wasmcp => &backend.wasmcp_linker,
+            _ => &backend.linker,
         };
         let pre = linker.instantiate_pre(component)?;
         Ok(match kind {
@@ -280,7 +333,7 @@ impl Sandbox {
 
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
     pub fn describe(&self, pre: &ToolPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
-        let mut run = self.start_listing()?;
+        let mut run = self.start_listing(pre.engine())?;
         let result = pre
             .toolbox()
             .instantiate(&mut run.store)
@@ -301,7 +354,7 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<RawOutput, RunError>, Teardown) {
-        let mut run = match self.start(grant, observer, cancel) {
+        let mut run = match self.start(pre.engine(), grant, observer, cancel) {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
@@ -323,20 +376,23 @@ impl Sandbox {
 
     /// A store for listing a component's tools: no grant but
     /// [`DESCRIBE_LIMITS`], no one observing.
-    fn start_listing(&self) -> Result<Run, RunError> {
+    fn start_listing(&self, engine: &Engine) -> Result<Run, RunError> {
         let grant = Grant {
             limits: DESCRIBE_LIMITS,
             ..Grant::default()
         };
         self.start(
+            engine,
             &grant,
             Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
         )
     }
 
+    /// A store on `engine` (the one that compiled the code it will run).
     fn start(
         &self,
+        engine: &Engine,
         grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
@@ -361,7 +417,7 @@ impl Sandbox {
         state.redactor = redactor;
         let deadline = Instant::now() + grant.limits.time;
         state.deadline = deadline;
-        let mut store = Store::new(&self.engine, state);
+        let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
         if self.fuel {
             store
@@ -444,6 +500,25 @@ pub enum Linked {
 }
 
 impl Linked {
+    /// The engine its code belongs to (a store for it must be made there).
+    pub fn engine(&self) -> &Engine {
+        match self {
+            Linked::Tool(pre) => pre.engine(),
+            Linked::Functions(pre) => pre.pre.engine(),
+            Linked::Wasmcp(pre) => pre.pre.engine(),
+        }
+    }
+
+    /// What it was linked with, to link other code of the same component
+    /// (its optimised code) the same way.
+    pub fn exports(&self) -> Exports {
+        match self {
+            Linked::Tool(_) => Exports::Contract,
+            Linked::Functions(pre) => Exports::Functions(pre.functions().cloned().collect()),
+            Linked::Wasmcp(_) => Exports::Wasmcp,
+        }
+    }
+
     /// The contract's bindings; `None` for other kinds.
     pub fn tool(&self) -> Option<&ToolPre<CallState>> {
         match self {

@@ -17,7 +17,7 @@ use crate::tool::Content;
 /// of its functions, by tool name.
 #[derive(Clone)]
 pub struct FunctionsPre {
-    pre: InstancePre<CallState>,
+    pub(super) pre: InstancePre<CallState>,
     functions: HashMap<String, (ComponentExportIndex, Function)>,
 }
 

@@ -18,7 +18,7 @@ const MAX_PAGES: usize = 100;
 /// exports resolved.
 #[derive(Clone)]
 pub struct WasmcpPre {
-    pre: InstancePre<CallState>,
+    pub(super) pre: InstancePre<CallState>,
     list: ComponentExportIndex,
     call: ComponentExportIndex,
 }
@@ -154,7 +154,7 @@ impl Sandbox {
     /// Lists the component's tools by calling `list-tools` (every page, in
     /// one instance), under [`super::DESCRIBE_LIMITS`].
     pub fn list_wasmcp(&self, pre: &WasmcpPre) -> Result<Vec<DescribedTool>, RunError> {
-        let mut run = self.start_listing()?;
+        let mut run = self.start_listing(pre.pre.engine())?;
         let instantiated = pre.pre.instantiate(&mut run.store);
         let instance = run.finish(instantiated)?;
         let func = instance

@@ -1,0 +1,113 @@
+//! Tiered compilation: a big component not yet in the compile cache starts
+//! on code Winch compiles in a fraction of Cranelift's time, and
+//! Cranelift's optimised code replaces it once compiled (the runtime's
+//! `optimize` does that in the background while serving).
+//!
+//! Each tier has its own engine and linkers, because wasmtime code, stores
+//! and instances belong to one engine. Everything a call is granted is
+//! set up the same way on both: the linkers come from one function, and
+//! both engines run with epoch interruption (time limits, cancellation)
+//! and the same fuel setting; memory is limited per store on both.
+
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+use super::state::CallState;
+use super::{bindings, config, folders, sockets, waits, wasmcp};
+
+/// `AIRLOCK_TIERED=0` compiles every component with Cranelift before its
+/// first call (the benchmarks' control).
+pub const TIERED_VAR: &str = "AIRLOCK_TIERED";
+
+/// Which compiler made a component's code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tier {
+    /// Winch: compiled 3–5× faster, runs 10–35% slower.
+    Quick,
+    /// Cranelift with its optimisations: what every component ends on.
+    Optimized,
+}
+
+impl Tier {
+    /// How the compile cache tells a tier's entries apart.
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Tier::Quick => "quick",
+            Tier::Optimized => "opt",
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Quick => "quick",
+            Tier::Optimized => "optimized",
+        }
+    }
+}
+
+/// The tier a component's first calls run on: the quick tier only for a
+/// component of at least `tier_above` bytes whose optimised code is not
+/// cached (compiling what is cached costs nothing).
+pub(super) fn first_tier(size: usize, tier_above: Option<usize>, optimized_cached: bool) -> Tier {
+    match tier_above {
+        Some(above) if size >= above && !optimized_cached => Tier::Quick,
+        _ => Tier::Optimized,
+    }
+}
+
+/// One tier's engine and what components are linked against on it.
+pub(super) struct Backend {
+    pub(super) engine: Engine,
+    pub(super) linker: Linker<CallState>,
+    /// `linker` plus airlock's answers to wasmcp's composition, for
+    /// wasmcp tools components only.
+    pub(super) wasmcp_linker: Linker<CallState>,
+}
+
+impl Backend {
+    pub(super) fn new(engine: Engine) -> anyhow::Result<Self> {
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        // `wasi:http/outgoing-handler` and `types`; each request goes
+        // through the call's `network::HttpFilter`.
+        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
+        // Replaces `wasi:filesystem/types` with the create-only guard.
+        folders::add_to_linker(&mut linker)?;
+        config::add_to_linker(&mut linker)?;
+        waits::add_to_linker(&mut linker)?;
+        // Each TCP socket and name lookup holds a place among the call's
+        // descriptors.
+        sockets::add_to_linker(&mut linker)?;
+        bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state| state,
+        )?;
+        let mut wasmcp_linker = linker.clone();
+        wasmcp::add_stubs(&mut wasmcp_linker)?;
+        Ok(Backend {
+            engine,
+            linker,
+            wasmcp_linker,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_big_components_missing_from_the_cache_start_quick() {
+        let above = Some(1 << 20);
+        assert_eq!(first_tier(20 << 20, above, false), Tier::Quick);
+        assert_eq!(first_tier(1 << 20, above, false), Tier::Quick);
+        // Cached optimised code loads in milliseconds: no reason to wait
+        // for it on slower code.
+        assert_eq!(first_tier(20 << 20, above, true), Tier::Optimized);
+        // A Rust tool compiles fast enough as it is.
+        assert_eq!(first_tier(300 << 10, above, false), Tier::Optimized);
+        // Tiering off.
+        assert_eq!(first_tier(20 << 20, None, false), Tier::Optimized);
+        assert_eq!(first_tier(0, Some(0), false), Tier::Quick);
+    }
+}
