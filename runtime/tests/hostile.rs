@@ -246,12 +246,7 @@ limits = { fuel = 1000000, time = "5s" }
 "#,
         &[test_component("hostile")],
     );
-    let err = call(&runtime, "spin", json!({})).expect_err("fuel");
-    assert_eq!(err.to_string(), "fuel exhausted");
-    assert_eq!(
-        text(&call(&runtime, "good", json!({})).expect("good")),
-        "ok"
-    );
+    support::assert_fuel_runs_out(&runtime);
 }
 
 #[test]

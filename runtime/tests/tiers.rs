@@ -98,12 +98,7 @@ fn fuel_runs_out_on_quick_tier_code() {
     let policy = "[components.hostile]\nlimits = { fuel = 1000000, time = \"5s\" }\n";
     let runtime = quick_runtime(policy, cache.path(), true);
     assert_eq!(tier_of(&runtime, "spin"), Tier::Quick);
-    let err = call(&runtime, "spin", json!({})).expect_err("fuel");
-    assert_eq!(err.to_string(), "fuel exhausted");
-    assert_eq!(
-        text(&call(&runtime, "good", json!({})).expect("good")),
-        "ok"
-    );
+    support::assert_fuel_runs_out(&runtime);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use airlock::observe::Unobserved;
 use airlock::policy::Policy;
 use airlock::sandbox::{CompileCache, Sandbox, SandboxConfig};
 use airlock::tool::Output;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -145,6 +145,14 @@ pub fn call_error(runtime: &Runtime, tool: &str, args: Value) -> CallError {
     }
 }
 
+/// The hostile component's `spin` runs out of fuel under a fuel limit,
+/// and the same component's next call runs as if nothing happened.
+pub fn assert_fuel_runs_out(runtime: &Runtime) {
+    let err = call(runtime, "spin", json!({})).expect_err("fuel");
+    assert_eq!(err.to_string(), "fuel exhausted");
+    assert_eq!(text(&call(runtime, "good", json!({})).expect("good")), "ok");
+}
+
 /// The text of the first content block.
 pub fn text(output: &Output) -> String {
     match output.content.first() {
@@ -161,14 +169,14 @@ pub fn beside_good_calls<T: Send>(runtime: &Runtime, attack: impl FnOnce() -> T 
         let bad = scope.spawn(attack);
         let mut good_calls = 0;
         while !bad.is_finished() || good_calls == 0 {
-            let out = call(runtime, "good", serde_json::json!({}))
-                .expect("a well-behaved call beside an attack");
+            let out =
+                call(runtime, "good", json!({})).expect("a well-behaved call beside an attack");
             assert_eq!(text(&out), "ok");
             good_calls += 1;
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
         let result = bad.join().expect("the attack's thread");
-        let after = call(runtime, "good", serde_json::json!({})).expect("a call after the attack");
+        let after = call(runtime, "good", json!({})).expect("a call after the attack");
         assert_eq!(text(&after), "ok");
         result
     })
