@@ -78,7 +78,7 @@ impl SandboxConfig {
     /// Components of at least this many bytes whose optimised code is not
     /// in the compile cache start on the quick tier (see [`Tier`]); `None`
     /// compiles everything with Cranelift before its first call (what
-    /// `pull`, `publish` and `inspect` do, to fill the cache). Default:
+    /// `pull` does, to fill the cache). Default:
     /// [`TIER_ABOVE`], or `None` when `AIRLOCK_TIERED=0`.
     pub fn tier_above(mut self, bytes: Option<usize>) -> Self {
         self.tier_above = bytes;
