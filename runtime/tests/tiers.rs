@@ -1,7 +1,8 @@
 //! Tiered compilation: a component on quick-tier (Winch) code is held to
 //! every limit as on optimised code, the optimiser puts optimised code in
 //! place under a runtime that keeps serving, and the compile cache then
-//! starts the next runtime on optimised code at once.
+//! starts the next runtime on optimised code at once; a component the
+//! quick tier cannot compile starts optimised.
 //!
 //! Every component here starts on the quick tier (`tier_above(Some(0))`),
 //! each test with a compile cache of its own, so that optimised code is
@@ -152,4 +153,45 @@ fn small_components_start_optimised_by_default() {
     let report = runtime.load(&[test_component("hostile")]);
     assert!(report.refused.is_empty(), "{:?}", report.refused);
     assert_eq!(tier_of(&runtime, "good"), Tier::Optimized);
+}
+
+/// A component whose one core module uses a tail call (`return_call`), a
+/// proposal Cranelift compiles and Winch does not.
+const TAIL_CALL_COMPONENT: &[u8] = &[
+    0x00, 0x61, 0x73, 0x6d, 0x0d, 0x00, 0x01, 0x00, // component, version 0x0d
+    0x01, 26, // a core module of 26 bytes:
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // module, version 1
+    0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // types: () -> ()
+    0x03, 0x02, 0x01, 0x00, // one function of type 0
+    0x0a, 0x06, 0x01, 0x04, 0x00, 0x12, 0x00, 0x0b, // (return_call 0)
+];
+
+#[test]
+fn a_component_the_quick_tier_cannot_compile_starts_optimised() {
+    let cache = tempfile::tempdir().expect("cache dir");
+    let config = SandboxConfig::default()
+        .instances(4)
+        .cache(Some(CompileCache::new(cache.path())))
+        .tier_above(Some(0));
+    let sandbox = Sandbox::new(&config).expect("sandbox");
+    let compiled = sandbox
+        .compile("tail-call", TAIL_CALL_COMPONENT)
+        .expect("compiled by Cranelift when Winch refuses it");
+    assert_eq!(sandbox.tier(compiled.engine()), Tier::Optimized);
+    // Invalid bytes still fail, and say what they said without tiers.
+    let garbage = b"\0asm\x0d\0\x01\0\x01\x03abc";
+    let err = sandbox
+        .compile("garbage", garbage)
+        .expect_err("invalid component");
+    let untiered = Sandbox::new(
+        &SandboxConfig::default()
+            .instances(4)
+            .cache(None::<CompileCache>)
+            .tier_above(None),
+    )
+    .expect("sandbox");
+    let expected = untiered
+        .compile("garbage", garbage)
+        .expect_err("invalid component");
+    assert_eq!(format!("{err:#}"), format!("{expected:#}"));
 }

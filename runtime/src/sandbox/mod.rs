@@ -266,7 +266,15 @@ impl Sandbox {
             .as_ref()
             .filter(|_| tier::first_tier(bytes.len(), self.tier_above, false) == Tier::Quick);
         match quick {
-            Some(quick) => self.compile_on(quick, Tier::Quick, digest, bytes),
+            // Winch lacks proposals Cranelift compiles (tail calls, …): a
+            // component using one starts on optimised code instead. An
+            // invalid component thus fails with Cranelift's message.
+            Some(quick) => self
+                .compile_on(quick, Tier::Quick, digest, bytes)
+                .or_else(|err| {
+                    tracing::debug!("quick tier cannot compile {digest} ({err:#}); optimising");
+                    self.compile_optimized(digest, bytes)
+                }),
             None => self.compile_optimized(digest, bytes),
         }
     }
