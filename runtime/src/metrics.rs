@@ -58,6 +58,7 @@ struct Metrics {
     components: Gauge,
     tools: Gauge,
     loading: Gauge,
+    quick: Gauge,
 }
 
 fn durations() -> Histogram {
@@ -79,6 +80,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         components: Gauge::default(),
         tools: Gauge::default(),
         loading: Gauge::default(),
+        quick: Gauge::default(),
         registry: Registry::default(),
     };
     registry.register(
@@ -127,6 +129,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "components_loading",
         "Components still compiling after the server started",
         metrics.loading.clone(),
+    );
+    registry.register(
+        "components_quick",
+        "Components on quick-tier code while their optimised code compiles",
+        metrics.quick.clone(),
     );
     Metrics {
         registry,
@@ -178,6 +185,8 @@ pub struct Snapshot {
     pub components: usize,
     pub tools: usize,
     pub loading: usize,
+    /// Components on quick-tier code.
+    pub quick: usize,
     /// Tasks held, by status (`working`, `completed`, …).
     pub tasks: Vec<(&'static str, usize)>,
 }
@@ -191,6 +200,7 @@ pub fn render(now: &Snapshot) -> String {
     m.components.set(gauge(now.components));
     m.tools.set(gauge(now.tools));
     m.loading.set(gauge(now.loading));
+    m.quick.set(gauge(now.quick));
     m.tasks.clear();
     for (status, count) in &now.tasks {
         m.tasks

@@ -932,8 +932,10 @@ fn http_tasks_belong_to_their_token_and_the_get_stream_carries_notifications() {
 
 /// `/healthz` answers as soon as the server listens; `/readyz` is 503 while
 /// a component (here a Python one, not in the fresh compile cache) is
-/// still compiling, and 200 once its tool is served. Neither needs the
-/// token the policy requires for everything else; `/metrics` does.
+/// still compiling, and 200 once its tool is served (from quick-tier
+/// code, until `/metrics` shows its optimised code in place). Neither
+/// needs the token the policy requires for everything else; `/metrics`
+/// does.
 #[test]
 fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     let cache = tempfile::tempdir().expect("cache dir");
@@ -987,8 +989,38 @@ fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     assert_eq!(metrics.status, 200, "{}", metrics.body);
     assert!(
         metrics.body.contains("airlock_tools_loaded 1\n")
-            && metrics.body.contains("airlock_components_loading 0\n"),
+            && metrics.body.contains("airlock_components_loading 0\n")
+            // Served at first from quick-tier code: the Python component's
+            // optimised code takes seconds more to compile.
+            && metrics.body.contains("airlock_components_quick 1\n"),
         "{}",
         metrics.body
     );
+
+    // The server compiles the optimised code behind it and swaps it in;
+    // the tool answers on it.
+    let scrape = || {
+        let auth = [("Authorization", "Bearer ops-secret")];
+        http(served.addr, "GET", "/metrics", &auth, b"").body
+    };
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let mut metrics = scrape();
+    while metrics.contains("airlock_components_quick 1\n") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(250));
+        metrics = scrape();
+    }
+    assert!(
+        metrics.contains("airlock_components_quick 0\n"),
+        "{metrics}"
+    );
+    let request = br#"{"jsonrpc":"2.0","id":1,"method":"shipping_quote","params":{"destination":"eu","weight_kg":2}}"#;
+    let quote = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, ("Authorization", "Bearer ops-secret")],
+        request,
+    );
+    assert_eq!(quote.status, 200, "{}", quote.body);
+    assert!(quote.body.contains("\"result\""), "{}", quote.body);
 }

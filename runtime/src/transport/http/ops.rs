@@ -13,6 +13,7 @@ use hyper::StatusCode;
 
 use crate::metrics::{self, Snapshot};
 use crate::protocol::mcp::Server;
+use crate::sandbox::Tier;
 
 /// Whether the server should be sent requests, and why not.
 pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
@@ -51,6 +52,11 @@ pub fn metrics_text(server: &Server) -> String {
         components: catalog.components().len(),
         tools: catalog.tools().count(),
         loading: runtime.still_loading(),
+        quick: catalog
+            .components()
+            .iter()
+            .filter(|c| c.tier(runtime.sandbox()) == Tier::Quick)
+            .count(),
         tasks: server.tasks.count_by_status(),
     })
 }
