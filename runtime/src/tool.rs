@@ -13,6 +13,19 @@ pub struct Hints {
 }
 
 impl Hints {
+    /// The names of the hints that are on, as the policy file spells them.
+    pub fn names(&self) -> Vec<&'static str> {
+        let all = [
+            (self.read_only, "read-only"),
+            (self.destructive, "destructive"),
+            (self.idempotent, "idempotent"),
+            (self.open_world, "open-world"),
+        ];
+        all.into_iter()
+            .filter_map(|(on, name)| on.then_some(name))
+            .collect()
+    }
+
     /// Every combination of the four hints, for table-driven tests.
     pub fn all_combinations() -> impl Iterator<Item = Hints> {
         (0u8..16).map(|bits| Hints {

@@ -7,6 +7,7 @@
 //! never carry internal details: callers log those with `tracing` and send
 //! a generic text.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// Invalid JSON was received.
@@ -55,10 +56,11 @@ impl Id {
 }
 
 /// A JSON-RPC error object.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ErrorObject {
     pub code: i64,
     pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<Value>,
 }
 
@@ -95,19 +97,18 @@ impl ErrorObject {
         Self::new(INVALID_PARAMS, message)
     }
 
+    /// Invalid params, naming the one at fault in `data.parameter`.
+    pub fn invalid_param(parameter: &str, message: impl Into<String>) -> Self {
+        Self::invalid_params(message).with_data(json!({ "parameter": parameter }))
+    }
+
     /// An internal error; the cause must already be logged by the caller.
     pub fn internal() -> Self {
         Self::new(INTERNAL_ERROR, "Internal error")
     }
 
     pub fn to_json(&self) -> Value {
-        let mut map = Map::new();
-        map.insert("code".into(), self.code.into());
-        map.insert("message".into(), self.message.clone().into());
-        if let Some(data) = &self.data {
-            map.insert("data".into(), data.clone());
-        }
-        Value::Object(map)
+        json!(self)
     }
 }
 
@@ -235,24 +236,38 @@ pub fn message(value: Value) -> Message {
     }
 }
 
+/// A message of `fields` after `"jsonrpc": "2.0"`. The values are moved
+/// in: `json!` would serialize each interpolated value again (a deep copy
+/// of every result).
+fn envelope<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    let mut map = Map::with_capacity(N + 1);
+    map.insert("jsonrpc".into(), "2.0".into());
+    map.extend(fields.map(|(key, value)| (key.to_owned(), value)));
+    Value::Object(map)
+}
+
 /// A success response.
 pub fn response(id: &Id, result: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id.as_value(), "result": result })
+    envelope([("id", id.0.clone()), ("result", result)])
 }
 
 /// An error response.
 pub fn error_response(id: &Id, error: &ErrorObject) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id.as_value(), "error": error.to_json() })
+    envelope([("id", id.0.clone()), ("error", error.to_json())])
 }
 
 /// A notification we send.
 pub fn notification(method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "method": method, "params": params })
+    envelope([("method", method.into()), ("params", params)])
 }
 
 /// A request we send.
 pub fn request(id: &Id, method: &str, params: Value) -> Value {
-    json!({ "jsonrpc": "2.0", "id": id.as_value(), "method": method, "params": params })
+    envelope([
+        ("id", id.0.clone()),
+        ("method", method.into()),
+        ("params", params),
+    ])
 }
 
 /// Cuts client-supplied text before it goes into a message.

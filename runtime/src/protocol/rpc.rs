@@ -172,16 +172,7 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
         if let Some(title) = &info.title {
             let _ = writeln!(text, "  title: {title}");
         }
-        let hints = [
-            (info.hints.read_only, "read-only"),
-            (info.hints.destructive, "destructive"),
-            (info.hints.idempotent, "idempotent"),
-            (info.hints.open_world, "open-world"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, name)| *name)
-        .collect::<Vec<_>>();
+        let hints = info.hints.names();
         let hints = if hints.is_empty() {
             "none".to_string()
         } else {

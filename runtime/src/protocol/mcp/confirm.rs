@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use super::request::{Answer, Client, Ctx, missing_capability};
 use super::revision::Revision;
 use super::session::Session;
-use super::tasks::RELATED_TASK;
+use super::tasks::relate;
 use crate::call::{Confirmation, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::Outbox;
@@ -57,7 +57,7 @@ pub async fn ask(
         form.remove("mode");
     }
     if let Some(task) = task {
-        params["_meta"] = json!({ RELATED_TASK: { "taskId": task } });
+        relate(&mut params, task);
     }
     match session
         .ask(out, "elicitation/create", params, ASK_TIMEOUT)
@@ -131,9 +131,7 @@ pub async fn by_round_trip(
 }
 
 fn invalid_state(message: &str) -> Answer {
-    Answer::Error(
-        ErrorObject::invalid_params(message).with_data(json!({ "parameter": "requestState" })),
-    )
+    Answer::Error(ErrorObject::invalid_param("requestState", message))
 }
 
 /// Whether an elicitation result accepts the form.
@@ -193,10 +191,10 @@ pub fn share_key(key: [u8; 32]) {
 /// state; false when it was answered before.
 async fn first_use(ctx: &Ctx<'_>, state: &str) -> Result<bool, Answer> {
     let server = ctx.server();
-    let Some(shared) = &server.shared else {
-        return Ok(server.used_states.first_use(state, now_secs()));
-    };
     let expires = read_payload(state).map_or(now_secs() + STATE_TTL.as_secs(), |(e, _)| e);
+    let Some(shared) = &server.shared else {
+        return Ok(server.used_states.first_use(state, expires, now_secs()));
+    };
     let mark = hex::encode(Sha256::digest(state.as_bytes()));
     shared.first_use(&mark, expires).await.map_err(|err| {
         tracing::warn!("shared state: {err}");
@@ -269,12 +267,11 @@ pub struct UsedStates {
 }
 
 impl UsedStates {
-    /// Marks `state` (verified) as answered; false when it was answered
-    /// before.
-    pub fn first_use(&self, state: &str, now: u64) -> bool {
+    /// Marks `state` (verified, valid until `expires`) as answered; false
+    /// when it was answered before.
+    pub fn first_use(&self, state: &str, expires: u64, now: u64) -> bool {
         let mut used = lock(&self.used);
         used.retain(|_, expires| *expires > now);
-        let expires = read_payload(state).map_or(now + STATE_TTL.as_secs(), |(e, _)| e);
         used.insert(state.to_string(), expires).is_none()
     }
 }
@@ -307,13 +304,16 @@ mod tests {
         let digest = call_digest(None, "rm", &json!({}));
         let used = UsedStates::default();
         let state = sign_state(&digest, 1_000);
-        assert!(used.first_use(&state, 10));
-        assert!(!used.first_use(&state, 11), "a replay");
+        assert!(used.first_use(&state, 1_000, 10));
+        assert!(!used.first_use(&state, 1_000, 11), "a replay");
         let other = sign_state(&digest, 1_000);
-        assert!(used.first_use(&other, 12), "another state of the same call");
+        assert!(
+            used.first_use(&other, 1_000, 12),
+            "another state of the same call"
+        );
         // Past its expiry a state is no longer kept (and no longer valid).
         let later = sign_state(&digest, 2_000);
-        assert!(used.first_use(&later, 1_500));
+        assert!(used.first_use(&later, 2_000, 1_500));
         assert_eq!(lock(&used.used).len(), 1);
     }
 

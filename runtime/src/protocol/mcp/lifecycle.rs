@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use super::request::{Client, Ctx, TASKS_EXTENSION};
+use super::request::{Client, Ctx, TASKS_EXTENSION, bad_level};
 use super::revision::{self, Revision};
 use super::session::Session;
 use crate::protocol::jsonrpc::ErrorObject;
@@ -21,11 +21,6 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// `initialize`: negotiates the session's revision and reads what the
 /// client can do.
 pub fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
-    if session.revision().is_some() {
-        return Err(ErrorObject::invalid_request(
-            "the session is already initialized",
-        ));
-    }
     let asked = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -98,13 +93,7 @@ pub fn decorate(mut result: Value) -> Value {
 /// `logging/setLevel`: the session's lowest level of guest log messages.
 pub fn set_level(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     let name = params.get("level").and_then(Value::as_str).unwrap_or("");
-    let level = Level::parse(name).ok_or_else(|| {
-        ErrorObject::invalid_params(format!(
-            "level must be one of {}",
-            Level::ALL.map(Level::as_str).join(", ")
-        ))
-        .with_data(json!({ "parameter": "level" }))
-    })?;
+    let level = Level::parse(name).ok_or_else(|| bad_level("level"))?;
     ctx.session.level().store(level as u8, Ordering::Relaxed);
     Ok(json!({}))
 }

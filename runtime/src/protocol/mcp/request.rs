@@ -8,6 +8,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 use super::Server;
@@ -118,10 +120,12 @@ pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
     let meta = params.and_then(|p| p.get("_meta"));
     let stateless = Revision::V2026_07_28.as_str();
     let missing = |what: &str| {
-        ErrorObject::invalid_params(format!(
-            "params._meta[\"{what}\"] is required on every request of revision {stateless}"
-        ))
-        .with_data(json!({ "parameter": format!("_meta.{what}") }))
+        ErrorObject::invalid_param(
+            &format!("_meta.{what}"),
+            format!(
+                "params._meta[\"{what}\"] is required on every request of revision {stateless}"
+            ),
+        )
     };
     let version = meta
         .and_then(|m| m.get(META_VERSION))
@@ -136,13 +140,12 @@ pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
         .ok_or_else(|| missing(META_CAPABILITIES))?;
     let log_level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
         None | Some(Value::Null) => None,
-        Some(level) => Some(level.as_str().and_then(Level::parse).ok_or_else(|| {
-            ErrorObject::invalid_params(format!(
-                "_meta[\"{META_LOG_LEVEL}\"] must be one of {}",
-                Level::ALL.map(Level::as_str).join(", ")
-            ))
-            .with_data(json!({ "parameter": format!("_meta.{META_LOG_LEVEL}") }))
-        })?),
+        Some(level) => Some(
+            level
+                .as_str()
+                .and_then(Level::parse)
+                .ok_or_else(|| bad_level(&format!("_meta.{META_LOG_LEVEL}")))?,
+        ),
     };
     Ok(Meta {
         client: Client::from_capabilities(Some(capabilities)),
@@ -164,12 +167,49 @@ pub fn missing_capability(message: String, required: Value) -> ErrorObject {
         .with_data(json!({ "requiredCapabilities": required }))
 }
 
+/// The error for a log level that is not one of [`Level::ALL`].
+pub fn bad_level(parameter: &str) -> ErrorObject {
+    let levels = Level::ALL.map(Level::as_str).join(", ");
+    ErrorObject::invalid_param(parameter, format!("{parameter} must be one of {levels}"))
+}
+
 /// The string parameter `key`, described as `what` when it is missing.
 pub fn required_str<'p>(params: &'p Value, key: &str, what: &str) -> Result<&'p str, ErrorObject> {
-    params.get(key).and_then(Value::as_str).ok_or_else(|| {
-        ErrorObject::invalid_params(format!("{key} ({what}) is required"))
-            .with_data(json!({ "parameter": key }))
-    })
+    params
+        .get(key)
+        .and_then(Value::as_str)
+        .ok_or_else(|| ErrorObject::invalid_param(key, format!("{key} ({what}) is required")))
+}
+
+/// Where a page starts: after the item named in `params.cursor` (made by
+/// [`cursor_after`] with the same `kind`); `None` for the first page.
+pub fn read_cursor(params: &Value, kind: &str) -> Result<Option<String>, ErrorObject> {
+    let invalid = || ErrorObject::invalid_param("cursor", "Invalid cursor");
+    match params.get("cursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(cursor)) => {
+            let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
+            let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+            let last = text
+                .strip_prefix("after:")
+                .and_then(|t| t.strip_prefix(kind));
+            last.map(|last| Some(last.to_owned())).ok_or_else(invalid)
+        }
+        Some(_) => Err(invalid()),
+    }
+}
+
+/// The `nextCursor` of a page of `kind` items whose last is `last`.
+pub fn cursor_after(kind: &str, last: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("after:{kind}{last}"))
+}
+
+/// The first `size` items and whether more follow.
+pub fn page<T>(items: impl Iterator<Item = T>, size: usize) -> (Vec<T>, bool) {
+    let mut page: Vec<T> = items.take(size + 1).collect();
+    let more = page.len() > size;
+    page.truncate(size);
+    (page, more)
 }
 
 /// What a request handler produced.
@@ -254,6 +294,36 @@ mod tests {
             );
         }
         assert_eq!(Client::from_capabilities(None), Client::default());
+    }
+
+    #[test]
+    fn cursors_round_trip_within_their_kind() {
+        let params = |c: &str| json!({ "cursor": c });
+        let tools = cursor_after("", "b_tool");
+        assert_eq!(
+            read_cursor(&params(&tools), "").unwrap().as_deref(),
+            Some("b_tool")
+        );
+        let tasks = cursor_after("task:", "ab12");
+        assert_eq!(
+            read_cursor(&params(&tasks), "task:").unwrap().as_deref(),
+            Some("ab12")
+        );
+        assert!(
+            read_cursor(&params(&tools), "task:").is_err(),
+            "another kind's cursor"
+        );
+        for bad in [
+            json!({"cursor": "bm9wZQ"}),
+            json!({"cursor": "%%%"}),
+            json!({"cursor": 3}),
+        ] {
+            let err = read_cursor(&bad, "").unwrap_err();
+            assert_eq!(err.data, Some(json!({"parameter": "cursor"})), "{bad}");
+        }
+        assert_eq!(read_cursor(&json!({}), "").unwrap(), None);
+        assert_eq!(page(1..=5, 2), (vec![1, 2], true));
+        assert_eq!(page(1..=2, 2), (vec![1, 2], false));
     }
 
     #[test]

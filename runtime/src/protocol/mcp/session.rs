@@ -193,22 +193,17 @@ impl Session {
     /// tasks unless they belong to a token (then another session of the
     /// same token may still fetch them).
     pub fn cancel_all(&self) {
-        for token in lock(&self.running).values() {
-            token.cancel();
-        }
-        self.end_tasks();
+        self.stop_all(CancelToken::cancel);
     }
 
     /// Stops every call of this session because the server is shutting
     /// down: each still answers, with an error saying so.
     pub fn shut_down_all(&self) {
-        for token in lock(&self.running).values() {
-            token.shut_down();
-        }
-        self.end_tasks();
+        self.stop_all(CancelToken::shut_down);
     }
 
-    fn end_tasks(&self) {
+    fn stop_all(&self, stop: fn(&CancelToken)) {
+        lock(&self.running).values().for_each(stop);
         lock(&self.pending).clear();
         if self.token.is_none() {
             let owner = Owner::Session(self.key);

@@ -9,47 +9,36 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::confirm;
-use super::request::{Answer, Ctx, TASKS_EXTENSION, missing_capability, required_str};
+use super::request::{
+    Answer, Ctx, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
+};
 use super::tasks;
 use crate::call::{CallError, PreparedCall};
 use crate::observe::CallObserver;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::Outbox;
-use crate::tool::{Level, TaskSupport};
+use crate::tool::{Level, Output, TaskSupport};
 
 /// Tools per `tools/list` page.
 pub const PAGE_SIZE: usize = 50;
 
 /// `tools/list`: the tools the caller may see, a page at a time.
 pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = match params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(cursor)) => Some(decode_cursor(cursor).ok_or_else(invalid_cursor)?),
-        Some(_) => return Err(invalid_cursor()),
-    };
+    let after = read_cursor(params, "")?;
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .tools()
         .filter(|t| ctx.allows(&t.info.name))
         .filter(|t| after.as_deref().is_none_or(|a| t.info.name.as_str() > a));
-    let mut tools = Vec::new();
-    let mut last = None;
-    let mut more = false;
-    for tool in visible {
-        if tools.len() == PAGE_SIZE {
-            more = true;
-            break;
-        }
-        tools.push(tool.info.to_mcp());
-        last = Some(tool.info.name.clone());
-    }
-    let mut result = json!({ "tools": tools });
-    if more && let Some(last) = last {
-        result["nextCursor"] = encode_cursor(&last).into();
+    let (tools, more) = page(visible, PAGE_SIZE);
+    // Assigned, not interpolated into `json!`, which would copy it again.
+    let mut result = json!({});
+    result["tools"] = tools.iter().map(|t| t.info.to_mcp()).collect();
+    if more && let Some(last) = tools.last() {
+        result["nextCursor"] = cursor_after("", &last.info.name).into();
     }
     if ctx.revision.is_stateless() {
         result["ttlMs"] = super::lifecycle::LIST_TTL_MS.into();
@@ -72,30 +61,21 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
         Ok(name) => name,
         Err(error) => return Answer::Error(error),
     };
+    let runtime = &ctx.server().runtime;
+    let unknown = || Answer::Error(unknown_tool(name, runtime.still_loading()));
     // A tool the token may not see does not exist for this client.
-    if !ctx.allows(name) {
-        return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
-    }
-    let Some(support) = ctx
-        .server()
-        .runtime
-        .catalog()
-        .tool(name)
-        .map(|t| t.info.task_support)
-    else {
-        return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
+    let support = runtime.catalog().tool(name).map(|t| t.info.task_support);
+    let Some(support) = support.filter(|_| ctx.allows(name)) else {
+        return unknown();
     };
     let task = match as_task(ctx, name, support, params.get("task")) {
         Ok(task) => task,
         Err(error) => return Answer::Error(error),
     };
     let progress = params.pointer("/_meta/progressToken").cloned();
-    let runtime = &ctx.server().runtime;
     let mut prepared = match runtime.prepare(ctx.caller().clone(), name, arguments) {
         Ok(prepared) => prepared,
-        Err(CallError::UnknownTool(_)) => {
-            return Answer::Error(unknown_tool(name, ctx.server().runtime.still_loading()));
-        }
+        Err(CallError::UnknownTool(_)) => return unknown(),
         Err(err) => {
             return match task {
                 Some(ttl) if ctx.revision.refusals_become_tasks() => {
@@ -196,12 +176,21 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
     if cancel.is_cancelled() {
         return Answer::Nothing;
     }
-    match outcome {
-        Some(Ok(output)) => Answer::Result(output.to_mcp()),
-        Some(Err(err)) => Answer::Result(tool_error(&err)),
+    outcome_of(&name, outcome).into()
+}
+
+/// What a call's run answers: its result, a tool error the model can read
+/// (`isError`), or an internal error when its thread failed.
+pub fn outcome_of(
+    tool: &str,
+    run: Option<Result<Output, CallError>>,
+) -> Result<Value, ErrorObject> {
+    match run {
+        Some(Ok(output)) => Ok(output.to_mcp()),
+        Some(Err(err)) => Ok(tool_error(&err)),
         None => {
-            tracing::error!(tool = %name, "the call's thread failed");
-            Answer::Error(ErrorObject::internal())
+            tracing::error!(tool, "the call's thread failed");
+            Err(ErrorObject::internal())
         }
     }
 }
@@ -244,22 +233,6 @@ pub fn shutting_down() -> ErrorObject {
         jsonrpc::TOOL_FAILED,
         "the server is shutting down; the call was stopped before it finished",
     )
-}
-
-fn invalid_cursor() -> ErrorObject {
-    ErrorObject::invalid_params("Invalid cursor").with_data(json!({ "parameter": "cursor" }))
-}
-
-pub fn encode_cursor(last: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("after:{last}"))
-}
-
-pub fn decode_cursor(cursor: &str) -> Option<String> {
-    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(cursor)
-        .ok()?;
-    let text = String::from_utf8(bytes).ok()?;
-    text.strip_prefix("after:").map(str::to_owned)
 }
 
 /// Turns the guest's log and progress reports into MCP notifications.
@@ -354,15 +327,5 @@ mod tests {
                 .unwrap()
                 .contains("busy")
         );
-    }
-
-    #[test]
-    fn cursors_round_trip() {
-        assert_eq!(
-            decode_cursor(&encode_cursor("b_tool")).as_deref(),
-            Some("b_tool")
-        );
-        assert_eq!(decode_cursor("bm9wZQ"), None); // "nope": no prefix
-        assert_eq!(decode_cursor("%%%"), None);
     }
 }

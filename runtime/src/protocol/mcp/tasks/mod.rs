@@ -20,13 +20,13 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use shared::Found;
-pub use store::{Owner, RELATED_TASK, Snapshot, Status, Task, TaskStore};
+pub use store::{Owner, RELATED_TASK, Snapshot, Status, Task, TaskStore, relate};
 
 use super::confirm;
-use super::request::{Answer, Client, Ctx, required_str};
+use super::request::{Answer, Client, Ctx, cursor_after, read_cursor, required_str};
 use super::revision::Revision;
 use super::session::Session;
-use super::tools::{Observer, decode_cursor, encode_cursor};
+use super::tools::{Observer, outcome_of};
 use crate::call::PreparedCall;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::{Inbox, Outbox};
@@ -37,10 +37,12 @@ use crate::tool::Level;
 /// must be an object.
 pub fn ttl(task: &Value, key: &str) -> Result<Option<u64>, ErrorObject> {
     let invalid = || {
-        ErrorObject::invalid_params(format!(
-            "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
-        ))
-        .with_data(json!({ "parameter": "task" }))
+        ErrorObject::invalid_param(
+            "task",
+            format!(
+                "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
+            ),
+        )
     };
     let map = task.as_object().ok_or_else(invalid)?;
     match map.get(key) {
@@ -59,9 +61,11 @@ pub fn ttl(task: &Value, key: &str) -> Result<Option<u64>, ErrorObject> {
 /// The `CreateTaskResult` in the request's revision.
 fn created(ctx: &Ctx<'_>, task: &Task) -> Value {
     if !ctx.revision.is_stateless() {
-        return json!({ "task": task.to_json() });
+        let mut result = json!({});
+        result["task"] = task.to_mcp(ctx.revision);
+        return result;
     }
-    let mut result = task.to_json_extension();
+    let mut result = task.to_mcp(ctx.revision);
     if let Some(map) = result.as_object_mut() {
         map.remove("result");
         map.remove("error");
@@ -166,14 +170,7 @@ impl Run {
                 tool: name.clone(),
                 progress: self.progress.clone(),
             });
-            let outcome = match prepared.run_on_lane(observer).await {
-                Some(Ok(output)) => Ok(output.to_mcp()),
-                Some(Err(err)) => Ok(super::tools::tool_error(&err)),
-                None => {
-                    tracing::error!(tool = %name, "the task's thread failed");
-                    Err(ErrorObject::internal())
-                }
-            };
+            let outcome = outcome_of(&name, prepared.run_on_lane(observer).await);
             if task.finish(outcome) {
                 tracing::info!(task = %task.id, tool = %name, status = task.status().as_str(), "task ended");
                 self.status_changed();
@@ -184,18 +181,16 @@ impl Run {
     }
 
     fn status_changed(&self) {
-        status_changed(&self.session, self.revision, &self.task);
+        status_changed(&self.session, self.revision, &self.task.summary());
     }
 }
 
 /// `notifications/tasks/status` on the standing stream, in the revisions
 /// that have it.
-fn status_changed(session: &Session, revision: Revision, task: &Task) {
+fn status_changed(session: &Session, revision: Revision, task: &Snapshot) {
     if revision.has_core_tasks() {
-        session.notify_standing(jsonrpc::notification(
-            "notifications/tasks/status",
-            task.to_json(),
-        ));
+        let status = task.to_mcp(revision);
+        session.notify_standing(jsonrpc::notification("notifications/tasks/status", status));
     }
 }
 
@@ -205,11 +200,8 @@ fn status_changed(session: &Session, revision: Revision, task: &Task) {
 /// or the task ends; a notification with no one to receive it is dropped.
 async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
     while let Some(mut message) = inbox.recv().await {
-        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
-            let meta = params.entry("_meta").or_insert_with(|| json!({}));
-            if meta.is_object() {
-                meta[RELATED_TASK] = json!({ "taskId": task.id });
-            }
+        if let Some(params) = message.get_mut("params") {
+            relate(params, &task.id);
         }
         let is_request = message.get("id").is_some();
         loop {
@@ -237,31 +229,24 @@ async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
 /// caller owns it.
 async fn find(ctx: &Ctx<'_>, params: &Value) -> Result<Found, ErrorObject> {
     let id = required_str(params, "taskId", "a string")?;
+    let owner = ctx.owner();
     ctx.server()
         .tasks
-        .find(id, &ctx.owner())
+        .find(id, &owner)
         .await?
-        .ok_or_else(|| {
-            ErrorObject::invalid_params("Failed to retrieve task: Task not found")
-                .with_data(json!({ "parameter": "taskId" }))
-        })
+        .ok_or_else(task_not_found)
 }
 
-/// The `Task` object in the request's revision.
-fn shown(ctx: &Ctx<'_>, task: &Snapshot) -> Value {
-    if ctx.revision.is_stateless() {
-        task.to_json_extension()
-    } else {
-        task.to_json()
-    }
+/// No task of the caller has the id asked.
+pub(super) fn task_not_found() -> ErrorObject {
+    ErrorObject::invalid_param("taskId", "Failed to retrieve task: Task not found")
 }
 
 /// `tasks/get`.
 pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     Ok(match find(ctx, params).await? {
-        Found::Here(task) if ctx.revision.is_stateless() => task.to_json_extension(),
-        Found::Here(task) => task.to_json(),
-        Found::Elsewhere(record) => shown(ctx, &record.snapshot()),
+        Found::Here(task) => task.to_mcp(ctx.revision),
+        Found::Elsewhere(record) => record.task.to_mcp(ctx.revision),
     })
 }
 
@@ -276,30 +261,22 @@ pub async fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject>
 pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     const WHY: &str = "The task was cancelled by request.";
     let (cancelled, task) = match find(ctx, params).await? {
-        Found::Here(task) => {
-            let cancelled = task.cancel(WHY);
-            (cancelled, task.summary())
-        }
+        Found::Here(task) => (task.cancel(WHY), task.summary()),
         Found::Elsewhere(record) => {
             let Some(shared) = ctx.server().tasks.sharing() else {
                 return Err(ErrorObject::internal());
             };
-            let snapshot = record.snapshot();
+            let before = record.task.clone();
             match shared.cancel(*record, WHY).await? {
-                Ok(cancelled) => (Ok(()), cancelled.snapshot()),
-                Err(status) => (Err(status), snapshot),
+                Ok(cancelled) => (Ok(()), cancelled.task),
+                Err(status) => (Err(status), before),
             }
         }
     };
     match cancelled {
         Ok(()) => {
             tracing::info!(task = %task.id, tool = %task.tool, "task cancelled by the client");
-            if ctx.revision.has_core_tasks() {
-                ctx.session.notify_standing(jsonrpc::notification(
-                    "notifications/tasks/status",
-                    task.to_json(),
-                ));
-            }
+            status_changed(ctx.session, ctx.revision, &task);
         }
         Err(_) if ctx.revision.is_stateless() => {}
         Err(status) => {
@@ -312,7 +289,7 @@ pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject>
     Ok(if ctx.revision.is_stateless() {
         json!({})
     } else {
-        task.to_json()
+        task.to_mcp(ctx.revision)
     })
 }
 
@@ -333,7 +310,7 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
             };
             let owner = shared::owner_key(&ctx.owner()).unwrap_or_default();
             match shared.wait(*record, &owner).await {
-                Ok(done) => (done.id().to_string(), done.snapshot().outcome),
+                Ok(done) => (done.task.id, done.task.outcome),
                 Err(error) => return Answer::Error(error),
             }
         }
@@ -341,10 +318,7 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
     };
     match outcome {
         Some(Ok(mut result)) => {
-            if let Some(map) = result.as_object_mut() {
-                let meta = map.entry("_meta").or_insert_with(|| json!({}));
-                meta[RELATED_TASK] = json!({ "taskId": id });
-            }
+            relate(&mut result, &id);
             Answer::Result(result)
         }
         Some(Err(error)) => Answer::Error(error),
@@ -355,27 +329,14 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
 /// `tasks/list` (2025-11-25, authenticated callers): the caller's tasks,
 /// oldest first, a page at a time.
 pub async fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let invalid = || {
-        ErrorObject::invalid_params("Invalid cursor").with_data(json!({ "parameter": "cursor" }))
-    };
-    let after = match params.get("cursor") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(cursor)) => Some(
-            decode_cursor(cursor)
-                .and_then(|c| c.strip_prefix("task:").map(str::to_owned))
-                .ok_or_else(invalid)?,
-        ),
-        Some(_) => return Err(invalid()),
-    };
-    let (page, more) = ctx
-        .server()
-        .tasks
-        .list_all(&ctx.owner(), after.as_deref())
-        .await?
-        .ok_or_else(invalid)?;
-    let mut result = json!({ "tasks": page.iter().map(|t| t.to_json()).collect::<Vec<_>>() });
+    let after = read_cursor(params, "task:")?;
+    let tasks = &ctx.server().tasks;
+    let (page, more) = (tasks.list_all(&ctx.owner(), after.as_deref()).await?)
+        .ok_or_else(|| ErrorObject::invalid_param("cursor", "Invalid cursor"))?;
+    let mut result = json!({});
+    result["tasks"] = page.iter().map(|t| t.to_mcp(ctx.revision)).collect();
     if more && let Some(last) = page.last() {
-        result["nextCursor"] = encode_cursor(&format!("task:{}", last.id)).into();
+        result["nextCursor"] = cursor_after("task:", &last.id).into();
     }
     Ok(result)
 }

@@ -20,13 +20,15 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::store::{Owner, Snapshot, Status, Task};
+use super::store::{
+    MAX_TASKS_PER_OWNER, Outcome, Owner, Snapshot, Status, Task, cancelled_result, too_many_tasks,
+};
+use super::task_not_found;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::state::{SharedState, StateError};
 use crate::sync::lock;
@@ -46,147 +48,41 @@ pub fn owner_key(owner: &Owner) -> Option<String> {
     }
 }
 
-fn ms(at: SystemTime) -> u64 {
-    at.duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
-fn at(ms: u64) -> SystemTime {
-    UNIX_EPOCH + Duration::from_millis(ms)
-}
-
-/// A JSON-RPC error as a record keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct StoredError {
-    code: i64,
-    message: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    data: Option<Value>,
-}
-
-/// A task as the shared store keeps it.
+/// A task as the shared store keeps it: what its `Task` objects show, its
+/// owner, and the replica running it (whose lease says whether it still
+/// does).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Record {
-    id: String,
     owner: String,
-    tool: String,
-    /// The replica running it (whose lease says whether it still does).
     replica: String,
-    created_ms: u64,
-    updated_ms: u64,
-    ttl_ms: u64,
-    status: Status,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    result: Option<Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    error: Option<StoredError>,
+    #[serde(flatten)]
+    pub task: Snapshot,
 }
 
 impl Record {
-    fn of(task: &Snapshot, owner: String, replica: &str) -> Record {
-        let (result, error) = match &task.outcome {
-            Some(Ok(result)) => (Some(result.clone()), None),
-            Some(Err(e)) => (
-                None,
-                Some(StoredError {
-                    code: e.code,
-                    message: e.message.clone(),
-                    data: e.data.clone(),
-                }),
-            ),
-            None => (None, None),
-        };
-        Record {
-            id: task.id.clone(),
-            owner,
-            tool: task.tool.clone(),
-            replica: replica.to_string(),
-            created_ms: ms(task.created),
-            updated_ms: ms(task.updated),
-            ttl_ms: task.ttl_ms,
-            status: task.status,
-            message: task.message.clone(),
-            result,
-            error,
-        }
-    }
-
     fn json(&self) -> String {
         // A record is plain data: serializing it cannot fail.
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    pub fn id(&self) -> &str {
-        &self.id
-    }
-
-    pub fn tool(&self) -> &str {
-        &self.tool
-    }
-
-    pub fn status(&self) -> Status {
-        self.status
-    }
-
-    pub fn snapshot(&self) -> Snapshot {
-        let outcome = match (&self.result, &self.error) {
-            (Some(result), _) => Some(Ok(result.clone())),
-            (None, Some(e)) => Some(Err(ErrorObject {
-                code: e.code,
-                message: e.message.clone(),
-                data: e.data.clone(),
-            })),
-            (None, None) => None,
-        };
-        Snapshot {
-            id: self.id.clone(),
-            tool: self.tool.clone(),
-            created: at(self.created_ms),
-            ttl_ms: self.ttl_ms,
-            status: self.status,
-            message: self.message.clone(),
-            updated: at(self.updated_ms),
-            outcome,
-        }
-    }
-
-    fn ended(
-        mut self,
-        status: Status,
-        message: String,
-        outcome: Result<Value, StoredError>,
-    ) -> Self {
-        self.status = status;
-        self.message = Some(message);
-        self.updated_ms = ms(SystemTime::now());
-        match outcome {
-            Ok(result) => self.result = Some(result),
-            Err(error) => self.error = Some(error),
-        }
+    fn ended(mut self, status: Status, message: &str, outcome: Outcome) -> Self {
+        self.task.status = status;
+        self.task.message = Some(message.to_string());
+        self.task.updated = SystemTime::now();
+        self.task.outcome = Some(outcome);
         self
     }
 
     /// The record of a task cancelled by a client of another replica.
     fn cancelled(self, why: &str) -> Self {
-        let text = format!("the task was cancelled: {why}");
-        self.ended(
-            Status::Cancelled,
-            why.to_string(),
-            Ok(serde_json::json!({ "content": [{ "type": "text", "text": text }], "isError": true })),
-        )
+        self.ended(Status::Cancelled, why, Ok(cancelled_result(why)))
     }
 
     /// The record of a task whose replica stopped before it ended.
     fn orphaned(self) -> Self {
         let why = "the server running this task stopped before it ended; call the tool again";
-        let error = StoredError {
-            code: jsonrpc::INTERNAL_ERROR,
-            message: why.to_string(),
-            data: None,
-        };
-        self.ended(Status::Failed, why.to_string(), Err(error))
+        let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, why);
+        self.ended(Status::Failed, why, Err(error))
     }
 }
 
@@ -210,11 +106,15 @@ impl Mirror {
         let Some(owner) = owner_key(owner) else {
             return;
         };
-        let is_final = task.status.is_terminal();
-        let record = Record::of(&task, owner, &self.replica);
+        let (id, is_final) = (task.id.clone(), task.status.is_terminal());
+        let record = Record {
+            owner,
+            replica: self.replica.clone(),
+            task,
+        };
         self.pending.fetch_add(1, Ordering::SeqCst);
         let sent = self.queue.send(Write {
-            id: record.id.clone(),
+            id,
             record: record.json(),
             is_final,
         });
@@ -280,20 +180,21 @@ impl Shared {
     }
 
     /// Refuses a new task when `owner` holds too many over every replica.
-    pub async fn check_room(&self, owner: &str, limit: usize) -> Result<(), ErrorObject> {
+    pub async fn check_room(&self, owner: &str) -> Result<(), ErrorObject> {
         let held = self.state.count_tasks(owner).await.map_err(unreachable)?;
-        if held >= limit {
-            return Err(ErrorObject::new(
-                jsonrpc::BUSY,
-                format!("too many tasks ({limit}); wait for some to expire or cancel them"),
-            ));
+        match held >= MAX_TASKS_PER_OWNER {
+            true => Err(too_many_tasks()),
+            false => Ok(()),
         }
-        Ok(())
     }
 
     /// Stores a task just made here.
     pub async fn publish(&self, task: &Task, owner: &str) -> Result<(), ErrorObject> {
-        let record = Record::of(&task.summary(), owner.to_string(), self.state.replica());
+        let record = Record {
+            owner: owner.to_string(),
+            replica: self.state.replica().to_string(),
+            task: task.summary(),
+        };
         self.state
             .create_task(
                 &task.id,
@@ -360,10 +261,10 @@ impl Shared {
         record: Record,
         why: &str,
     ) -> Result<Result<Record, Status>, ErrorObject> {
-        if record.status.is_terminal() {
-            return Ok(Err(record.status));
+        if record.task.status.is_terminal() {
+            return Ok(Err(record.task.status));
         }
-        let id = record.id.clone();
+        let id = record.task.id.clone();
         let cancelled = record.cancelled(why);
         if self
             .state
@@ -374,7 +275,7 @@ impl Shared {
             return Ok(Ok(cancelled));
         }
         match self.read(&id).await? {
-            Some((now, _)) => Ok(Err(now.status)),
+            Some((now, _)) => Ok(Err(now.task.status)),
             None => Ok(Err(Status::Cancelled)),
         }
     }
@@ -382,11 +283,12 @@ impl Shared {
     /// Waits until another replica's task is terminal.
     pub async fn wait(&self, record: Record, owner: &str) -> Result<Record, ErrorObject> {
         let mut record = record;
-        while !record.status.is_terminal() {
+        while !record.task.status.is_terminal() {
             tokio::time::sleep(POLL).await;
-            record = self.find(&record.id, owner).await?.ok_or_else(|| {
-                ErrorObject::invalid_params("Failed to retrieve task: Task not found")
-            })?;
+            record = self
+                .find(&record.task.id, owner)
+                .await?
+                .ok_or_else(task_not_found)?;
         }
         Ok(record)
     }
@@ -450,8 +352,8 @@ impl super::TaskStore {
         }
     }
 
-    /// Creates a `working` task as [`Self::create`] does, and stores it
-    /// for the other replicas when it is shared.
+    /// Creates a `working` task (see `create`), and stores it for the
+    /// other replicas when it is shared.
     pub async fn open(
         &self,
         owner: Owner,
@@ -461,12 +363,10 @@ impl super::TaskStore {
     ) -> Result<Arc<Task>, ErrorObject> {
         let shared = self.shared.as_ref().zip(owner_key(&owner));
         let Some((shared, key)) = shared else {
-            return self.create(owner, tool, ttl_ms, cancel);
+            return self.create(owner, tool, ttl_ms, cancel, None);
         };
-        shared
-            .check_room(&key, super::store::MAX_TASKS_PER_OWNER)
-            .await?;
-        let task = self.create_here(owner, tool, ttl_ms, cancel, Some(shared.mirror()))?;
+        shared.check_room(&key).await?;
+        let task = self.create(owner, tool, ttl_ms, cancel, Some(shared.mirror()))?;
         if let Err(error) = shared.publish(&task, &key).await {
             lock(&self.tasks).remove(&task.id);
             return Err(error);
@@ -496,7 +396,7 @@ impl super::TaskStore {
         after: Option<&str>,
     ) -> Result<Option<(Vec<Snapshot>, bool)>, ErrorObject> {
         let Some((shared, key)) = self.shared.as_ref().zip(owner_key(owner)) else {
-            return Ok(self.list(owner, after));
+            return Ok(super::store::page(self.list_here(owner), after));
         };
         let here: HashMap<String, Snapshot> = self
             .list_here(owner)
@@ -507,11 +407,10 @@ impl super::TaskStore {
             .owned(&key)
             .await?
             .into_iter()
-            .filter(|r| !here.contains_key(&r.id))
-            .map(|r| {
-                let mut snapshot = r.snapshot();
-                snapshot.outcome = None;
-                snapshot
+            .filter(|r| !here.contains_key(&r.task.id))
+            .map(|r| Snapshot {
+                outcome: None,
+                ..r.task
             })
             .collect();
         all.extend(here.into_values());
@@ -550,7 +449,13 @@ impl super::TaskStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::mcp::Revision;
     use serde_json::json;
+    use std::time::UNIX_EPOCH;
+
+    fn at(ms: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_millis(ms)
+    }
 
     fn snapshot(status: Status, outcome: Option<super::super::store::Outcome>) -> Snapshot {
         Snapshot {
@@ -587,25 +492,37 @@ mod tests {
         let statuses = [Status::Working, Status::Completed, Status::Failed];
         for (status, outcome) in statuses.into_iter().zip(outcomes) {
             let here = snapshot(status, outcome);
-            let json = Record::of(&here, "anyone".into(), "r1").json();
-            let back: Record = serde_json::from_str(&json).unwrap();
-            let there = back.snapshot();
-            assert_eq!(there.to_json(), here.to_json(), "{status:?}");
+            let record = Record {
+                owner: "anyone".into(),
+                replica: "r1".into(),
+                task: here.clone(),
+            };
+            let back: Record = serde_json::from_str(&record.json()).unwrap();
             assert_eq!(
-                there.to_json_extension(),
-                here.to_json_extension(),
-                "{status:?}"
+                (back.owner.as_str(), back.replica.as_str()),
+                ("anyone", "r1")
             );
+            for revision in [Revision::V2025_11_25, Revision::V2026_07_28] {
+                let shown = back.task.to_mcp(revision);
+                assert_eq!(shown, here.to_mcp(revision), "{status:?} {revision:?}");
+            }
         }
     }
 
     #[test]
     fn cancelled_and_orphaned_records_end_the_task() {
-        let record = Record::of(&snapshot(Status::Working, None), "anyone".into(), "r1");
-        let cancelled = record.clone().cancelled("asked").snapshot();
+        let record = Record {
+            owner: "anyone".into(),
+            replica: "r1".into(),
+            task: snapshot(Status::Working, None),
+        };
+        let cancelled = record.clone().cancelled("asked").task;
         assert_eq!(cancelled.status, Status::Cancelled);
-        assert_eq!(cancelled.to_json()["statusMessage"], "asked");
-        let orphaned = record.orphaned().snapshot().to_json_extension();
+        assert_eq!(
+            cancelled.to_mcp(Revision::V2025_11_25)["statusMessage"],
+            "asked"
+        );
+        let orphaned = record.orphaned().task.to_mcp(Revision::V2026_07_28);
         assert_eq!(orphaned["status"], "failed");
         assert_eq!(orphaned["error"]["code"], -32603);
         assert!(

@@ -17,11 +17,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use super::shared::{Mirror, Shared};
 use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::mcp::Revision;
 use crate::protocol::outbox::Outbox;
 use crate::sandbox::CancelToken;
 use crate::sync::lock;
@@ -42,7 +44,7 @@ pub const LIST_PAGE: usize = 50;
 pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 
 /// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Working,
@@ -53,6 +55,14 @@ pub enum Status {
 }
 
 impl Status {
+    pub const ALL: [Status; 5] = [
+        Status::Working,
+        Status::InputRequired,
+        Status::Completed,
+        Status::Failed,
+        Status::Cancelled,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Working => "working",
@@ -116,70 +126,87 @@ fn timestamp(at: SystemTime) -> String {
 }
 
 /// A task as it is at one moment, here or on another replica: what the
-/// `Task` objects of both revisions are made of.
-#[derive(Debug, Clone)]
+/// `Task` objects of both revisions are made of, and what the shared store
+/// keeps of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Snapshot {
     pub id: String,
     pub tool: String,
     pub created: SystemTime,
     pub ttl_ms: u64,
     pub status: Status,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     pub updated: SystemTime,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
 }
 
 impl Snapshot {
-    /// The `Task` object of revision 2025-11-25 (`tasks/get`, the
-    /// `CreateTaskResult`, `notifications/tasks/status`).
-    pub fn to_json(&self) -> Value {
-        let mut task = json!({
-            "taskId": self.id,
-            "status": self.status.as_str(),
-            "createdAt": timestamp(self.created),
-            "lastUpdatedAt": timestamp(self.updated),
-            "ttl": self.ttl_ms,
-            "pollInterval": POLL_INTERVAL_MS,
-        });
-        if let Some(message) = &self.message {
-            task["statusMessage"] = message.clone().into();
-        }
-        task
-    }
-
-    /// The `Task` object of the 2026-07-28 tasks extension: `ttlMs` and
-    /// `pollIntervalMs`, and for a terminal task its `result` or `error`.
+    /// The `Task` object of `revision`: 2025-11-25's (`tasks/get`, the
+    /// `CreateTaskResult`, `notifications/tasks/status`), or the 2026-07-28
+    /// extension's (`ttlMs`, `pollIntervalMs`, and for a terminal task its
+    /// `result` or `error`).
     ///
     /// The extension keeps `failed` for JSON-RPC errors: a tool error
     /// (`isError: true`) is a `completed` task whose result says so.
-    pub fn to_json_extension(&self) -> Value {
-        let status = match (&self.status, &self.outcome) {
-            (Status::Failed, Some(Ok(_))) => Status::Completed,
-            (status, _) => *status,
+    pub fn to_mcp(&self, revision: Revision) -> Value {
+        let extension = revision.is_stateless();
+        let status = match (self.status, &self.outcome) {
+            (Status::Failed, Some(Ok(_))) if extension => Status::Completed,
+            (status, _) => status,
+        };
+        let (ttl, poll) = match extension {
+            true => ("ttlMs", "pollIntervalMs"),
+            false => ("ttl", "pollInterval"),
         };
         let mut task = json!({
             "taskId": self.id,
             "status": status.as_str(),
             "createdAt": timestamp(self.created),
             "lastUpdatedAt": timestamp(self.updated),
-            "ttlMs": self.ttl_ms,
-            "pollIntervalMs": POLL_INTERVAL_MS,
+            ttl: self.ttl_ms,
+            poll: POLL_INTERVAL_MS,
         });
         if let Some(message) = &self.message {
             task["statusMessage"] = message.clone().into();
         }
+        let ended = matches!(self.status, Status::Completed | Status::Failed);
         match &self.outcome {
-            // A tool error (isError) is the result of a completed task.
-            Some(Ok(result)) if matches!(self.status, Status::Completed | Status::Failed) => {
-                task["result"] = result.clone();
-            }
-            Some(Err(error)) if self.status == Status::Failed => {
-                task["error"] = error.to_json();
+            Some(Ok(result)) if extension && ended => task["result"] = result.clone(),
+            Some(Err(error)) if extension && self.status == Status::Failed => {
+                task["error"] = json!(error);
             }
             _ => {}
         }
         task
     }
+}
+
+/// What a cancelled task answers: a tool error saying why.
+pub fn cancelled_result(why: &str) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": format!("the task was cancelled: {why}") }],
+        "isError": true,
+    })
+}
+
+/// Ties a message's params, or a result, to task `id` in its `_meta`.
+pub fn relate(value: &mut Value, id: &str) {
+    if let Some(map) = value.as_object_mut() {
+        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+        if meta.is_object() {
+            meta[RELATED_TASK] = json!({ "taskId": id });
+        }
+    }
+}
+
+/// The refusal of a task over the owner's limit.
+pub fn too_many_tasks() -> ErrorObject {
+    ErrorObject::new(
+        jsonrpc::BUSY,
+        format!("too many tasks ({MAX_TASKS_PER_OWNER}); wait for some to expire or cancel them"),
+    )
 }
 
 impl Task {
@@ -224,15 +251,10 @@ impl Task {
         }
     }
 
-    /// The `Task` object of revision 2025-11-25 ([`Snapshot::to_json`]).
-    pub fn to_json(&self) -> Value {
-        self.summary().to_json()
-    }
-
-    /// The `Task` object of the 2026-07-28 extension
-    /// ([`Snapshot::to_json_extension`]).
-    pub fn to_json_extension(&self) -> Value {
-        self.snapshot().to_json_extension()
+    /// The `Task` object of `revision` ([`Snapshot::to_mcp`]); only the
+    /// 2026-07-28 one shows the outcome, so only it copies it.
+    pub fn to_mcp(&self, revision: Revision) -> Value {
+        self.view(revision.is_stateless()).to_mcp(revision)
     }
 
     /// Sends the task's new state to the shared store, if there is one.
@@ -297,10 +319,7 @@ impl Task {
         state.status = Status::Cancelled;
         state.message = Some(why.to_string());
         state.updated = SystemTime::now();
-        state.outcome = Some(Ok(json!({
-            "content": [{ "type": "text", "text": format!("the task was cancelled: {why}") }],
-            "isError": true,
-        })));
+        state.outcome = Some(Ok(cancelled_result(why)));
         drop(state);
         self.mirrored();
         self.cancel.cancel();
@@ -364,9 +383,10 @@ pub(super) fn page(mut all: Vec<Snapshot>, after: Option<&str>) -> Option<(Vec<S
         Some(after) => all.iter().position(|t| t.id == after)? + 1,
         None => 0,
     };
-    let rest: Vec<_> = all.into_iter().skip(start).collect();
-    let more = rest.len() > LIST_PAGE;
-    Some((rest.into_iter().take(LIST_PAGE).collect(), more))
+    Some(super::super::request::page(
+        all.into_iter().skip(start),
+        LIST_PAGE,
+    ))
 }
 
 /// A task id: 128 bits from the OS random number generator, as hex.
@@ -402,18 +422,9 @@ impl TaskStore {
     }
 
     /// Creates a `working` task for `owner`, with the lifetime asked
-    /// (clamped to [`MIN_TTL_MS`]..=[`MAX_TTL_MS`]).
-    pub fn create(
-        &self,
-        owner: Owner,
-        tool: &str,
-        ttl_ms: Option<u64>,
-        cancel: CancelToken,
-    ) -> Result<Arc<Task>, ErrorObject> {
-        self.create_here(owner, tool, ttl_ms, cancel, None)
-    }
-
-    pub(super) fn create_here(
+    /// (clamped to [`MIN_TTL_MS`]..=[`MAX_TTL_MS`]), whose changes go to
+    /// `mirror` when the replicas share tasks.
+    pub(super) fn create(
         &self,
         owner: Owner,
         tool: &str,
@@ -449,12 +460,7 @@ impl TaskStore {
         Self::purge(&mut tasks);
         let held = tasks.values().filter(|t| t.owner == task.owner).count();
         if held >= MAX_TASKS_PER_OWNER {
-            return Err(ErrorObject::new(
-                jsonrpc::BUSY,
-                format!(
-                    "too many tasks ({MAX_TASKS_PER_OWNER}); wait for some to expire or cancel them"
-                ),
-            ));
+            return Err(too_many_tasks());
         }
         tasks.insert(id, task.clone());
         Ok(task)
@@ -466,13 +472,6 @@ impl TaskStore {
         let mut tasks = lock(&self.tasks);
         Self::purge(&mut tasks);
         tasks.get(id).filter(|t| &t.owner == owner).cloned()
-    }
-
-    /// The tasks of `owner` after the one with id `after`, oldest first, at
-    /// most [`LIST_PAGE`]; and whether more follow. `None` when `after` is
-    /// not one of the owner's tasks (an invalid cursor).
-    pub fn list(&self, owner: &Owner, after: Option<&str>) -> Option<(Vec<Snapshot>, bool)> {
-        page(self.list_here(owner), after)
     }
 
     /// The summaries of `owner`'s tasks held here.
@@ -489,21 +488,8 @@ impl TaskStore {
     /// How many tasks are held in each status (for metrics).
     pub fn count_by_status(&self) -> Vec<(&'static str, usize)> {
         let tasks = lock(&self.tasks);
-        let all = [
-            Status::Working,
-            Status::InputRequired,
-            Status::Completed,
-            Status::Failed,
-            Status::Cancelled,
-        ];
-        all.iter()
-            .map(|s| {
-                (
-                    s.as_str(),
-                    tasks.values().filter(|t| t.status() == *s).count(),
-                )
-            })
-            .collect()
+        let held = |s| tasks.values().filter(|t| t.status() == s).count();
+        Status::ALL.map(|s| (s.as_str(), held(s))).to_vec()
     }
 
     /// Cancels every unfinished task of `owner` (its session ended).
@@ -524,10 +510,21 @@ impl TaskStore {
 mod tests {
     use super::*;
 
+    const OLD: Revision = Revision::V2025_11_25;
+    const NEW: Revision = Revision::V2026_07_28;
+
+    fn list(
+        store: &TaskStore,
+        owner: &Owner,
+        after: Option<&str>,
+    ) -> Option<(Vec<Snapshot>, bool)> {
+        page(store.list_here(owner), after)
+    }
+
     fn store_with(owner: Owner) -> (TaskStore, Arc<Task>) {
         let store = TaskStore::new();
         let task = store
-            .create(owner, "t", Some(60_000), CancelToken::new())
+            .create(owner, "t", Some(60_000), CancelToken::new(), None)
             .expect("task");
         (store, task)
     }
@@ -544,13 +541,13 @@ mod tests {
     #[test]
     fn lifecycle_and_json() {
         let (_store, task) = store_with(Owner::Anyone);
-        let json = task.to_json();
+        let json = task.to_mcp(OLD);
         assert_eq!(json["status"], "working");
         assert_eq!(json["ttl"], 60_000);
         assert_eq!(json["pollInterval"], POLL_INTERVAL_MS);
         assert!(json["createdAt"].as_str().unwrap().ends_with('Z'));
         assert!(task.set_status(Status::InputRequired, Some("confirm".into())));
-        assert_eq!(task.to_json()["statusMessage"], "confirm");
+        assert_eq!(task.to_mcp(OLD)["statusMessage"], "confirm");
         assert!(task.set_status(Status::Working, None));
         assert!(task.finish(Ok(json!({"content": [], "isError": false}))));
         assert_eq!(task.status(), Status::Completed);
@@ -558,7 +555,7 @@ mod tests {
         assert!(!task.finish(Err(ErrorObject::internal())));
         assert!(!task.set_status(Status::Working, None));
         assert_eq!(task.cancel("late"), Err(Status::Completed));
-        let ext = task.to_json_extension();
+        let ext = task.to_mcp(NEW);
         assert_eq!(ext["ttlMs"], 60_000);
         assert_eq!(ext["result"]["isError"], false);
     }
@@ -570,16 +567,16 @@ mod tests {
             json!({"content":[{"type":"text","text":"boom"}],"isError":true}),
         ));
         assert_eq!(task.status(), Status::Failed);
-        assert_eq!(task.to_json()["statusMessage"], "boom");
+        assert_eq!(task.to_mcp(OLD)["statusMessage"], "boom");
         // The 2026-07-28 extension: a tool error completes with its result.
-        let ext = task.to_json_extension();
+        let ext = task.to_mcp(NEW);
         assert_eq!(ext["status"], "completed");
         assert_eq!(ext["result"]["isError"], true);
         assert!(ext.get("error").is_none());
         let (_s, task) = store_with(Owner::Anyone);
         task.finish(Err(ErrorObject::internal()));
         assert_eq!(task.status(), Status::Failed);
-        assert_eq!(task.to_json_extension()["error"]["code"], -32603);
+        assert_eq!(task.to_mcp(NEW)["error"]["code"], -32603);
     }
 
     #[test]
@@ -615,27 +612,22 @@ mod tests {
         let store = TaskStore::new();
         let alice = Owner::Token("alice".into());
         let task = store
-            .create(alice.clone(), "t", None, CancelToken::new())
+            .create(alice.clone(), "t", None, CancelToken::new(), None)
             .unwrap();
         assert!(store.get(&task.id, &alice).is_some());
         assert!(store.get(&task.id, &Owner::Token("bob".into())).is_none());
         assert!(store.get(&task.id, &Owner::Anyone).is_none());
         assert!(store.get(&task.id, &Owner::Session(1)).is_none());
         assert!(store.get("nope", &alice).is_none());
-        assert_eq!(store.list(&alice, None).unwrap().0.len(), 1);
+        assert_eq!(list(&store, &alice, None).unwrap().0.len(), 1);
         assert!(
-            store
-                .list(&Owner::Token("bob".into()), None)
+            list(&store, &Owner::Token("bob".into()), None)
                 .unwrap()
                 .0
                 .is_empty()
         );
         // Another owner's task is no cursor for bob.
-        assert!(
-            store
-                .list(&Owner::Token("bob".into()), Some(&task.id))
-                .is_none()
-        );
+        assert!(list(&store, &Owner::Token("bob".into()), Some(&task.id)).is_none());
         store.cancel_owned_by(&alice);
         assert_eq!(task.status(), Status::Cancelled);
         store.forget(&alice);
@@ -647,23 +639,23 @@ mod tests {
         let store = TaskStore::new();
         let owner = Owner::Session(7);
         let short = store
-            .create(owner.clone(), "t", Some(0), CancelToken::new())
+            .create(owner.clone(), "t", Some(0), CancelToken::new(), None)
             .unwrap();
         assert_eq!(short.ttl_ms(), MIN_TTL_MS);
         let long = store
-            .create(owner.clone(), "t", Some(u64::MAX), CancelToken::new())
+            .create(owner.clone(), "t", Some(u64::MAX), CancelToken::new(), None)
             .unwrap();
         assert_eq!(long.ttl_ms(), MAX_TTL_MS);
         for _ in 0..LIST_PAGE {
             store
-                .create(owner.clone(), "t", None, CancelToken::new())
+                .create(owner.clone(), "t", None, CancelToken::new(), None)
                 .unwrap();
         }
-        let (page, more) = store.list(&owner, None).unwrap();
+        let (page, more) = list(&store, &owner, None).unwrap();
         assert_eq!(page.len(), LIST_PAGE);
         assert!(more);
         let last = page.last().unwrap().id.clone();
-        let (rest, more) = store.list(&owner, Some(&last)).unwrap();
+        let (rest, more) = list(&store, &owner, Some(&last)).unwrap();
         assert_eq!(rest.len(), 2);
         assert!(!more);
     }
@@ -673,17 +665,17 @@ mod tests {
         let store = TaskStore::new();
         for _ in 0..MAX_TASKS_PER_OWNER {
             store
-                .create(Owner::Session(1), "t", None, CancelToken::new())
+                .create(Owner::Session(1), "t", None, CancelToken::new(), None)
                 .unwrap();
         }
         let err = store
-            .create(Owner::Session(1), "t", None, CancelToken::new())
+            .create(Owner::Session(1), "t", None, CancelToken::new(), None)
             .err()
             .expect("refused");
         assert_eq!(err.code, jsonrpc::BUSY);
         assert!(
             store
-                .create(Owner::Session(2), "t", None, CancelToken::new())
+                .create(Owner::Session(2), "t", None, CancelToken::new(), None)
                 .is_ok()
         );
     }
