@@ -122,12 +122,6 @@ pub struct Request {
     pub params: Option<Value>,
 }
 
-impl Request {
-    pub fn is_notification(&self) -> bool {
-        self.id.is_none()
-    }
-}
-
 /// A response from the other side to a request we sent (e.g. elicitation).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
@@ -316,10 +310,10 @@ mod tests {
         let m = single(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
         let Message::Request(r) = m else { panic!() };
         assert_eq!(r.id, Some(Id(json!(1))));
-        assert!(!r.is_notification());
+        assert!(r.id.is_some());
         let m = single(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
         let Message::Request(r) = m else { panic!() };
-        assert!(r.is_notification());
+        assert!(r.id.is_none(), "a notification");
         let m = single(r#"{"jsonrpc":"2.0","id":null,"method":"x","params":[1]}"#);
         let Message::Request(r) = m else { panic!() };
         assert_eq!(r.id, Some(Id::null()));

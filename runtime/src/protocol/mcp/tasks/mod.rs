@@ -227,7 +227,7 @@ async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
 
 /// The task `params.taskId` names, here or on another replica, if the
 /// caller owns it.
-async fn find(ctx: &Ctx<'_>, params: &Value) -> Result<Found, ErrorObject> {
+async fn find<'c>(ctx: &'c Ctx<'_>, params: &Value) -> Result<Found<'c>, ErrorObject> {
     let id = required_str(params, "taskId", "a string")?;
     let owner = ctx.owner();
     ctx.server()
@@ -246,7 +246,7 @@ pub(super) fn task_not_found() -> ErrorObject {
 pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     Ok(match find(ctx, params).await? {
         Found::Here(task) => task.to_mcp(ctx.revision),
-        Found::Elsewhere(record) => record.task.to_mcp(ctx.revision),
+        Found::Elsewhere(_, record) => record.task.to_mcp(ctx.revision),
     })
 }
 
@@ -262,10 +262,7 @@ pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject>
     const WHY: &str = "The task was cancelled by request.";
     let (cancelled, task) = match find(ctx, params).await? {
         Found::Here(task) => (task.cancel(WHY), task.summary()),
-        Found::Elsewhere(record) => {
-            let Some(shared) = ctx.server().tasks.sharing() else {
-                return Err(ErrorObject::internal());
-            };
+        Found::Elsewhere(shared, record) => {
             let before = record.task.clone();
             match shared.cancel(*record, WHY).await? {
                 Ok(cancelled) => (Ok(()), cancelled.task),
@@ -304,16 +301,10 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
             task.unlisten(ctx.out);
             (task.id.clone(), task.outcome())
         }
-        Ok(Found::Elsewhere(record)) => {
-            let Some(shared) = ctx.server().tasks.sharing() else {
-                return Answer::Error(ErrorObject::internal());
-            };
-            let owner = shared::owner_key(&ctx.owner()).unwrap_or_default();
-            match shared.wait(*record, &owner).await {
-                Ok(done) => (done.task.id, done.task.outcome),
-                Err(error) => return Answer::Error(error),
-            }
-        }
+        Ok(Found::Elsewhere(shared, record)) => match shared.wait(*record).await {
+            Ok(done) => (done.task.id, done.task.outcome),
+            Err(error) => return Answer::Error(error),
+        },
         Err(error) => return Answer::Error(error),
     };
     match outcome {

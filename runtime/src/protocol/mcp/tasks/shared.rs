@@ -40,12 +40,17 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// The key a shared task's owner is indexed by; `None` for owners whose
 /// tasks are not shared.
-pub fn owner_key(owner: &Owner) -> Option<String> {
+fn owner_key(owner: &Owner) -> Option<String> {
     match owner {
         Owner::Token(name) => Some(format!("token:{name}")),
         Owner::Anyone => Some("anyone".into()),
         Owner::Session(_) => None,
     }
+}
+
+/// Whether `task` is shared with the other replicas and still running.
+fn runs_shared(task: &Task) -> bool {
+    owner_key(&task.owner).is_some() && !task.status().is_terminal()
 }
 
 /// A task as the shared store keeps it: what its `Task` objects show, its
@@ -93,41 +98,13 @@ struct Write {
     is_final: bool,
 }
 
-/// A task's way to the shared store: its changes, in order.
-pub struct Mirror {
-    queue: mpsc::UnboundedSender<Write>,
-    /// Changes sent and not yet written.
-    pending: Arc<AtomicUsize>,
-    replica: String,
-}
-
-impl Mirror {
-    pub(super) fn send(&self, task: Snapshot, owner: &Owner) {
-        let Some(owner) = owner_key(owner) else {
-            return;
-        };
-        let (id, is_final) = (task.id.clone(), task.status.is_terminal());
-        let record = Record {
-            owner,
-            replica: self.replica.clone(),
-            task,
-        };
-        self.pending.fetch_add(1, Ordering::SeqCst);
-        let sent = self.queue.send(Write {
-            id,
-            record: record.json(),
-            is_final,
-        });
-        if sent.is_err() {
-            self.pending.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
-/// The shared half of a [`super::TaskStore`].
+/// The shared half of a [`super::TaskStore`]; each shared task holds a
+/// clone, its way to the store ([`Shared::mirror`]).
+#[derive(Clone)]
 pub struct Shared {
     state: Arc<SharedState>,
     queue: mpsc::UnboundedSender<Write>,
+    /// Changes sent and not yet written.
     pending: Arc<AtomicUsize>,
 }
 
@@ -171,11 +148,31 @@ impl Shared {
         }
     }
 
-    pub fn mirror(&self) -> Mirror {
-        Mirror {
-            queue: self.queue.clone(),
-            pending: self.pending.clone(),
-            replica: self.state.replica().to_string(),
+    /// Queues a task's new state for the store; one writer writes the
+    /// changes of every task in order.
+    pub(super) fn mirror(&self, task: Snapshot, owner: &Owner) {
+        let Some(owner) = owner_key(owner) else {
+            return;
+        };
+        let (id, is_final) = (task.id.clone(), task.status.is_terminal());
+        let replica = self.state.replica().to_string();
+        let record = Record {
+            owner,
+            replica,
+            task,
+        }
+        .json();
+        self.pending.fetch_add(1, Ordering::SeqCst);
+        if self
+            .queue
+            .send(Write {
+                id,
+                record,
+                is_final,
+            })
+            .is_err()
+        {
+            self.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
 
@@ -281,14 +278,11 @@ impl Shared {
     }
 
     /// Waits until another replica's task is terminal.
-    pub async fn wait(&self, record: Record, owner: &str) -> Result<Record, ErrorObject> {
-        let mut record = record;
+    pub async fn wait(&self, mut record: Record) -> Result<Record, ErrorObject> {
         while !record.task.status.is_terminal() {
             tokio::time::sleep(POLL).await;
-            record = self
-                .find(&record.task.id, owner)
-                .await?
-                .ok_or_else(task_not_found)?;
+            let found = self.find(&record.task.id, &record.owner).await?;
+            record = found.ok_or_else(task_not_found)?;
         }
         Ok(record)
     }
@@ -316,7 +310,7 @@ async fn watch(state: Arc<SharedState>, tasks: Weak<Mutex<HashMap<String, Arc<Ta
         };
         let running: Vec<Arc<Task>> = lock(&tasks)
             .values()
-            .filter(|t| owner_key(&t.owner).is_some() && !t.status().is_terminal())
+            .filter(|t| runs_shared(t))
             .cloned()
             .collect();
         drop(tasks);
@@ -336,9 +330,9 @@ async fn watch(state: Arc<SharedState>, tasks: Weak<Mutex<HashMap<String, Arc<Ta
 }
 
 /// A task found by its id: running here, or another replica's.
-pub enum Found {
+pub enum Found<'a> {
     Here(Arc<Task>),
-    Elsewhere(Box<Record>),
+    Elsewhere(&'a Shared, Box<Record>),
 }
 
 impl super::TaskStore {
@@ -366,7 +360,7 @@ impl super::TaskStore {
             return self.create(owner, tool, ttl_ms, cancel, None);
         };
         shared.check_room(&key).await?;
-        let task = self.create(owner, tool, ttl_ms, cancel, Some(shared.mirror()))?;
+        let task = self.create(owner, tool, ttl_ms, cancel, Some(shared.clone()))?;
         if let Err(error) = shared.publish(&task, &key).await {
             lock(&self.tasks).remove(&task.id);
             return Err(error);
@@ -376,7 +370,7 @@ impl super::TaskStore {
 
     /// The task with this id, here or on another replica, if `owner` may
     /// see it.
-    pub async fn find(&self, id: &str, owner: &Owner) -> Result<Option<Found>, ErrorObject> {
+    pub async fn find(&self, id: &str, owner: &Owner) -> Result<Option<Found<'_>>, ErrorObject> {
         if let Some(task) = self.get(id, owner) {
             return Ok(Some(Found::Here(task)));
         }
@@ -384,7 +378,7 @@ impl super::TaskStore {
             Some((shared, key)) => Ok(shared
                 .find(id, &key)
                 .await?
-                .map(|r| Found::Elsewhere(Box::new(r)))),
+                .map(|r| Found::Elsewhere(shared, Box::new(r)))),
             None => Ok(None),
         }
     }
@@ -426,9 +420,7 @@ impl super::TaskStore {
         };
         let deadline = tokio::time::Instant::now() + bound;
         loop {
-            let running = lock(&self.tasks)
-                .values()
-                .any(|t| owner_key(&t.owner).is_some() && !t.status().is_terminal());
+            let running = lock(&self.tasks).values().any(|t| runs_shared(t));
             if !running && shared.pending.load(Ordering::SeqCst) == 0 {
                 return;
             }
@@ -438,11 +430,6 @@ impl super::TaskStore {
             }
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-    }
-
-    /// The shared half, when there is one.
-    pub fn sharing(&self) -> Option<&Shared> {
-        self.shared.as_ref()
     }
 }
 

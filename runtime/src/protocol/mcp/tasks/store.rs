@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::shared::{Mirror, Shared};
+use super::shared::Shared;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::Revision;
 use crate::protocol::outbox::Outbox;
@@ -118,7 +118,7 @@ pub struct Task {
     /// task (progress, an elicitation request) should go first.
     listeners: Mutex<Vec<Outbox>>,
     /// Where its changes go when replicas share tasks.
-    mirror: Option<Mirror>,
+    mirror: Option<Shared>,
 }
 
 fn timestamp(at: SystemTime) -> String {
@@ -260,7 +260,7 @@ impl Task {
     /// Sends the task's new state to the shared store, if there is one.
     fn mirrored(&self) {
         if let Some(mirror) = &self.mirror {
-            mirror.send(self.snapshot(), &self.owner);
+            mirror.mirror(self.snapshot(), &self.owner);
         }
     }
 
@@ -430,7 +430,7 @@ impl TaskStore {
         tool: &str,
         ttl_ms: Option<u64>,
         cancel: CancelToken,
-        mirror: Option<Mirror>,
+        mirror: Option<Shared>,
     ) -> Result<Arc<Task>, ErrorObject> {
         let ttl_ms = ttl_ms
             .unwrap_or(DEFAULT_TTL_MS)
