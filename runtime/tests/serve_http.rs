@@ -350,47 +350,56 @@ fn short_calls_on_an_idle_server_run_inline_and_may_wait() {
     let addr = served.addr;
     let rpc = move |body: &str| http(addr, "POST", "/rpc", &[JSON], body.as_bytes());
     let nap = r#"{"jsonrpc":"2.0","id":1,"method":"sleep","params":{"ms":0}}"#;
-    // Until the tool's pace is short and the server has been quiet for a
-    // while (a few calls; more if the machine stalled one of them).
-    let mut naps = 0;
-    let before = loop {
-        let r = rpc(nap);
-        assert_eq!(r.status, 200, "{}", r.body);
-        assert!(r.json()["error"].is_null(), "{}", r.body);
-        naps += 1;
-        let inline = calls_inline(addr);
-        if inline > 0 {
-            break inline;
-        }
-        assert!(
-            naps < 300,
-            "{naps} short calls one after the other: none ran inline"
+    // A machine that stalls the last nap (a compile on the other core)
+    // lifts the tool's pace over the bar, and the sleep then runs on a
+    // lane: that try shows nothing, so it is made again. (A sleep that
+    // ran inline bars the tool from then on: a try succeeds once.)
+    for _try in 0..5 {
+        // Until the tool's pace is short and the server has been quiet
+        // for a while (a few calls; more after a slow one).
+        let (mut naps, start) = (0, calls_inline(addr));
+        let before = loop {
+            let r = rpc(nap);
+            assert_eq!(r.status, 200, "{}", r.body);
+            assert!(r.json()["error"].is_null(), "{}", r.body);
+            naps += 1;
+            let inline = calls_inline(addr);
+            if inline > start {
+                break inline;
+            }
+            assert!(
+                naps < 300,
+                "{naps} short calls one after the other: none ran inline"
+            );
+        };
+        let sleeper = std::thread::spawn(move || {
+            rpc(r#"{"jsonrpc":"2.0","id":2,"method":"sleep","params":{"ms":1500}}"#)
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let added = rpc(r#"{"jsonrpc":"2.0","id":3,"method":"add","params":{"a":2,"b":3}}"#);
+        assert_eq!(
+            added.json()["result"],
+            json!({"result": 5}),
+            "{}",
+            added.body
         );
-    };
-
-    let sleeper = std::thread::spawn(move || {
-        rpc(r#"{"jsonrpc":"2.0","id":2,"method":"sleep","params":{"ms":1500}}"#)
-    });
-    std::thread::sleep(Duration::from_millis(200));
-    let added = rpc(r#"{"jsonrpc":"2.0","id":3,"method":"add","params":{"a":2,"b":3}}"#);
-    assert_eq!(
-        added.json()["result"],
-        json!({"result": 5}),
-        "{}",
-        added.body
-    );
-    assert!(
-        !sleeper.is_finished(),
-        "the call during the wait was answered only after it"
-    );
-    let slept = sleeper.join().expect("sleeper");
-    assert_eq!(slept.status, 200, "{}", slept.body);
-    assert!(slept.json()["error"].is_null(), "{}", slept.body);
-    assert_eq!(
-        calls_inline(addr),
-        before + 1,
-        "the long sleep (alone when it came) ran inline, the add beside it did not"
-    );
+        assert!(
+            !sleeper.is_finished(),
+            "the call during the wait was answered only after it"
+        );
+        let slept = sleeper.join().expect("sleeper");
+        assert_eq!(slept.status, 200, "{}", slept.body);
+        assert!(slept.json()["error"].is_null(), "{}", slept.body);
+        let after = calls_inline(addr);
+        assert!(
+            after <= before + 1,
+            "the add beside the sleep ran inline ({before} → {after})"
+        );
+        if after == before + 1 {
+            return; // the sleep, alone when it came, ran inline
+        }
+    }
+    panic!("in 5 tries the long sleep never ran inline, though the server was idle");
 }
 
 /// `/rpc` answers a tool's own value: a number as a number, not MCP's
