@@ -1,27 +1,30 @@
-//! The `wasi:filesystem` host functions of a call: each either delegates
-//! to wasmtime-wasi (through [`super::BoundedFs`]) or first asks the call's
-//! guard (see the parent module for the model).
+//! The `wasi:filesystem` host functions of a call: each asks the call's
+//! guard first where it has a rule (see the parent module for the model),
+//! then calls wasmtime-wasi, within the call's limit where it does I/O
+//! ([`bounded!`]).
 
 use wasmtime::component::Resource;
 use wasmtime_wasi::filesystem::Descriptor;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
+use wasmtime_wasi::p2::bindings::filesystem::types as afs;
 use wasmtime_wasi::p2::bindings::sync::filesystem::types as fs;
 use wasmtime_wasi::p2::bindings::sync::io::streams;
 use wasmtime_wasi::p2::{FsError, FsResult};
 
+use super::super::bounded_fs::{BoundedFs, bounded};
 use super::super::budget::hold_input;
 use super::{Guarded, borrow};
 
 impl fs::Host for Guarded<'_> {
     fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<fs::ErrorCode> {
-        fs::Host::convert_error_code(&mut self.fs, err)
+        fs::Host::convert_error_code(&mut self.fs.fs, err)
     }
 
     fn filesystem_error_code(
         &mut self,
         err: Resource<streams::Error>,
     ) -> wasmtime::Result<Option<fs::ErrorCode>> {
-        fs::Host::filesystem_error_code(&mut self.fs, err)
+        fs::Host::filesystem_error_code(&mut self.fs.fs, err)
     }
 }
 
@@ -32,7 +35,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         offset: fs::Filesize,
     ) -> FsResult<Resource<streams::InputStream>> {
         let held = self.guard.may_open()?;
-        let stream = fs::HostDescriptor::read_via_stream(&mut self.fs, fd, offset)?;
+        let stream = fs::HostDescriptor::read_via_stream(&mut self.fs.fs, fd, offset)?;
         // The stream keeps the file open: it holds a place of its own.
         let slot = self.fs.fs.table.get_mut(&stream).map_err(FsError::trap)?;
         let inner = std::mem::replace(slot, Box::new(wasmtime_wasi::p2::pipe::ClosedInputStream));
@@ -48,7 +51,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.writable(&fd, "write", None)?;
         self.own_descriptor(&fd)?;
         let held = self.guard.may_open()?;
-        let stream = fs::HostDescriptor::write_via_stream(&mut self.fs, fd, offset)?;
+        let stream = fs::HostDescriptor::write_via_stream(&mut self.fs.fs, fd, offset)?;
         self.budgeted(stream, held)
     }
 
@@ -59,7 +62,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.writable(&fd, "append to", None)?;
         self.own_descriptor(&fd)?;
         let held = self.guard.may_open()?;
-        let stream = fs::HostDescriptor::append_via_stream(&mut self.fs, fd)?;
+        let stream = fs::HostDescriptor::append_via_stream(&mut self.fs.fs, fd)?;
         self.budgeted(stream, held)
     }
 
@@ -70,28 +73,28 @@ impl fs::HostDescriptor for Guarded<'_> {
         length: fs::Filesize,
         advice: fs::Advice,
     ) -> FsResult<()> {
-        fs::HostDescriptor::advise(&mut self.fs, fd, offset, length, advice)
+        bounded!(&mut self.fs, advise(fd, offset, length, advice.into()))
     }
 
     fn sync_data(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
-        fs::HostDescriptor::sync_data(&mut self.fs, fd)
+        bounded!(&mut self.fs, sync_data(fd))
     }
 
     fn get_flags(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorFlags> {
-        fs::HostDescriptor::get_flags(&mut self.fs, fd)
+        bounded!(&mut self.fs, get_flags(fd)).map(Into::into)
     }
 
     fn get_type(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorType> {
-        fs::HostDescriptor::get_type(&mut self.fs, fd)
+        bounded!(&mut self.fs, get_type(fd)).map(Into::into)
     }
 
     fn set_size(&mut self, fd: Resource<Descriptor>, size: fs::Filesize) -> FsResult<()> {
         self.writable(&fd, "resize", None)?;
         self.own_descriptor(&fd)?;
         // Growing a file counts as writing (a sparse file is disk to be).
-        let now = fs::HostDescriptor::stat(&mut self.fs, borrow(&fd))?.size;
+        let now = bounded!(&mut self.fs, stat(borrow(&fd)))?.size;
         self.guard.spend(size.saturating_sub(now))?;
-        fs::HostDescriptor::set_size(&mut self.fs, fd, size)
+        bounded!(&mut self.fs, set_size(fd, size))
     }
 
     fn set_times(
@@ -102,7 +105,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         self.writable(&fd, "set the times of", None)?;
         self.own_descriptor(&fd)?;
-        fs::HostDescriptor::set_times(&mut self.fs, fd, atim, mtim)
+        bounded!(&mut self.fs, set_times(fd, atim.into(), mtim.into()))
     }
 
     fn read(
@@ -111,7 +114,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         length: fs::Filesize,
         offset: fs::Filesize,
     ) -> FsResult<(Vec<u8>, bool)> {
-        fs::HostDescriptor::read(&mut self.fs, fd, length, offset)
+        bounded!(&mut self.fs, read(fd, length, offset))
     }
 
     fn write(
@@ -123,7 +126,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.writable(&fd, "write", None)?;
         self.own_descriptor(&fd)?;
         self.guard.spend(buffer.len() as u64)?;
-        fs::HostDescriptor::write(&mut self.fs, fd, buffer, offset)
+        bounded!(&mut self.fs, write(fd, buffer, offset))
     }
 
     fn read_directory(
@@ -132,26 +135,26 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<Resource<fs::DirectoryEntryStream>> {
         // A listing keeps the folder open until its stream is dropped.
         let held = self.guard.may_open()?;
-        let stream = fs::HostDescriptor::read_directory(&mut self.fs, fd)?;
+        let stream = bounded!(&mut self.fs, read_directory(fd))?;
         self.guard.held.insert(stream.rep(), held);
         Ok(stream)
     }
 
     fn sync(&mut self, fd: Resource<Descriptor>) -> FsResult<()> {
-        fs::HostDescriptor::sync(&mut self.fs, fd)
+        bounded!(&mut self.fs, sync(fd))
     }
 
     fn create_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         self.writable(&fd, "create the folder", Some(&path))?;
         self.guard.may_create()?;
-        fs::HostDescriptor::create_directory_at(&mut self.fs, borrow(&fd), path.clone())?;
+        bounded!(&mut self.fs, create_directory_at(borrow(&fd), path.clone()))?;
         self.guard.created_one();
         self.record_at(&fd, &path);
         Ok(())
     }
 
     fn stat(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::DescriptorStat> {
-        fs::HostDescriptor::stat(&mut self.fs, fd)
+        bounded!(&mut self.fs, stat(fd)).map(Into::into)
     }
 
     fn stat_at(
@@ -160,7 +163,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::DescriptorStat> {
-        fs::HostDescriptor::stat_at(&mut self.fs, fd, path_flags, path)
+        bounded!(&mut self.fs, stat_at(fd, path_flags.into(), path)).map(Into::into)
     }
 
     fn set_times_at(
@@ -174,7 +177,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.writable(&fd, "set the times of", Some(&path))?;
         let follow = path_flags.contains(fs::PathFlags::SYMLINK_FOLLOW);
         self.own_entry(&fd, follow, &path)?;
-        fs::HostDescriptor::set_times_at(&mut self.fs, fd, path_flags, path, atim, mtim)
+        let (flags, atim, mtim) = (path_flags.into(), atim.into(), mtim.into());
+        bounded!(&mut self.fs, set_times_at(fd, flags, path, atim, mtim))
     }
 
     fn link_at(
@@ -191,7 +195,8 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.own_entry(&fd, follow, &old_path)?;
         self.free_or_own_target(&new_fd, &new_path)?;
         self.guard.may_create()?;
-        fs::HostDescriptor::link_at(&mut self.fs, fd, old_path_flags, old_path, new_fd, new_path)?;
+        let flags = old_path_flags.into();
+        bounded!(&mut self.fs, link_at(fd, flags, old_path, new_fd, new_path))?;
         self.guard.created_one();
         Ok(())
     }
@@ -228,7 +233,10 @@ impl fs::HostDescriptor for Guarded<'_> {
         let opened = if self.guard.create_only && writes {
             self.open_guarded(fd, path_flags, path, oflags, flags)
         } else {
-            fs::HostDescriptor::open_at(&mut self.fs, fd, path_flags, path, oflags, flags)
+            bounded!(
+                &mut self.fs,
+                open_at(fd, path_flags.into(), path, oflags.into(), flags.into())
+            )
         }?;
         if creates {
             self.guard.created_one();
@@ -239,13 +247,13 @@ impl fs::HostDescriptor for Guarded<'_> {
     }
 
     fn readlink_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<String> {
-        fs::HostDescriptor::readlink_at(&mut self.fs, fd, path)
+        bounded!(&mut self.fs, readlink_at(fd, path))
     }
 
     fn remove_directory_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         self.writable(&fd, "remove the folder", Some(&path))?;
         self.own_entry(&fd, false, &path)?;
-        fs::HostDescriptor::remove_directory_at(&mut self.fs, fd, path)
+        bounded!(&mut self.fs, remove_directory_at(fd, path))
     }
 
     fn rename_at(
@@ -259,7 +267,7 @@ impl fs::HostDescriptor for Guarded<'_> {
         self.writable(&new_fd, "rename to", Some(&new_path))?;
         self.own_entry(&fd, false, &old_path)?;
         self.free_or_own_target(&new_fd, &new_path)?;
-        fs::HostDescriptor::rename_at(&mut self.fs, fd, old_path, new_fd, new_path)
+        bounded!(&mut self.fs, rename_at(fd, old_path, new_fd, new_path))
     }
 
     fn symlink_at(
@@ -270,7 +278,10 @@ impl fs::HostDescriptor for Guarded<'_> {
     ) -> FsResult<()> {
         self.writable(&fd, "create the link", Some(&new_path))?;
         self.guard.may_create()?;
-        fs::HostDescriptor::symlink_at(&mut self.fs, borrow(&fd), old_path, new_path.clone())?;
+        bounded!(
+            &mut self.fs,
+            symlink_at(borrow(&fd), old_path, new_path.clone())
+        )?;
         self.guard.created_one();
         self.record_at(&fd, &new_path);
         Ok(())
@@ -279,7 +290,7 @@ impl fs::HostDescriptor for Guarded<'_> {
     fn unlink_file_at(&mut self, fd: Resource<Descriptor>, path: String) -> FsResult<()> {
         self.writable(&fd, "delete", Some(&path))?;
         self.own_entry(&fd, false, &path)?;
-        fs::HostDescriptor::unlink_file_at(&mut self.fs, fd, path)
+        bounded!(&mut self.fs, unlink_file_at(fd, path))
     }
 
     fn is_same_object(
@@ -287,11 +298,12 @@ impl fs::HostDescriptor for Guarded<'_> {
         fd: Resource<Descriptor>,
         other: Resource<Descriptor>,
     ) -> wasmtime::Result<bool> {
-        fs::HostDescriptor::is_same_object(&mut self.fs, fd, other)
+        let BoundedFs { fs, limit } = &mut self.fs;
+        limit.wait(afs::HostDescriptor::is_same_object(fs, fd, other))?
     }
 
     fn metadata_hash(&mut self, fd: Resource<Descriptor>) -> FsResult<fs::MetadataHashValue> {
-        fs::HostDescriptor::metadata_hash(&mut self.fs, fd)
+        bounded!(&mut self.fs, metadata_hash(fd)).map(Into::into)
     }
 
     fn metadata_hash_at(
@@ -300,14 +312,14 @@ impl fs::HostDescriptor for Guarded<'_> {
         path_flags: fs::PathFlags,
         path: String,
     ) -> FsResult<fs::MetadataHashValue> {
-        fs::HostDescriptor::metadata_hash_at(&mut self.fs, fd, path_flags, path)
+        bounded!(&mut self.fs, metadata_hash_at(fd, path_flags.into(), path)).map(Into::into)
     }
 
     fn drop(&mut self, fd: Resource<Descriptor>) -> wasmtime::Result<()> {
         // Only descriptors this call opened were counted (never a preopen).
         self.guard.held.remove(&fd.rep());
         self.guard.refusals.closed(fd.rep());
-        fs::HostDescriptor::drop(&mut self.fs, fd)
+        fs::HostDescriptor::drop(&mut self.fs.fs, fd)
     }
 }
 
@@ -328,11 +340,11 @@ impl fs::HostDirectoryEntryStream for Guarded<'_> {
         &mut self,
         stream: Resource<fs::DirectoryEntryStream>,
     ) -> FsResult<Option<fs::DirectoryEntry>> {
-        fs::HostDirectoryEntryStream::read_directory_entry(&mut self.fs, stream)
+        fs::HostDirectoryEntryStream::read_directory_entry(&mut self.fs.fs, stream)
     }
 
     fn drop(&mut self, stream: Resource<fs::DirectoryEntryStream>) -> wasmtime::Result<()> {
         self.guard.held.remove(&stream.rep());
-        fs::HostDirectoryEntryStream::drop(&mut self.fs, stream)
+        fs::HostDirectoryEntryStream::drop(&mut self.fs.fs, stream)
     }
 }

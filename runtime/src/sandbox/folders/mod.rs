@@ -12,8 +12,8 @@
 //!
 //! A create-only folder is mounted read-write in wasmtime-wasi, so that
 //! creation itself works, and every `wasi:filesystem/types` function is
-//! linked to [`Guarded`] instead of wasmtime-wasi directly (through
-//! [`BoundedFs`], so that every function also ends at the call's deadline).
+//! linked to [`Guarded`] instead of wasmtime-wasi directly (each call that
+//! does I/O made within the call's deadline: [`super::bounded_fs`]).
 //! Each function either delegates unchanged (reads, listing, `stat`,
 //! `sync`, …) or first asks the call's [`FolderGuard`]:
 //!
@@ -77,7 +77,7 @@ use wasmtime_wasi::p2::{FsError, FsResult};
 
 mod host;
 
-use super::bounded_fs::BoundedFs;
+use super::bounded_fs::{BoundedFs, bounded};
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget};
 use super::refusals::{Refusals, Rule};
 use super::state::CallState;
@@ -276,7 +276,7 @@ impl Guarded<'_> {
 
     /// Identity of what `fd` refers to.
     fn identity(&mut self, fd: &Resource<Descriptor>) -> FsResult<Identity> {
-        let hash = fs::HostDescriptor::metadata_hash(&mut self.fs, borrow(fd))?;
+        let hash = bounded!(&mut self.fs, metadata_hash(borrow(fd)))?;
         Ok((hash.lower, hash.upper))
     }
 
@@ -287,11 +287,10 @@ impl Guarded<'_> {
         follow: bool,
         path: &str,
     ) -> FsResult<Option<Identity>> {
-        match fs::HostDescriptor::metadata_hash_at(
+        let flags = path_flags(follow).into();
+        match bounded!(
             &mut self.fs,
-            borrow(fd),
-            path_flags(follow),
-            path.to_string(),
+            metadata_hash_at(borrow(fd), flags, path.to_string())
         ) {
             Ok(hash) => Ok(Some((hash.lower, hash.upper))),
             Err(err) if matches!(err.downcast_ref(), Some(ErrorCode::NoEntry)) => Ok(None),
@@ -364,7 +363,7 @@ impl Guarded<'_> {
 
     /// Closes a descriptor the guest never got, and refuses.
     fn discard(&mut self, fd: Resource<Descriptor>, err: FsError) -> FsError {
-        if let Err(trap) = fs::HostDescriptor::drop(&mut self.fs, fd) {
+        if let Err(trap) = fs::HostDescriptor::drop(&mut self.fs.fs, fd) {
             return FsError::trap(trap);
         }
         err
@@ -395,13 +394,10 @@ impl Guarded<'_> {
                     ));
                 }
                 let parent = fd.rep();
-                let opened = fs::HostDescriptor::open_at(
+                let (flags, oflags, dflags) = (flags.into(), oflags.into(), dflags.into());
+                let opened = bounded!(
                     &mut self.fs,
-                    fd,
-                    flags,
-                    path.clone(),
-                    oflags,
-                    dflags,
+                    open_at(fd, flags, path.clone(), oflags, dflags)
                 )?;
                 // Hand out a writable descriptor only for the entry checked.
                 match self.identity(&opened) {
@@ -422,8 +418,8 @@ impl Guarded<'_> {
             None if oflags.contains(fs::OpenFlags::CREATE) => {
                 // Exclusive: never open an entry that appeared since the check.
                 let oflags = oflags | fs::OpenFlags::EXCLUSIVE;
-                let opened =
-                    fs::HostDescriptor::open_at(&mut self.fs, fd, flags, path, oflags, dflags)?;
+                let (flags, oflags, dflags) = (flags.into(), oflags.into(), dflags.into());
+                let opened = bounded!(&mut self.fs, open_at(fd, flags, path, oflags, dflags))?;
                 match self.identity(&opened) {
                     Ok(id) => {
                         self.guard.created.insert(id);
