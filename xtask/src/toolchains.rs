@@ -1,0 +1,268 @@
+//! Tools in Python and JavaScript: the pinned toolchains under `target/`
+//! (and the Debian packages the tests need), the example components in
+//! `target/examples/`, and their tests.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::{Tally, cargo, run, run_counted};
+
+/// Python for the toolchain venv (`$AIRLOCK_PYTHON`, else `python3`).
+fn python() -> String {
+    std::env::var("AIRLOCK_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Installs `target/py` (componentize-py from `sdk/python/requirements.txt`)
+/// and `target/js` (jco + componentize-js by `npm ci` from `sdk/js`'s
+/// `package.json` and `package-lock.json`) unless the pins are unchanged.
+fn ensure_toolchains(root: &Path) -> Result<()> {
+    ensure_venv(&root.join("target/py"), "sdk/python/requirements.txt")?;
+    ensure_npm(
+        &root.join("target/js"),
+        "sdk/js",
+        &["ci", "--no-audit", "--no-fund"],
+    )
+}
+
+/// Runs `install` unless `dir/.airlock-pins` already holds `pins` (the text
+/// of the files that pin what is installed there); records them after.
+fn ensure_pinned(dir: &Path, pins: String, install: impl FnOnce() -> Result<()>) -> Result<()> {
+    let installed = std::fs::read_to_string(dir.join(".airlock-pins")).ok();
+    if installed.as_deref() == Some(pins.as_str()) {
+        return Ok(());
+    }
+    install()?;
+    std::fs::write(dir.join(".airlock-pins"), pins)?;
+    Ok(())
+}
+
+/// A Python virtual environment at `venv` with the pinned `requirements`.
+pub(crate) fn ensure_venv(venv: &Path, requirements: &str) -> Result<()> {
+    let pins = std::fs::read_to_string(requirements)?;
+    ensure_pinned(venv, pins, || {
+        run(Command::new(python()).arg("-m").arg("venv").arg(venv))?;
+        run(Command::new(venv.join("bin/pip")).args([
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "-r",
+            requirements,
+        ]))
+    })
+}
+
+/// Debian's `package` (apt-get, with `sudo -n` when not root) unless
+/// `binary` is already there; the package lists are refreshed only when
+/// the first attempt fails.
+pub(crate) fn ensure_apt(package: &str, binary: &str) -> Result<()> {
+    if Path::new(binary).is_file() {
+        return Ok(());
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0");
+    let apt = |args: &[&str]| {
+        let mut cmd = if root {
+            Command::new("apt-get")
+        } else {
+            let mut sudo = Command::new("sudo");
+            sudo.args(["-n", "apt-get"]);
+            sudo
+        };
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        run(&mut cmd)
+    };
+    let install = ["install", "-y", "-q", "--no-install-recommends", package];
+    apt(&install)
+        .or_else(|_| apt(&["update", "-q"]).and_then(|()| apt(&install)))
+        .with_context(|| format!("cannot install {package} with apt-get"))?;
+    if !Path::new(binary).is_file() {
+        bail!("{package} is installed, but {binary} is missing");
+    }
+    Ok(())
+}
+
+/// `node_modules` in `dir` from the `package.json` and `package-lock.json`
+/// in folder `from`, installed with `npm ARGS`.
+pub(crate) fn ensure_npm(dir: &Path, from: &str, npm: &[&str]) -> Result<()> {
+    let (pkg, lock) = (
+        format!("{from}/package.json"),
+        format!("{from}/package-lock.json"),
+    );
+    let pins = std::fs::read_to_string(&pkg)? + &std::fs::read_to_string(&lock)?;
+    ensure_pinned(dir, pins, || {
+        std::fs::create_dir_all(dir)?;
+        std::fs::copy(&pkg, dir.join("package.json"))?;
+        std::fs::copy(&lock, dir.join("package-lock.json"))?;
+        run(Command::new("npm").current_dir(dir).args(npm))
+    })
+}
+
+/// The newest modification time of the files under `paths`.
+fn newest(paths: &[PathBuf]) -> Option<std::time::SystemTime> {
+    let mut newest = None;
+    for path in paths {
+        let meta = std::fs::metadata(path).ok()?;
+        let time = if meta.is_dir() {
+            let entries: Vec<PathBuf> = std::fs::read_dir(path)
+                .ok()?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| !p.ends_with("__pycache__"))
+                .collect();
+            newest_or(&entries, meta.modified().ok()?)
+        } else {
+            meta.modified().ok()?
+        };
+        newest = newest.max(Some(time));
+    }
+    newest
+}
+
+fn newest_or(paths: &[PathBuf], or: std::time::SystemTime) -> std::time::SystemTime {
+    newest(paths).unwrap_or(or).max(or)
+}
+
+/// Builds `examples/python/NAME/app.py` and `examples/js/NAME/app.js` into
+/// `target/examples/NAME.wasm`, and the plain Python and JavaScript test
+/// components (`tests/components/plain_py`, `plain_js`: their own WIT, no
+/// SDK) into `target/test-components/`; each skipped when newer than its
+/// sources.
+pub(crate) fn build_examples(root: &Path) -> Result<()> {
+    ensure_toolchains(root)?;
+    let out_dir = root.join("target/examples");
+    std::fs::create_dir_all(&out_dir)?;
+    for (lang, entry, sdk) in [
+        ("python", "app.py", "sdk/python"),
+        ("js", "app.js", "sdk/js"),
+    ] {
+        let Ok(dirs) = std::fs::read_dir(root.join("examples").join(lang)) else {
+            continue;
+        };
+        for dir in dirs {
+            let dir = dir?.path();
+            if !dir.join(entry).is_file() {
+                continue;
+            }
+            let name = dir.file_name().context("name")?.to_string_lossy();
+            let sources = [dir.clone(), root.join(sdk), root.join("wit")];
+            let out = out_dir.join(format!("{name}.wasm"));
+            // A Python tool that makes HTTP requests needs `wasi:http`: the
+            // world `toolbox-http`.
+            let http = lang == "python"
+                && std::fs::read_to_string(dir.join(entry))?.contains("airlock_http");
+            let world = if http { "toolbox-http" } else { "toolbox" };
+            componentize(root, &dir, &root.join("wit"), world, &sources, &out)?;
+        }
+    }
+    let tests = root.join("target/test-components");
+    std::fs::create_dir_all(&tests)?;
+    for name in ["plain_py", "plain_js"] {
+        let dir = root.join("tests/components").join(name);
+        let out = tests.join(format!("{name}.wasm"));
+        let world = name.replace('_', "-");
+        componentize(
+            root,
+            &dir,
+            &dir.join("wit"),
+            &world,
+            std::slice::from_ref(&dir),
+            &out,
+        )?;
+    }
+    Ok(())
+}
+
+/// Builds `dir/app.py` (componentize-py) or `dir/app.js` (jco) against
+/// world `world` of `wit` into `out`; skipped when `out` is newer than
+/// `sources`. WASI imports are stubbed, except for a Python tool that uses
+/// `airlock_http` and a JavaScript tool that calls `fetch(` (built with
+/// StarlingMonkey, whose `fetch` runs over wasi:http; others with QuickJS,
+/// synchronous).
+fn componentize(
+    root: &Path,
+    dir: &Path,
+    wit: &Path,
+    world: &str,
+    sources: &[PathBuf],
+    out: &Path,
+) -> Result<()> {
+    let built = std::fs::metadata(out).and_then(|m| m.modified()).ok();
+    if built.is_some() && built >= newest(sources) {
+        return Ok(());
+    }
+    let mut cmd;
+    let python = dir.join("app.py");
+    if python.is_file() {
+        let source = std::fs::read_to_string(&python)?;
+        cmd = Command::new(root.join("target/py/bin/componentize-py"));
+        cmd.arg("-d").arg(wit).args(["-w", world, "componentize"]);
+        if !source.contains("airlock_http") {
+            cmd.arg("-s");
+        }
+        cmd.args(["-p", "sdk/python", "-p"]).arg(dir).arg("app");
+    } else {
+        let entry = dir.join("app.js");
+        let source = std::fs::read_to_string(&entry)?;
+        cmd = Command::new(root.join("target/js/node_modules/.bin/jco"));
+        cmd.arg("componentize")
+            .arg(entry)
+            .arg("--cwd")
+            .arg(root)
+            .arg("--wit")
+            .arg(wit)
+            .args(["--world-name", world]);
+        if source.contains("fetch(") {
+            // The web's `fetch` is StarlingMonkey's (over wasi:http), and it
+            // runs the event loop for an async handler.
+            cmd.args(["-d", "fetch-event", "--bundle"]);
+        } else {
+            cmd.args(["--backend", "qjs", "--backend-qjs-disable-async"])
+                .arg("--backend-qjs-stub-wasi");
+        }
+    }
+    run(cmd.arg("-o").arg(out))
+}
+
+/// The Python helper's unit tests, then the heavy `airlock new` tests
+/// (ignored by the plain `cargo test`: they install toolchains per project).
+pub(crate) fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
+    let cmd = Command::new(root.join("target/py/bin/python"))
+        .args(["-m", "unittest", "discover", "-s", "sdk/python/tests"])
+        .output();
+    let ok = match cmd {
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stderr);
+            eprint!("{text}");
+            let ran = text
+                .lines()
+                .find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok())
+                .unwrap_or(0u64);
+            tally.passed += if out.status.success() { ran } else { 0 };
+            out.status.success()
+        }
+        Err(_) => false,
+    };
+    if !ok {
+        tally.failed += 1;
+        tally
+            .failures
+            .push("python -m unittest (sdk/python)".into());
+    }
+    let failed_before = tally.failed;
+    let ok = run_counted(
+        cargo(root)
+            .args(["test", "-p", "airlock", "--test", "languages"])
+            .args(["--", "--ignored"]),
+        tally,
+    )?;
+    if !ok && tally.failed == failed_before {
+        tally.failed += 1;
+        tally
+            .failures
+            .push("cargo test --test languages -- --ignored".into());
+    }
+    Ok(())
+}
