@@ -23,7 +23,7 @@ use tokio::sync::watch;
 
 use super::shared::Shared;
 use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::protocol::mcp::Revision;
+use crate::protocol::mcp::{Revision, request};
 use crate::protocol::outbox::Outbox;
 use crate::sandbox::CancelToken;
 use crate::sync::lock;
@@ -118,7 +118,7 @@ pub struct Task {
     /// task (progress, an elicitation request) should go first.
     listeners: Mutex<Vec<Outbox>>,
     /// Where its changes go when replicas share tasks.
-    mirror: Option<Shared>,
+    shared: Option<Shared>,
 }
 
 fn timestamp(at: SystemTime) -> String {
@@ -259,8 +259,8 @@ impl Task {
 
     /// Sends the task's new state to the shared store, if there is one.
     fn mirrored(&self) {
-        if let Some(mirror) = &self.mirror {
-            mirror.mirror(self.snapshot(), &self.owner);
+        if let Some(shared) = &self.shared {
+            shared.mirror(self.snapshot(), &self.owner);
         }
     }
 
@@ -383,10 +383,7 @@ pub(super) fn page(mut all: Vec<Snapshot>, after: Option<&str>) -> Option<(Vec<S
         Some(after) => all.iter().position(|t| t.id == after)? + 1,
         None => 0,
     };
-    Some(super::super::request::page(
-        all.into_iter().skip(start),
-        LIST_PAGE,
-    ))
+    Some(request::page(all.into_iter().skip(start), LIST_PAGE))
 }
 
 /// A task id: 128 bits from the OS random number generator, as hex.
@@ -423,14 +420,14 @@ impl TaskStore {
 
     /// Creates a `working` task for `owner`, with the lifetime asked
     /// (clamped to [`MIN_TTL_MS`]..=[`MAX_TTL_MS`]), whose changes go to
-    /// `mirror` when the replicas share tasks.
+    /// `shared` when the replicas share tasks.
     pub(super) fn create(
         &self,
         owner: Owner,
         tool: &str,
         ttl_ms: Option<u64>,
         cancel: CancelToken,
-        mirror: Option<Shared>,
+        shared: Option<Shared>,
     ) -> Result<Arc<Task>, ErrorObject> {
         let ttl_ms = ttl_ms
             .unwrap_or(DEFAULT_TTL_MS)
@@ -454,7 +451,7 @@ impl TaskStore {
             }),
             done,
             listeners: Mutex::new(Vec::new()),
-            mirror,
+            shared,
         });
         let mut tasks = lock(&self.tasks);
         Self::purge(&mut tasks);
