@@ -82,9 +82,9 @@ pub async fn by_round_trip(
     let tool = prepared.tool().info.name.as_str();
     let digest = call_digest(ctx.caller().token(), tool, prepared.arguments());
     if let Some(state) = params.get("requestState") {
-        let state = state
+        let (state, expires) = state
             .as_str()
-            .filter(|s| verify_state(s, &digest, now_secs()))
+            .and_then(|s| Some((s, verify_state(s, &digest, now_secs())?)))
             .ok_or_else(|| {
                 invalid_state(
                     "requestState is invalid, expired, or belongs to another call; \
@@ -95,7 +95,7 @@ pub async fn by_round_trip(
             .get("inputResponses")
             .and_then(|r| r.get(CONFIRM_KEY))
         {
-            if !first_use(ctx, state).await? {
+            if !first_use(ctx, state, expires).await? {
                 return Err(invalid_state(
                     "requestState was answered already; a confirmation is good for one call: \
                      call again without it",
@@ -187,11 +187,10 @@ pub fn share_key(key: [u8; 32]) {
     *KEY.write().unwrap_or_else(PoisonError::into_inner) = key;
 }
 
-/// Marks a verified state answered, over every replica when they share
-/// state; false when it was answered before.
-async fn first_use(ctx: &Ctx<'_>, state: &str) -> Result<bool, Answer> {
+/// Marks a verified state (valid until `expires`) answered, over every
+/// replica when they share state; false when it was answered before.
+async fn first_use(ctx: &Ctx<'_>, state: &str, expires: u64) -> Result<bool, Answer> {
     let server = ctx.server();
-    let expires = read_payload(state).map_or(now_secs() + STATE_TTL.as_secs(), |(e, _)| e);
     let Some(shared) = &server.shared else {
         return Ok(server.used_states.first_use(state, expires, now_secs()));
     };
@@ -237,9 +236,12 @@ fn sign_state(digest: &str, expires: u64) -> String {
     )
 }
 
-/// Whether `state` was signed by this process for `digest` and is unexpired.
-fn verify_state(state: &str, digest: &str, now: u64) -> bool {
-    read_payload(state).is_some_and(|(expires, bound)| expires > now && bound == digest)
+/// The expiry of `state` when it was signed by this process for `digest`
+/// and has not expired; `None` otherwise.
+fn verify_state(state: &str, digest: &str, now: u64) -> Option<u64> {
+    read_payload(state)
+        .filter(|(expires, bound)| *expires > now && bound == digest)
+        .map(|(expires, _)| expires)
 }
 
 /// The expiry and the bound digest of a state whose MAC verifies.
@@ -284,17 +286,23 @@ mod tests {
     fn request_state_is_bound_and_expires() {
         let digest = call_digest(Some("alice"), "rm", &json!({"path": "/x"}));
         let state = sign_state(&digest, 1_000);
-        assert!(verify_state(&state, &digest, 999));
-        assert!(!verify_state(&state, &digest, 1_000), "expired");
+        assert_eq!(verify_state(&state, &digest, 999), Some(1_000));
+        assert!(verify_state(&state, &digest, 1_000).is_none(), "expired");
         let other = call_digest(Some("bob"), "rm", &json!({"path": "/x"}));
-        assert!(!verify_state(&state, &other, 999), "another caller");
+        assert!(
+            verify_state(&state, &other, 999).is_none(),
+            "another caller"
+        );
         let args = call_digest(Some("alice"), "rm", &json!({"path": "/y"}));
-        assert!(!verify_state(&state, &args, 999), "other arguments");
+        assert!(
+            verify_state(&state, &args, 999).is_none(),
+            "other arguments"
+        );
         // Tampering with the payload breaks the MAC.
         let forged = state.replacen('A', "B", 1);
-        assert!(!verify_state(&forged, &digest, 999) || forged == state);
-        assert!(!verify_state("nonsense", &digest, 0));
-        assert!(!verify_state("a.b", &digest, 0));
+        assert!(verify_state(&forged, &digest, 999).is_none() || forged == state);
+        assert!(verify_state("nonsense", &digest, 0).is_none());
+        assert!(verify_state("a.b", &digest, 0).is_none());
         // No two states are alike, even for the same call and second.
         assert_ne!(sign_state(&digest, 1_000), state);
     }

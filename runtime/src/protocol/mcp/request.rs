@@ -184,19 +184,26 @@ pub fn required_str<'p>(params: &'p Value, key: &str, what: &str) -> Result<&'p 
 /// Where a page starts: after the item named in `params.cursor` (made by
 /// [`cursor_after`] with the same `kind`); `None` for the first page.
 pub fn read_cursor(params: &Value, kind: &str) -> Result<Option<String>, ErrorObject> {
-    let invalid = || ErrorObject::invalid_param("cursor", "Invalid cursor");
     match params.get("cursor") {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(cursor)) => {
-            let bytes = URL_SAFE_NO_PAD.decode(cursor).map_err(|_| invalid())?;
-            let text = String::from_utf8(bytes).map_err(|_| invalid())?;
+            let bytes = URL_SAFE_NO_PAD
+                .decode(cursor)
+                .map_err(|_| invalid_cursor())?;
+            let text = String::from_utf8(bytes).map_err(|_| invalid_cursor())?;
             let last = text
                 .strip_prefix("after:")
                 .and_then(|t| t.strip_prefix(kind));
-            last.map(|last| Some(last.to_owned())).ok_or_else(invalid)
+            last.map(|last| Some(last.to_owned()))
+                .ok_or_else(invalid_cursor)
         }
-        Some(_) => Err(invalid()),
+        Some(_) => Err(invalid_cursor()),
     }
+}
+
+/// A cursor that names no place in the list.
+pub fn invalid_cursor() -> ErrorObject {
+    ErrorObject::invalid_param("cursor", "Invalid cursor")
 }
 
 /// The `nextCursor` of a page of `kind` items whose last is `last`.

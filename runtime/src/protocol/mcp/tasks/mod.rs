@@ -23,7 +23,9 @@ pub use shared::Found;
 pub use store::{Owner, RELATED_TASK, Snapshot, Status, Task, TaskStore, relate};
 
 use super::confirm;
-use super::request::{Answer, Client, Ctx, cursor_after, read_cursor, required_str};
+use super::request::{
+    Answer, Client, Ctx, cursor_after, invalid_cursor, read_cursor, required_str,
+};
 use super::revision::Revision;
 use super::session::Session;
 use super::tools::{Observer, outcome_of};
@@ -322,8 +324,8 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
 pub async fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     let after = read_cursor(params, "task:")?;
     let tasks = &ctx.server().tasks;
-    let (page, more) = (tasks.list_all(&ctx.owner(), after.as_deref()).await?)
-        .ok_or_else(|| ErrorObject::invalid_param("cursor", "Invalid cursor"))?;
+    let (page, more) =
+        (tasks.list_all(&ctx.owner(), after.as_deref()).await?).ok_or_else(invalid_cursor)?;
     let mut result = json!({});
     result["tasks"] = page.iter().map(|t| t.to_mcp(ctx.revision)).collect();
     if more && let Some(last) = page.last() {
