@@ -20,14 +20,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::store::{
-    MAX_TASKS_PER_OWNER, Outcome, Owner, Snapshot, Status, Task, cancelled_result, too_many_tasks,
-};
+use super::store::{MAX_TASKS_PER_OWNER, Owner, Snapshot, Status, Task, too_many_tasks};
 use super::task_not_found;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::state::{SharedState, StateError};
@@ -70,24 +68,13 @@ impl Record {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    fn ended(mut self, status: Status, message: &str, outcome: Outcome) -> Self {
-        self.task.status = status;
-        self.task.message = Some(message.to_string());
-        self.task.updated = SystemTime::now();
-        self.task.outcome = Some(outcome);
-        self
-    }
-
-    /// The record of a task cancelled by a client of another replica.
-    fn cancelled(self, why: &str) -> Self {
-        self.ended(Status::Cancelled, why, Ok(cancelled_result(why)))
-    }
-
     /// The record of a task whose replica stopped before it ended.
-    fn orphaned(self) -> Self {
+    fn orphaned(mut self) -> Self {
         let why = "the server running this task stopped before it ended; call the tool again";
         let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, why);
-        self.ended(Status::Failed, why, Err(error))
+        self.task
+            .end(Status::Failed, Some(why.to_string()), Err(error));
+        self
     }
 }
 
@@ -258,11 +245,11 @@ impl Shared {
         record: Record,
         why: &str,
     ) -> Result<Result<Record, Status>, ErrorObject> {
-        if record.task.status.is_terminal() {
-            return Ok(Err(record.task.status));
+        let mut cancelled = record;
+        if !cancelled.task.cancel(why) {
+            return Ok(Err(cancelled.task.status));
         }
-        let id = record.task.id.clone();
-        let cancelled = record.cancelled(why);
+        let id = cancelled.task.id.clone();
         if self
             .state
             .update_task(&id, &cancelled.json(), true)
@@ -438,7 +425,7 @@ mod tests {
     use super::*;
     use crate::protocol::mcp::Revision;
     use serde_json::json;
-    use std::time::UNIX_EPOCH;
+    use std::time::{SystemTime, UNIX_EPOCH};
 
     fn at(ms: u64) -> SystemTime {
         UNIX_EPOCH + Duration::from_millis(ms)
@@ -503,8 +490,14 @@ mod tests {
             replica: "r1".into(),
             task: snapshot(Status::Working, None),
         };
-        let cancelled = record.clone().cancelled("asked").task;
+        let mut cancelled = record.clone().task;
+        assert!(cancelled.cancel("asked"));
         assert_eq!(cancelled.status, Status::Cancelled);
+        assert!(!cancelled.cancel("again"), "a task ends once");
+        assert!(
+            !cancelled.finish(Ok(json!({}))),
+            "a cancel made first stays"
+        );
         assert_eq!(
             cancelled.to_mcp(Revision::V2025_11_25)["statusMessage"],
             "asked"

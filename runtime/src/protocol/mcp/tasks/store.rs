@@ -94,24 +94,16 @@ pub enum Owner {
 /// the JSON-RPC error it would have returned.
 pub type Outcome = Result<Value, ErrorObject>;
 
-struct State {
-    status: Status,
-    message: Option<String>,
-    updated: SystemTime,
-    outcome: Option<Outcome>,
-}
-
 /// One task.
 pub struct Task {
     pub id: String,
     pub owner: Owner,
     /// The tool it calls (for logs).
     pub tool: String,
-    created: SystemTime,
     expires: Instant,
-    ttl_ms: u64,
     cancel: CancelToken,
-    state: Mutex<State>,
+    /// What it is now; every change goes through [`Snapshot`]'s moves.
+    state: Mutex<Snapshot>,
     /// Flips to true once the task is terminal.
     done: watch::Sender<bool>,
     /// Streams of clients waiting in `tasks/result`, where messages of the
@@ -181,6 +173,55 @@ impl Snapshot {
         }
         task
     }
+
+    /// Moves between `working` and `input_required`; false when the task
+    /// is terminal or already there (nothing changes then).
+    pub fn set_status(&mut self, status: Status, message: Option<String>) -> bool {
+        debug_assert!(!status.is_terminal());
+        if self.status.is_terminal() || self.status == status {
+            return false;
+        }
+        self.status = status;
+        self.message = message;
+        self.updated = SystemTime::now();
+        true
+    }
+
+    /// Ends the task as `status`; false when it had ended already (a task
+    /// ends once: a cancel made first stays).
+    pub fn end(&mut self, status: Status, message: Option<String>, outcome: Outcome) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        self.status = status;
+        self.message = message;
+        self.updated = SystemTime::now();
+        self.outcome = Some(outcome);
+        true
+    }
+
+    /// Ends the task with how its call ended: `completed`, or `failed` for
+    /// a JSON-RPC error or a result with `isError: true`.
+    pub fn finish(&mut self, outcome: Outcome) -> bool {
+        let (status, message) = match &outcome {
+            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
+                let text = result
+                    .pointer("/content/0/text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the tool failed");
+                (Status::Failed, Some(jsonrpc::shorten(text, 500)))
+            }
+            Ok(_) => (Status::Completed, None),
+            Err(error) => (Status::Failed, Some(error.message.clone())),
+        };
+        self.end(status, message, outcome)
+    }
+
+    /// Ends the task as `cancelled`, saying why.
+    pub fn cancel(&mut self, why: &str) -> bool {
+        let outcome = Ok(cancelled_result(why));
+        self.end(Status::Cancelled, Some(why.to_string()), outcome)
+    }
 }
 
 /// What a cancelled task answers: a tool error saying why.
@@ -219,7 +260,7 @@ impl Task {
     }
 
     pub fn ttl_ms(&self) -> u64 {
-        self.ttl_ms
+        lock(&self.state).ttl_ms
     }
 
     /// The task as it is now.
@@ -236,18 +277,11 @@ impl Task {
     fn view(&self, with_outcome: bool) -> Snapshot {
         let state = lock(&self.state);
         Snapshot {
-            id: self.id.clone(),
-            tool: self.tool.clone(),
-            created: self.created,
-            ttl_ms: self.ttl_ms,
-            status: state.status,
+            id: state.id.clone(),
+            tool: state.tool.clone(),
             message: state.message.clone(),
-            updated: state.updated,
-            outcome: if with_outcome {
-                state.outcome.clone()
-            } else {
-                None
-            },
+            outcome: state.outcome.as_ref().filter(|_| with_outcome).cloned(),
+            ..*state
         }
     }
 
@@ -257,73 +291,45 @@ impl Task {
         self.view(revision.is_stateless()).to_mcp(revision)
     }
 
-    /// Sends the task's new state to the shared store, if there is one.
-    fn mirrored(&self) {
-        if let Some(shared) = &self.shared {
-            shared.mirror(self.snapshot(), &self.owner);
+    /// Applies one of [`Snapshot`]'s moves; when it changed the task,
+    /// sends the change to the shared store (if any) and, when the task
+    /// ended, wakes its waiters.
+    fn change(&self, change: impl FnOnce(&mut Snapshot) -> bool) -> bool {
+        let mut state = lock(&self.state);
+        if !change(&mut state) {
+            return false;
         }
+        let ended = state.status.is_terminal();
+        if let Some(shared) = &self.shared {
+            shared.mirror(state.clone(), &self.owner);
+        }
+        drop(state);
+        if ended {
+            self.done.send_replace(true);
+        }
+        true
     }
 
     /// Moves between `working` and `input_required`; false when the task
     /// is already terminal (nothing changes then).
     pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
-        debug_assert!(!status.is_terminal());
-        let mut state = lock(&self.state);
-        if state.status.is_terminal() || state.status == status {
-            return false;
-        }
-        state.status = status;
-        state.message = message;
-        state.updated = SystemTime::now();
-        drop(state);
-        self.mirrored();
-        true
+        self.change(|s| s.set_status(status, message))
     }
 
-    /// Records how the call ended: `completed`, or `failed` for a JSON-RPC
-    /// error or a result with `isError: true`. False when the task was
-    /// already terminal (cancelled): a cancelled task stays cancelled.
+    /// Records how the call ended ([`Snapshot::finish`]). False when the
+    /// task was already terminal (cancelled): a cancelled task stays
+    /// cancelled.
     pub fn finish(&self, outcome: Outcome) -> bool {
-        let mut state = lock(&self.state);
-        if state.status.is_terminal() {
-            return false;
-        }
-        let (status, message) = match &outcome {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
-                let text = result
-                    .pointer("/content/0/text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the tool failed");
-                (Status::Failed, Some(jsonrpc::shorten(text, 500)))
-            }
-            Ok(_) => (Status::Completed, None),
-            Err(error) => (Status::Failed, Some(error.message.clone())),
-        };
-        state.status = status;
-        state.message = message;
-        state.updated = SystemTime::now();
-        state.outcome = Some(outcome);
-        drop(state);
-        self.mirrored();
-        self.done.send_replace(true);
-        true
+        self.change(|s| s.finish(outcome))
     }
 
     /// Cancels the task: it becomes `cancelled` at once and its guest is
     /// stopped. `Err` with the status when the task is already terminal.
     pub fn cancel(&self, why: &str) -> Result<(), Status> {
-        let mut state = lock(&self.state);
-        if state.status.is_terminal() {
-            return Err(state.status);
+        if !self.change(|s| s.cancel(why)) {
+            return Err(self.status());
         }
-        state.status = Status::Cancelled;
-        state.message = Some(why.to_string());
-        state.updated = SystemTime::now();
-        state.outcome = Some(Ok(cancelled_result(why)));
-        drop(state);
-        self.mirrored();
         self.cancel.cancel();
-        self.done.send_replace(true);
         Ok(())
     }
 
@@ -439,11 +445,13 @@ impl TaskStore {
             id: id.clone(),
             owner,
             tool: tool.to_string(),
-            created: now,
             expires: Instant::now() + Duration::from_millis(ttl_ms),
-            ttl_ms,
             cancel,
-            state: Mutex::new(State {
+            state: Mutex::new(Snapshot {
+                id: id.clone(),
+                tool: tool.to_string(),
+                created: now,
+                ttl_ms,
                 status: Status::Working,
                 message: None,
                 updated: now,
