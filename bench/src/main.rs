@@ -13,6 +13,7 @@ mod replicas;
 mod report;
 mod stats;
 mod svg;
+mod targets;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
