@@ -129,6 +129,11 @@ fn a_name_clash_names_both_files() {
         "{}",
         errors[0]
     );
+    assert!(
+        errors[0].contains("rename the tool in one of them"),
+        "says what to do: {}",
+        errors[0]
+    );
 }
 
 #[test]

@@ -78,7 +78,11 @@ pub enum LoadError {
         path: PathBuf,
         sections: crate::policy::PolicyError,
     },
-    #[error("tool {tool:?} is declared by both {first} and {second}")]
+    #[error(
+        "tool {tool:?} is declared by both {first} and {second} (a tool's name is unique \
+         among the components served: rename the tool in one of them, or serve them from \
+         separate airlock processes)"
+    )]
     Clash {
         tool: String,
         first: PathBuf,
