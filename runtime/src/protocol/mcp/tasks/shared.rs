@@ -78,19 +78,14 @@ impl Record {
     }
 }
 
-/// One change of a task, on its way to the store.
-struct Write {
-    id: String,
-    record: String,
-    is_final: bool,
-}
-
 /// The shared half of a [`super::TaskStore`]; each shared task holds a
 /// clone, its way to the store ([`Shared::mirror`]).
 #[derive(Clone)]
 pub struct Shared {
     state: Arc<SharedState>,
-    queue: mpsc::UnboundedSender<Write>,
+    /// Changes on their way to the store, serialized by the writer (off
+    /// the task's lock, under which they are queued in order).
+    queue: mpsc::UnboundedSender<Record>,
     /// Changes sent and not yet written.
     pending: Arc<AtomicUsize>,
 }
@@ -112,17 +107,15 @@ impl Shared {
         state: Arc<SharedState>,
         tasks: &Arc<Mutex<HashMap<String, Arc<Task>>>>,
     ) -> Shared {
-        let (queue, mut rx) = mpsc::unbounded_channel::<Write>();
+        let (queue, mut rx) = mpsc::unbounded_channel::<Record>();
         let pending = Arc::new(AtomicUsize::new(0));
         let writer = state.clone();
         let written = pending.clone();
         tokio::spawn(async move {
-            while let Some(write) = rx.recv().await {
-                if let Err(err) = writer
-                    .update_task(&write.id, &write.record, write.is_final)
-                    .await
-                {
-                    tracing::warn!(task = %write.id, "the shared task store missed a change: {err}");
+            while let Some(record) = rx.recv().await {
+                let (id, is_final) = (&record.task.id, record.task.status.is_terminal());
+                if let Err(err) = writer.update_task(id, &record.json(), is_final).await {
+                    tracing::warn!(task = %id, "the shared task store missed a change: {err}");
                 }
                 written.fetch_sub(1, Ordering::SeqCst);
             }
@@ -141,24 +134,13 @@ impl Shared {
         let Some(owner) = owner_key(owner) else {
             return;
         };
-        let (id, is_final) = (task.id.clone(), task.status.is_terminal());
-        let replica = self.state.replica().to_string();
         let record = Record {
             owner,
-            replica,
+            replica: self.state.replica().to_string(),
             task,
-        }
-        .json();
+        };
         self.pending.fetch_add(1, Ordering::SeqCst);
-        if self
-            .queue
-            .send(Write {
-                id,
-                record,
-                is_final,
-            })
-            .is_err()
-        {
+        if self.queue.send(record).is_err() {
             self.pending.fetch_sub(1, Ordering::SeqCst);
         }
     }
