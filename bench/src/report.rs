@@ -139,21 +139,16 @@ impl Report {
             ));
         }
         if let Some(m) = &self.memory {
-            rows.push((
-                "1,000 × sleep(200) peak RSS".into(),
+            // One burst's figures, in process or through the server.
+            let cell = |m: &Memory| {
                 format!(
                     "{:.0} MiB (idle {:.0} MiB), {:.0} ms, errors {}",
                     m.peak_mib, m.baseline_mib, m.wall_ms, m.errors
-                ),
-            ));
+                )
+            };
+            rows.push(("1,000 × sleep(200) peak RSS".into(), cell(m)));
             if let Some(s) = &m.served {
-                rows.push((
-                    "… through airlock serve".into(),
-                    format!(
-                        "{:.0} MiB (idle {:.0} MiB), {:.0} ms, errors {}",
-                        s.peak_mib, s.baseline_mib, s.wall_ms, s.errors
-                    ),
-                ));
+                rows.push(("… through airlock serve".into(), cell(s)));
             }
         }
         let width = rows
