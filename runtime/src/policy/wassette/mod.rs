@@ -105,11 +105,14 @@ pub fn import(yaml: &str, component: &str, base: &Path) -> Result<Imported, Impo
             }
             "description" => section.description = Some(scalar_text(value)?),
             "permissions" => permissions(&mut section, value, base)?,
+            // Where an editor finds the schema (policy-mcp's v1.json); says
+            // nothing about the permissions.
+            "$schema" => {}
             other => {
                 return Err(unknown(
                     key_node,
                     other,
-                    "version, description, permissions",
+                    "version, description, permissions, $schema",
                 ));
             }
         }
@@ -467,13 +470,13 @@ impl Section {
     /// The notes every import gets: what airlock enforces that wassette
     /// does not.
     fn finish(&mut self, component: &str) {
-        let tool = format!("[components.{}.tools.TOOL]", toml_key(component));
+        let tool = format!("[components.{}]", toml_key(component));
         if self.folders.iter().any(|f| f.mode == Mode::ReadWrite) {
             self.notes.push(format!(
                 "tightened: a read-write folder is read-write only for a destructive tool (with \
                  `destructive = \"allow\"` or \"confirm\"), create-only for a tool that declares \
                  neither read-only nor destructive, read-only for a read-only one; a plain \
-                 function declares no hints: declare them in {tool} hints = [...]"
+                 function declares no hints: declare them in {tool} (or a tool section) hints = [...]"
             ));
         }
         if !self.network.is_empty() {

@@ -217,7 +217,7 @@ fn errors_point_at_the_line_and_column() {
     .expect_err("refused");
     assert_eq!(
         err.to_string(),
-        "2:1: unknown key \"permission\" (expected version, description, permissions)"
+        "2:1: unknown key \"permission\" (expected version, description, permissions, $schema)"
     );
     let err = import("version: \"2.0\"\n", "x", Path::new("/")).expect_err("refused");
     assert!(err.message.contains("only wassette's version 1.x"), "{err}");
@@ -245,5 +245,64 @@ fn names_that_are_not_bare_keys_are_quoted() {
     assert_eq!(
         policy.settings_for("fetch.rs", "t").env,
         vec![("API.KEY".to_string(), "v".to_string())]
+    );
+}
+
+/// wassette's and policy-mcp's published example policies, copied as they
+/// are (see `runtime/tests/fixtures/wassette/README.md`): each imports, and
+/// so does each with the `$schema` key a schema-aware editor adds.
+#[test]
+fn the_published_example_policies_import() {
+    let examples = [
+        (
+            "get-weather-js",
+            include_str!("../../../tests/fixtures/wassette/get-weather-js.policy.yaml"),
+        ),
+        (
+            "fetch-rs",
+            include_str!("../../../tests/fixtures/wassette/fetch-rs.policy.yaml"),
+        ),
+        (
+            "wasmtime-wasi",
+            include_str!("../../../tests/fixtures/wassette/wasmtime-wasi.yaml"),
+        ),
+        (
+            "comprehensive",
+            include_str!("../../../tests/fixtures/wassette/comprehensive.yaml"),
+        ),
+        (
+            "storage-only",
+            include_str!("../../../tests/fixtures/wassette/storage-only.yaml"),
+        ),
+        (
+            "minimal",
+            include_str!("../../../tests/fixtures/wassette/minimal.yaml"),
+        ),
+    ];
+    let schema =
+        "$schema: \"https://raw.githubusercontent.com/microsoft/policy-mcp/main/schema/v1.json\"\n";
+    for (name, yaml) in examples {
+        for text in [yaml.to_string(), format!("{schema}{yaml}")] {
+            let imported = import(&text, name, Path::new("/nonexistent"))
+                .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+            assert!(
+                imported.toml.contains(&format!("[components.{name}]")),
+                "{name}: {}",
+                imported.toml
+            );
+        }
+    }
+    let weather = import(
+        &format!("{schema}{}", examples[0].1),
+        "weather",
+        Path::new("/srv"),
+    )
+    .expect("imports");
+    assert!(
+        weather
+            .toml
+            .contains("network = [\"api.openweathermap.org\"]"),
+        "{}",
+        weather.toml
     );
 }
