@@ -373,6 +373,33 @@ fn an_echoed_secret_is_redacted_from_everything_the_tool_hands_back() {
     assert_no_secret(&err);
 }
 
+/// An endpoint that echoes the injected header as JSON with every
+/// character `\u`-escaped, handed back verbatim as structured output: the
+/// client receives the decoded value, so that is what is redacted.
+#[test]
+fn an_escaped_secret_in_structured_output_is_redacted_as_the_client_reads_it() {
+    let t = two_hosts();
+    let url = format!("https://localhost:{}/echo.json", t.a.port());
+    let out = call(
+        &t.runtime,
+        "http_open",
+        json!({ "url": url, "leak": "structured" }),
+    )
+    .expect("the echo");
+    assert_eq!(
+        t.a.seen()[0].header("authorization"),
+        [format!("Bearer {SECRET}")]
+    );
+    let structured = out.structured.clone().expect("structured output");
+    assert_eq!(structured["authorization"], "Bearer [redacted]");
+    // What MCP sends (structuredContent and the text block made from it)
+    // and what /rpc sends (the value itself).
+    let all = everything(&out);
+    assert_no_secret(&all);
+    assert!(all.contains("Bearer [redacted]"), "{all}");
+    assert_no_secret(&structured.to_string());
+}
+
 #[test]
 fn the_secret_never_reaches_the_log_or_the_audit_file() {
     let (server, dir) = local(Leaf::For(LOOPBACK));

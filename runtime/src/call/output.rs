@@ -41,15 +41,8 @@ pub(super) fn check(
 fn finish(
     tool: &Tool,
     mut content: Vec<Content>,
-    structured: Option<String>,
+    structured: Option<Value>,
 ) -> Result<Output, CallError> {
-    let structured = match structured {
-        None => None,
-        Some(text) => Some(
-            serde_json::from_str::<Value>(&text)
-                .map_err(|e| RunError::BadOutput(format!("structured output is not JSON: {e}")))?,
-        ),
-    };
     if let Some(schema) = &tool.output {
         let Some(value) = &structured else {
             return Err(RunError::BadOutput(

@@ -137,7 +137,8 @@ pub struct DescribedTool {
 #[derive(Debug, Clone)]
 pub struct RawOutput {
     pub content: Vec<Content>,
-    pub structured: Option<String>,
+    /// Parsed from the guest's JSON text (so redacted as decoded values).
+    pub structured: Option<serde_json::Value>,
     /// Captured stdout/stderr (capped) and how many bytes were dropped.
     pub guest_log: (String, u64),
 }

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use wasmtime::component::{ComponentExportIndex, InstancePre, Val};
 
 use super::run::Run;
+use super::run::Structured;
 use super::{CallState, RawOutput, RunError};
 use crate::functions::Function;
 use crate::functions::value::{self, Returned};
@@ -81,11 +82,11 @@ impl Run {
         self.finish(called)?;
         let guest_log = self.output.take();
         match value::returned(function.result.as_ref(), &results) {
-            Ok(Returned::Ok { structured, text }) => self.checked(RawOutput {
-                content: text.map(Content::Text).into_iter().collect(),
-                structured: Some(crate::json::to_string(&structured)),
+            Ok(Returned::Ok { structured, text }) => self.checked(
+                text.map(Content::Text).into_iter().collect(),
+                Some(Structured::Value(structured)),
                 guest_log,
-            }),
+            ),
             Ok(Returned::Err(message)) => Err(self.failed(message)),
             Err(why) => Err(RunError::BadOutput(why)),
         }

@@ -11,6 +11,13 @@
 //!
 //! - the value itself, and as it reads inside a JSON string (`\"`, `\\`,
 //!   `\/` escaped);
+//! - the value in a text that a JSON or URL decoder would turn into it,
+//!   escaped in any mix of ways (`\u0026` as Go's `encoding/json` writes `&`,
+//!   every character `\u`-escaped, `%26`): such a text is searched as it
+//!   reads decoded, and the escaped stretch replaced where it stands;
+//! - structured output as the decoded values the client receives: the
+//!   guest's JSON text is parsed before redaction (`sandbox::run`), and
+//!   every string, key and number of the value is redacted;
 //! - its base64 encoding (standard and URL-safe alphabets, padded or not),
 //!   and the part of it that any base64 text containing the secret holds,
 //!   whatever the secret's offset (three alignments), so a secret inside an
@@ -29,6 +36,7 @@ use std::sync::Arc;
 use aho_corasick::{AhoCorasick, MatchKind};
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+use serde_json::Value;
 
 use super::{RawOutput, RunError};
 use crate::policy::Grant;
@@ -92,12 +100,16 @@ impl Redactor {
         let Some(inner) = &self.inner else {
             return Cow::Borrowed(text);
         };
-        match &inner.finder {
-            Some(finder) if finder.is_match(text) => {
-                Cow::Owned(finder.replace_all(text, &vec![REDACTED; finder.patterns_len()]))
-            }
-            Some(_) => Cow::Borrowed(text),
-            None => Cow::Borrowed(REDACTED),
+        let Some(finder) = &inner.finder else {
+            return Cow::Borrowed(REDACTED);
+        };
+        let plain = match finder.is_match(text) {
+            true => Cow::Owned(finder.replace_all(text, &vec![REDACTED; finder.patterns_len()])),
+            false => Cow::Borrowed(text),
+        };
+        match escaped_matches(finder, &plain) {
+            Some(redacted) => Cow::Owned(redacted),
+            None => plain,
         }
     }
 
@@ -155,8 +167,30 @@ impl Redactor {
         };
         RawOutput {
             content: raw.content.into_iter().map(|c| self.content(c)).collect(),
-            structured: raw.structured.map(|s| self.string(s)),
+            structured: raw.structured.map(|v| self.value(v)),
             guest_log: (log, dropped),
+        }
+    }
+
+    /// A JSON value with every string, key and number redacted (a numeric
+    /// secret may come back as a number).
+    fn value(&self, value: Value) -> Value {
+        match value {
+            Value::String(s) => Value::String(self.string(s)),
+            Value::Number(n) => {
+                let text = n.to_string();
+                match self.text(&text) {
+                    Cow::Borrowed(_) => Value::Number(n),
+                    Cow::Owned(redacted) => Value::String(redacted),
+                }
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(|v| self.value(v)).collect()),
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .map(|(k, v)| (self.string(k), self.value(v)))
+                    .collect(),
+            ),
+            other => other,
         }
     }
 
@@ -222,6 +256,75 @@ impl Redactor {
             | RunError::OutputTooLarge { .. }) => other,
         }
     }
+}
+
+/// `text` with each secret redacted that shows only once the text is read
+/// as a JSON string or URL decoder reads it (`\u0026`, `%26`, in any mix
+/// with plain characters); `None` when there is none (or nothing escaped).
+fn escaped_matches(finder: &AhoCorasick, text: &str) -> Option<String> {
+    let raw = text.as_bytes();
+    if !raw.iter().any(|&b| b == b'\\' || b == b'%') {
+        return None;
+    }
+    let (decoded, spans) = decode(raw);
+    let mut out = Vec::new();
+    let mut copied = 0;
+    for found in finder.find_iter(&decoded) {
+        let (start, end) = (spans[found.start()].0, spans[found.end() - 1].1);
+        out.extend_from_slice(&raw[copied..start]);
+        out.extend_from_slice(REDACTED.as_bytes());
+        copied = end;
+    }
+    if copied == 0 {
+        return None;
+    }
+    out.extend_from_slice(&raw[copied..]);
+    // Spans end on ASCII escapes or whole characters; should one not, the
+    // text is withheld rather than cut inside a character.
+    Some(String::from_utf8(out).unwrap_or_else(|_| REDACTED.to_string()))
+}
+
+/// `raw` decoded as a JSON string's escapes and URL percent-escapes would
+/// be, and each decoded byte's span in `raw`. A `\u` escape of a character
+/// outside ASCII decodes to 0xFF, which no secret (visible ASCII) holds.
+fn decode(raw: &[u8]) -> (Vec<u8>, Vec<(usize, usize)>) {
+    let hex = |bytes: &[u8]| {
+        let digits = bytes.iter().all(u8::is_ascii_hexdigit);
+        let text = std::str::from_utf8(bytes).ok().filter(|_| digits)?;
+        u32::from_str_radix(text, 16).ok()
+    };
+    let mut decoded = Vec::with_capacity(raw.len());
+    let mut spans = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let (byte, len) = match (raw[i], raw.get(i + 1)) {
+            (b'\\', Some(b'u')) => match raw.get(i + 2..i + 6).and_then(hex) {
+                Some(code) => (
+                    u8::try_from(code).ok().filter(u8::is_ascii).unwrap_or(0xFF),
+                    6,
+                ),
+                None => (b'\\', 1),
+            },
+            (b'\\', Some(&c)) => match c {
+                b'"' | b'\\' | b'/' => (c, 2),
+                b'b' => (0x08, 2),
+                b'f' => (0x0C, 2),
+                b'n' => (b'\n', 2),
+                b'r' => (b'\r', 2),
+                b't' => (b'\t', 2),
+                _ => (b'\\', 1),
+            },
+            (b'%', _) => match raw.get(i + 1..i + 3).and_then(hex) {
+                Some(code) => (code as u8, 3),
+                None => (b'%', 1),
+            },
+            (byte, _) => (byte, 1),
+        };
+        decoded.push(byte);
+        spans.push((i, i + len));
+        i += len;
+    }
+    (decoded, spans)
 }
 
 /// Every form of `secret` that is redacted (see the module documentation).
@@ -293,6 +396,73 @@ mod tests {
         assert_eq!(r.text("nothing here"), "nothing here");
     }
 
+    /// A secret as JSON encoders and URL encoders escape it: the way Go's
+    /// `encoding/json` writes `&`, `<` and `>`, every character escaped (in
+    /// either case of hex digit), a mix, and percent-encoding.
+    #[test]
+    fn escaped_forms_a_decoder_undoes() {
+        let secret = "s3cr3t/Tok+en=&<x>42";
+        let r = Redactor::new(vec![secret.to_string()]);
+        let go = secret
+            .replace('&', "\\u0026")
+            .replace('<', "\\u003c")
+            .replace('>', "\\u003e");
+        let every: String = secret
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        let upper: String = secret
+            .chars()
+            .map(|c| format!("\\u{:04X}", c as u32))
+            .collect();
+        let mixed = "s3\\u0063r3t\\/Tok+en=\\u0026<x\\u003e42".to_string();
+        let percent: String = secret
+            .bytes()
+            .map(|b| match b.is_ascii_alphanumeric() {
+                true => (b as char).to_string(),
+                false => format!("%{b:02X}"),
+            })
+            .collect();
+        for escaped in [go, every, upper, mixed, percent] {
+            let json = format!("{{\"authorization\":\"Bearer {escaped}\"}}");
+            let redacted = r.text(&json).into_owned();
+            assert_eq!(
+                redacted, "{\"authorization\":\"Bearer [redacted]\"}",
+                "{escaped}"
+            );
+            // What a JSON decoder makes of it holds no secret either.
+            if let Ok(value) = serde_json::from_str::<Value>(&redacted) {
+                assert!(!value.to_string().contains("Tok+en"), "{value}");
+            }
+        }
+        // Escapes with no secret behind them are left as they are.
+        let other = "a \\u0026 b %20 c \\\\u0041";
+        assert_eq!(r.text(other), other);
+    }
+
+    /// Structured output is redacted as values: what the client decodes.
+    #[test]
+    fn structured_values_keys_and_numbers() {
+        let r = Redactor::new(vec!["s3cr3t/Tok+en=&<x>42".into(), "9876543210".into()]);
+        let text = r#"{"authorization":"Bearer s3cr3t/Tok+en=\u0026\u003cx\u003e42","s3cr3t/Tok+en=&<x>42":1,"n":9876543210,"list":["ok"]}"#;
+        let parsed: Value = serde_json::from_str(text).expect("json");
+        let raw = RawOutput {
+            content: vec![],
+            structured: Some(parsed),
+            guest_log: (String::new(), 0),
+        };
+        let out = r.output(raw).structured.expect("structured");
+        assert_eq!(
+            out,
+            serde_json::json!({
+                "authorization": "Bearer [redacted]",
+                "[redacted]": 1,
+                "n": "[redacted]",
+                "list": ["ok"]
+            })
+        );
+    }
+
     #[test]
     fn base64_at_every_offset() {
         let r = redactor();
@@ -331,7 +501,7 @@ mod tests {
                     mime_type: "image/png".into(),
                 },
             ],
-            structured: Some(serde_json::json!({ "h": SECRET }).to_string()),
+            structured: Some(serde_json::json!({ "h": SECRET })),
             guest_log: (format!("printed {SECRET}\n"), 0),
         };
         let out = r.output(raw);

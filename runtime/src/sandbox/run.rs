@@ -36,11 +36,11 @@ impl Run {
         let returned = self.finish(result)?;
         let guest_log = self.output.take();
         match returned {
-            Ok(out) => self.checked(RawOutput {
-                content: out.content.into_iter().map(Content::from).collect(),
-                structured: out.structured,
+            Ok(out) => self.checked(
+                out.content.into_iter().map(Content::from).collect(),
+                out.structured.map(Structured::Text),
                 guest_log,
-            }),
+            ),
             Err(types::Error::InvalidArguments(message)) => {
                 Err(RunError::InvalidArguments(message))
             }
@@ -48,16 +48,36 @@ impl Run {
         }
     }
 
-    /// `raw`, unless it is larger than the grant's output limit.
-    pub(super) fn checked(&self, raw: RawOutput) -> Result<RawOutput, RunError> {
-        let size = output_size(&raw);
+    /// What the guest returned, unless it is larger than the grant's output
+    /// limit; structured output parsed here, so that redaction sees the
+    /// decoded values the client will receive (an escaped secret in JSON
+    /// text is no longer escaped once parsed).
+    pub(super) fn checked(
+        &self,
+        content: Vec<Content>,
+        structured: Option<Structured>,
+        guest_log: (String, u64),
+    ) -> Result<RawOutput, RunError> {
+        let size = content_size(&content) + structured.as_ref().map_or(0, Structured::len);
         if size > self.limits.output {
             return Err(RunError::OutputTooLarge {
                 actual: size,
                 limit: self.limits.output,
             });
         }
-        Ok(raw)
+        let structured =
+            match structured {
+                None => None,
+                Some(Structured::Value(value)) => Some(value),
+                Some(Structured::Text(text)) => Some(serde_json::from_str(&text).map_err(|e| {
+                    RunError::BadOutput(format!("structured output is not JSON: {e}"))
+                })?),
+            };
+        Ok(RawOutput {
+            content,
+            structured,
+            guest_log,
+        })
     }
 
     /// The tool's own failure, noting the folder limits the call reached
@@ -143,9 +163,44 @@ fn panic_message(output: &CapturedOutput) -> Option<String> {
     Some(message.trim().to_string())
 }
 
-pub(super) fn output_size(raw: &RawOutput) -> u64 {
-    let content: usize = raw
-        .content
+/// A guest's structured result as it crossed the boundary: JSON text (WIT
+/// tools, wasmcp) or a value already lifted (plain functions).
+pub(super) enum Structured {
+    Text(String),
+    Value(serde_json::Value),
+}
+
+impl Structured {
+    /// Its size as JSON text, the measure of the output limit.
+    fn len(&self) -> u64 {
+        match self {
+            Structured::Text(text) => text.len() as u64,
+            Structured::Value(value) => {
+                let mut counter = ByteCount(0);
+                // Writing to a counter cannot fail.
+                let _ = serde_json::to_writer(&mut counter, value);
+                counter.0
+            }
+        }
+    }
+}
+
+/// A writer that only counts.
+struct ByteCount(u64);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn content_size(content: &[Content]) -> u64 {
+    let size: usize = content
         .iter()
         .map(|c| match c {
             Content::Text(t) => t.len(),
@@ -160,5 +215,5 @@ pub(super) fn output_size(raw: &RawOutput) -> u64 {
             Content::Link { uri, name, .. } => uri.len() + name.len(),
         })
         .sum();
-    (content + raw.structured.as_ref().map_or(0, String::len)) as u64
+    size as u64
 }

@@ -7,6 +7,7 @@
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val};
 
+use super::run::Structured;
 use super::{CallState, DescribedTool, RawOutput, Run, RunError, Sandbox};
 use crate::wasmcp::{self, Called, value};
 
@@ -236,11 +237,7 @@ impl Run {
             Called::Done {
                 content,
                 structured,
-            } => self.checked(RawOutput {
-                content,
-                structured,
-                guest_log,
-            }),
+            } => self.checked(content, structured.map(Structured::Text), guest_log),
             Called::ToolError(message) | Called::Failed(message) => Err(self.failed(message)),
             Called::InvalidArguments(message) => Err(RunError::InvalidArguments(message)),
             Called::NotHandled => Err(RunError::Failed(format!(

@@ -202,6 +202,24 @@ fn answer(
                 .collect::<String>(),
             "text/plain",
         ),
+        // The headers as JSON, every character of each value written as a
+        // `\u` escape (JSON encoders escape some or all characters so:
+        // Go's `encoding/json` writes `&`, `<`, `>` as `\u0026`, …).
+        "/echo.json" => (
+            format!(
+                "{{{}}}",
+                seen.headers
+                    .iter()
+                    .map(|(n, v)| {
+                        let escaped: String =
+                            v.chars().map(|c| format!("\\u{:04x}", c as u32)).collect();
+                        format!("\"{n}\":\"{escaped}\"")
+                    })
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            "application/json",
+        ),
         "/json" => (JSON.to_string(), "application/json"),
         "/page" => (PAGE.to_string(), "text/html; charset=utf-8"),
         _ => ("hello".to_string(), "text/plain"),

@@ -228,13 +228,19 @@ fn preopen(path: &str) -> Result<(Descriptor, String), Error> {
 /// and returns `STATUS BODY`, or fails with the WASI error code (e.g.
 /// `HttpRequestDenied`). `"authorization": A` sets that header itself;
 /// `"leak": "1"` hands the response back every other way too (stdout,
-/// stderr, log, progress, structured output, a link), and `"leak": "fail"`
-/// fails with it as the error's text.
+/// stderr, log, progress, structured output, a link), `"leak": "fail"`
+/// fails with it as the error's text, and `"leak": "structured"` hands the
+/// response body back verbatim as the structured output (JSON text that
+/// the runtime parses, escapes and all).
 fn http(args: &str) -> Result<Output, Error> {
     let answer = http_request(args)?;
     match arg(args, "leak").as_deref() {
         None => text(answer),
         Some("fail") => Err(fail(answer)),
+        Some("structured") => Ok(Output {
+            content: vec![],
+            structured: Some(answer.split_once(' ').map_or("", |(_, body)| body).to_string()),
+        }),
         Some(_) => {
             use airlock::tool::host;
             println!("stdout: {answer}");
