@@ -202,7 +202,9 @@ function toOutput(decl, result) {
   if (result && typeof result.then === "function") {
     throw new ToolError(
       `tool ${decl.info.name}: handlers must be synchronous on QuickJS (airlock runs without ` +
-        `component-model async); build with StarlingMonkey for an async handler`,
+        `component-model async); build with StarlingMonkey for an async handler (or fetch): ` +
+        `\`npm run build:http\` in a project from \`airlock new --lang js\`, else ` +
+        `\`jco componentize app.js --wit wit --world-name toolbox -d fetch-event --bundle -o app.wasm\``,
     );
   }
   if (result instanceof Output) {

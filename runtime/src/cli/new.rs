@@ -301,6 +301,44 @@ mod tests {
         );
     }
 
+    /// The three templates' READMEs have the same sections, each with its
+    /// HTTP build; the JS one builds as airlock's own `fetch` examples do,
+    /// and the helper's QuickJS refusal names that command.
+    #[test]
+    fn every_template_documents_http_with_its_build() {
+        let readme = |files: &[File]| {
+            files
+                .iter()
+                .find(|(rel, _)| *rel == "README.md")
+                .map(|(_, text)| *text)
+                .expect("a README")
+        };
+        let sections = |text: &str| -> Vec<String> {
+            text.lines()
+                .filter(|l| l.starts_with("## ") && *l != "## Dependencies")
+                .map(str::to_string)
+                .collect()
+        };
+        let (rust, python, js) = (readme(RUST), readme(PYTHON), readme(JS));
+        assert_eq!(sections(rust), sections(python));
+        assert_eq!(sections(js), sections(python));
+        assert!(sections(js).contains(&"## HTTP requests".to_string()));
+        assert!(python.contains("python3 build.py --http"));
+        assert!(js.contains("npm run build:http"));
+        assert!(rust.contains("cargo build --release --target wasm32-wasip2"));
+        let package = JS
+            .iter()
+            .find(|(rel, _)| *rel == "package.json")
+            .map(|(_, text)| *text)
+            .expect("package.json");
+        assert!(
+            package.contains("\"build:http\": \"jco componentize app.js --wit wit --world-name toolbox -d fetch-event --bundle"),
+            "{package}"
+        );
+        let helper = include_str!("../../../sdk/js/airlock-tool.js");
+        assert!(helper.contains("npm run build:http"));
+    }
+
     #[test]
     fn refuses_an_existing_folder_and_writes_a_new_one() {
         let dir = tempfile::tempdir().unwrap();
