@@ -59,6 +59,9 @@ struct Metrics {
     tools: Gauge,
     loading: Gauge,
     quick: Gauge,
+    http_calls: Gauge,
+    http_connections: Gauge,
+    http_streams: Gauge,
 }
 
 fn durations() -> Histogram {
@@ -81,6 +84,9 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         tools: Gauge::default(),
         loading: Gauge::default(),
         quick: Gauge::default(),
+        http_calls: Gauge::default(),
+        http_connections: Gauge::default(),
+        http_streams: Gauge::default(),
         registry: Registry::default(),
     };
     registry.register(
@@ -134,6 +140,21 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         "components_quick",
         "Components on quick-tier code while their optimised code compiles",
         metrics.quick.clone(),
+    );
+    registry.register(
+        "http_calls_held",
+        "HTTP requests holding one of the calls in flight (--max-calls)",
+        metrics.http_calls.clone(),
+    );
+    registry.register(
+        "http_token_connections",
+        "HTTP connections counted against a bearer token (each token holds at most a quarter)",
+        metrics.http_connections.clone(),
+    );
+    registry.register(
+        "http_streams_open",
+        "Long-lived HTTP streams open: GET /mcp, subscriptions/listen, tasks/result waits (--max-streams)",
+        metrics.http_streams.clone(),
     );
     Metrics {
         registry,
@@ -189,6 +210,12 @@ pub struct Snapshot {
     pub quick: usize,
     /// Tasks held, by status (`working`, `completed`, …).
     pub tasks: Vec<(&'static str, usize)>,
+    /// HTTP requests holding a call's place.
+    pub http_calls: usize,
+    /// HTTP connections counted against a token.
+    pub http_connections: usize,
+    /// Long-lived HTTP streams open.
+    pub http_streams: usize,
 }
 
 /// Every metric in the OpenMetrics text format, with `now`'s gauges.
@@ -201,6 +228,9 @@ pub fn render(now: &Snapshot) -> String {
     m.tools.set(gauge(now.tools));
     m.loading.set(gauge(now.loading));
     m.quick.set(gauge(now.quick));
+    m.http_calls.set(gauge(now.http_calls));
+    m.http_connections.set(gauge(now.http_connections));
+    m.http_streams.set(gauge(now.http_streams));
     m.tasks.clear();
     for (status, count) in &now.tasks {
         m.tasks

@@ -665,3 +665,256 @@ fn stdio_survives_garbage_and_answers_a_last_line_without_newline() {
         "{last}"
     );
 }
+
+// --- what one token may hold (#38) ----------------------------------------
+
+/// A policy with a token limited to `lookup_price` and one allowed all
+/// tools (the operator's).
+fn two_tokens() -> String {
+    use sha2::Digest as _;
+    let digest = |s: &str| hex::encode(sha2::Sha256::digest(s.as_bytes()));
+    format!(
+        "[[tokens]]\nname = \"limited\"\nsha256 = \"{}\"\ntools = [\"lookup_price\"]\n\n\
+         [[tokens]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        digest("limited-secret"),
+        digest("ops-secret")
+    )
+}
+
+const LIMITED: (&str, &str) = ("Authorization", "Bearer limited-secret");
+const OPS: (&str, &str) = ("Authorization", "Bearer ops-secret");
+
+/// One gauge of `/metrics`, read with the operator's token.
+fn gauge(served: &Served, name: &str) -> u64 {
+    let r = http(served.addr, "GET", "/metrics", &[OPS], b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+    r.body
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in {}", r.body))
+}
+
+/// Opens `subscriptions/listen` with `token`; returns the stream once the
+/// first bytes of the answer are in, and the answer's head and start.
+fn listen(served: &Served, token: (&str, &str)) -> (TcpStream, String) {
+    let body = support::http::body(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+        json!({}),
+    )
+    .to_string();
+    let mut stream = TcpStream::connect(served.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: {}\r\n\
+         Mcp-Method: subscriptions/listen\r\n{}: {}\r\nContent-Length: {}\r\n\r\n{body}",
+        served.addr,
+        support::http::MODERN,
+        token.0,
+        token.1,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("send");
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    // The head and the acknowledgement (an SSE event), or a refusal.
+    while !String::from_utf8_lossy(&got).contains("acknowledged") {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+        }
+    }
+    (stream, String::from_utf8_lossy(&got).into_owned())
+}
+
+/// A limited token's idle subscriptions take no call's place, are bounded
+/// per token, and are given back when their clients go; before, 70 idle
+/// streams of one token held every call permit (503 for every tool call of
+/// every token) for good.
+#[test]
+fn idle_subscriptions_hold_streams_not_calls_and_are_freed_when_clients_go() {
+    let mut served = support::http::serve(
+        &two_tokens(),
+        &[support::workspace().join("target/components")],
+        &["--max-calls", "4", "--max-streams", "16"],
+    );
+    assert_eq!(gauge(&served, "airlock_http_streams_open"), 0);
+    let mut open = Vec::new();
+    let mut refused = 0;
+    for _ in 0..10 {
+        let (stream, answer) = listen(&served, LIMITED);
+        if answer.starts_with("HTTP/1.1 200") {
+            assert!(answer.contains("acknowledged"), "{answer}");
+            open.push(stream);
+        } else {
+            assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+            assert!(answer.contains("its share"), "{answer}");
+            refused += 1;
+        }
+    }
+    // A quarter of 16 for one token; the rest refused.
+    assert_eq!((open.len(), refused), (4, 6));
+    assert_eq!(gauge(&served, "airlock_http_streams_open"), 4);
+    assert_eq!(gauge(&served, "airlock_http_calls_held"), 0);
+    // Calls of both tokens go through beside the idle streams.
+    for token in [LIMITED, OPS] {
+        let r = http(
+            served.addr,
+            "POST",
+            "/rpc",
+            &[JSON, token],
+            br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        assert!(r.json()["result"].is_number(), "{}", r.body);
+    }
+    // The clients go without a word: their streams are given back.
+    for stream in &open {
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+    drop(open);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while gauge(&served, "airlock_http_streams_open") > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "streams still held after their clients left"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_again, answer) = listen(&served, LIMITED);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_still_serves_with(&mut served, OPS);
+}
+
+/// [`assert_still_serves`] for a server with tokens.
+fn assert_still_serves_with(served: &mut Served, token: (&str, &str)) {
+    served.assert_alive();
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, token],
+        br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Clients with a valid token sending their bodies a byte a second: each
+/// is cut off (408) once it falls behind its allowance, a token holds at
+/// most a quarter of the connections (429 past that), and another token's
+/// calls are served throughout. Before, the body had no deadline and one
+/// token could hold every connection.
+#[test]
+fn slow_bodies_are_cut_off_and_one_token_holds_a_quarter_of_the_connections() {
+    let mut served = support::http::serve(
+        &two_tokens(),
+        &[support::workspace().join("target/components")],
+        &["--max-connections", "16", "--body-timeout", "2"],
+    );
+    let addr = served.addr;
+    let started = Instant::now();
+    let mut slow = Vec::new();
+    for _ in 0..8 {
+        slow.push(std::thread::spawn(move || {
+            let mut stream = TcpStream::connect(addr).expect("connect");
+            stream
+                .set_read_timeout(Some(Duration::from_secs(30)))
+                .expect("timeout");
+            let head = format!(
+                "POST /rpc HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+                 Authorization: Bearer limited-secret\r\nContent-Length: 100\r\n\r\n"
+            );
+            stream.write_all(head.as_bytes()).expect("head");
+            let opened = Instant::now();
+            // A byte a second, until the server answers or closes.
+            let mut reader = stream.try_clone().expect("clone");
+            let answered = std::thread::spawn(move || {
+                let mut raw = Vec::new();
+                let _ = reader.read_to_end(&mut raw);
+                raw
+            });
+            for _ in 0..30 {
+                if answered.is_finished() || stream.write_all(b" ").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            let raw = answered.join().expect("reader");
+            (opened.elapsed(), String::from_utf8_lossy(&raw).into_owned())
+        }));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    // The other token is served while the slow ones trickle.
+    assert_still_serves_with(&mut served, OPS);
+    let mut statuses = Vec::new();
+    for thread in slow {
+        let (held, answer) = thread.join().expect("slow client");
+        assert!(
+            held < Duration::from_secs(10),
+            "a slow body was held {held:?}: {answer}"
+        );
+        statuses.push(answer.split(' ').nth(1).unwrap_or("none").to_string());
+    }
+    statuses.sort();
+    // A quarter of 16 connections for the token: 4 cut off as too slow,
+    // the other 4 refused at once.
+    assert_eq!(
+        statuses,
+        ["408", "408", "408", "408", "429", "429", "429", "429"]
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_still_serves_with(&mut served, LIMITED);
+}
+
+/// `/metrics` names every tool and counts its calls: a token limited to
+/// some tools may not read it unless marked for it; an all-tools token may.
+#[test]
+fn a_limited_token_reads_no_metrics_unless_marked_for_them() {
+    let served = support::http::serve(
+        &two_tokens(),
+        &[support::workspace().join("target/components")],
+        &[],
+    );
+    let r = http(served.addr, "GET", "/metrics", &[LIMITED], b"");
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(!r.body.contains("restock"), "{}", r.body);
+    assert!(r.body.contains("metrics = true"), "{}", r.body);
+    let r = http(served.addr, "GET", "/metrics", &[OPS], b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+    drop(served);
+    let marked = two_tokens().replace(
+        "tools = [\"lookup_price\"]",
+        "tools = [\"lookup_price\"]\nmetrics = true",
+    );
+    let served = support::http::serve(
+        &marked,
+        &[support::workspace().join("target/components")],
+        &[],
+    );
+    let r = http(served.addr, "GET", "/metrics", &[LIMITED], b"");
+    assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Two `Authorization` headers are refused whole: a limited token first
+/// and the all-tools token second ran a tool the first may not call.
+#[test]
+fn two_authorization_headers_are_refused() {
+    let served = support::http::serve(
+        &two_tokens(),
+        &[support::workspace().join("target/components")],
+        &[],
+    );
+    let r = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[JSON, LIMITED, OPS],
+        br#"{"jsonrpc":"2.0","id":1,"method":"restock","params":["SKU-1001", 1]}"#,
+    );
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.body.contains("more than one Authorization"), "{}", r.body);
+}

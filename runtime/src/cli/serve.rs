@@ -58,6 +58,19 @@ pub struct Args {
     /// Largest HTTP request body in bytes; larger ones get 413.
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
     max_body: usize,
+    /// HTTP connections open at once; more are closed on accept. One bearer
+    /// token holds at most a quarter (more get 429).
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    max_connections: usize,
+    /// Long-lived HTTP streams open at once (GET /mcp, subscriptions/listen,
+    /// tasks/result waits); one bearer token holds at most a quarter.
+    /// They take no call's place in --max-calls.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_streams: usize,
+    /// Seconds an HTTP request body has, plus one per 64 KiB it delivered
+    /// (a minimum rate); a slower one gets 408 and its connection closes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    body_timeout: u64,
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     grace: u64,
@@ -110,6 +123,9 @@ impl Args {
             "allow_host": config.allow_host => self.allow_host,
             "max_calls": config.max_calls => self.max_calls,
             "max_body": config.max_body => self.max_body,
+            "max_connections": config.max_connections => self.max_connections,
+            "max_streams": config.max_streams => self.max_streams,
+            "body_timeout": config.body_timeout => self.body_timeout,
             "grace": config.grace => self.grace,
             "watch": config.watch => self.watch,
             "allow_empty": config.allow_empty => self.allow_empty,
@@ -239,6 +255,9 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
                 config.allowed_hosts.push(local.ip().to_string());
             }
             config.allowed_hosts.extend(args.allow_host.iter().cloned());
+                max_connections: args.max_connections.max(1),
+                max_streams: args.max_streams.max(1),
+                body_timeout: Duration::from_secs(args.body_timeout.max(1)),
             let auth = match runtime.policy().tokens().len() {
                 0 => "no authentication".to_string(),
                 n => format!("{n} bearer token(s)"),

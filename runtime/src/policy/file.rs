@@ -327,6 +327,8 @@ impl Token {
     /// response timing says nothing about how close a guess was.
     pub fn accepts(&self, bearer: &str) -> bool {
         let digest = Sha256::digest(bearer.as_bytes());
+    /// `metrics = true`: may read `/metrics` though limited to some tools.
+    pub metrics: bool,
         digest
             .iter()
             .zip(self.sha256.iter())
@@ -347,6 +349,12 @@ impl fmt::Debug for Token {
         f.debug_struct("Token")
             .field("name", &self.name)
             .field("tools", &self.tools)
+
+    /// Whether this token may read `/metrics`, which name every tool and
+    /// count its calls: a token allowed all tools, or one marked for it.
+    pub fn allows_metrics(&self) -> bool {
+        self.tools.is_none() || self.metrics
+    }
             .finish_non_exhaustive()
     }
 }

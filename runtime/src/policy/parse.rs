@@ -133,6 +133,7 @@ impl<'a> Parser<'a> {
             defaults,
             verify,
             components,
+                    metrics: t.metrics.unwrap_or(false),
             tokens,
         })
     }

@@ -166,6 +166,7 @@ pub(super) struct RawToken {
 
 /// An error found while reading: the byte offset it points at, and what
 /// is wrong.
+    pub(super) metrics: Option<bool>,
 pub(super) type ReadError = (usize, String);
 
 /// The top-level keys of a policy file.

@@ -101,7 +101,8 @@ pub struct Signature {
 pub enum Refusal {
     #[error(
         "it is unsigned: the registry has no cosign signature for {digest} (tag {tag}); \
-         sign it with `cosign sign --key KEY`, or remove `verify` from the policy"
+         sign it with `cosign sign --key KEY`, or stop requiring a signature for it (the \
+         policy's `verify`, or --key on the command line)"
     )]
     Unsigned { digest: String, tag: String },
     #[error(
@@ -117,6 +118,12 @@ pub enum Refusal {
         signed: String,
         digest: String,
     },
+    #[error(
+        "a signature by {key} verifies, but what it signs is not a cosign image signature \
+         ({why}); sign the artifact with `cosign sign --key KEY`, not `cosign sign-blob` or \
+         another tool's payload"
+    )]
+    NotImagePayload { key: String, why: String },
 }
 
 /// The tag cosign keeps the signatures of manifest `digest` under.
@@ -147,14 +154,29 @@ struct Image {
 /// signature is good: it signs another artifact.
 pub fn verify(key: &PublicKey, digest: &str, signatures: &[Signature]) -> Result<(), Refusal> {
     let mut other_digest = None;
+    // A signature by the key over something else than an image signature:
+    // said as such, not as "not signed by that key".
+    let mut not_image = None;
     for signature in signatures {
         if !key.verifies(&signature.payload, &signature.signature) {
             continue;
         }
-        let Ok(payload) = serde_json::from_slice::<Payload>(&signature.payload) else {
-            continue;
+        let payload = match serde_json::from_slice::<Payload>(&signature.payload) {
+            Ok(payload) => payload,
+            Err(err) => {
+                not_image = Some(format!(
+                    "its payload is not a simple-signing document: {err}"
+                ));
+                continue;
+            }
         };
         if payload.critical.kind != PAYLOAD_TYPE {
+            // The registry's text: escaped and clipped.
+            let kind: String = payload.critical.kind.chars().take(80).collect();
+            not_image = Some(format!(
+                "its payload type is \"{}\", expected \"{PAYLOAD_TYPE}\"",
+                crate::logtext::GuestText(&kind)
+            ));
             continue;
         }
         if payload.critical.image.digest == digest {
@@ -162,17 +184,21 @@ pub fn verify(key: &PublicKey, digest: &str, signatures: &[Signature]) -> Result
         }
         other_digest = Some(payload.critical.image.digest);
     }
-    match other_digest {
-        Some(signed) => Err(Refusal::OtherDigest {
+    match (other_digest, not_image) {
+        (Some(signed), _) => Err(Refusal::OtherDigest {
             key: key.label.clone(),
             signed,
             digest: digest.to_string(),
         }),
-        None if signatures.is_empty() => Err(Refusal::Unsigned {
+        (None, Some(why)) => Err(Refusal::NotImagePayload {
+            key: key.label.clone(),
+            why,
+        }),
+        (None, None) if signatures.is_empty() => Err(Refusal::Unsigned {
             digest: digest.to_string(),
             tag: signature_tag(digest),
         }),
-        None => Err(Refusal::OtherKey {
+        (None, None) => Err(Refusal::OtherKey {
             key: key.label.clone(),
             count: signatures.len(),
         }),
@@ -251,6 +277,7 @@ mod tests {
         let err = verify(&acme.public, DIGEST, &[]).expect_err("unsigned");
         assert!(matches!(err, Refusal::Unsigned { .. }), "{err}");
         assert!(err.to_string().contains(&signature_tag(DIGEST)), "{err}");
+        assert!(err.to_string().contains("`verify`, or --key"), "{err}");
 
         let err = verify(&acme.public, DIGEST, &[sign(&other, DIGEST)]).expect_err("other key");
         assert!(err.to_string().contains("not by keys/acme.pub"), "{err}");
@@ -270,6 +297,34 @@ mod tests {
         let mut garbage = sign(&acme, DIGEST);
         garbage.signature = "not base64!".into();
         assert!(verify(&acme.public, DIGEST, &[garbage]).is_err());
+    }
+
+    /// The right key over the wrong kind of payload is said as such, not
+    /// as "not signed by that key".
+    #[test]
+    fn the_right_key_over_another_payload_type_says_so() {
+        let acme = signer("keys/acme.pub");
+        let signed = |payload: Vec<u8>| {
+            let sig = acme
+                .pair
+                .sign(&SystemRandom::new(), &payload)
+                .expect("sign");
+            Signature {
+                payload,
+                signature: base64::engine::general_purpose::STANDARD.encode(sig.as_ref()),
+            }
+        };
+        let other_type = String::from_utf8(payload(DIGEST))
+            .expect("text")
+            .replace(PAYLOAD_TYPE, "https://in-toto.io/Statement/v1")
+            .into_bytes();
+        let err = verify(&acme.public, DIGEST, &[signed(other_type)]).expect_err("other type");
+        assert!(matches!(err, Refusal::NotImagePayload { .. }), "{err}");
+        assert!(err.to_string().contains("in-toto.io/Statement/v1"), "{err}");
+        assert!(!err.to_string().contains("not by"), "{err}");
+        let blob = signed(b"just a file".to_vec());
+        let err = verify(&acme.public, DIGEST, &[blob]).expect_err("a blob");
+        assert!(matches!(err, Refusal::NotImagePayload { .. }), "{err}");
     }
 
     #[test]

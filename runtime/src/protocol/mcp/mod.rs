@@ -29,7 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 pub use revision::Revision;
-pub use session::{Door, Session, runs_long};
+pub use session::{Door, Long, Session, long_kind, runs_long};
 
 use crate::Runtime;
 use crate::state::{SharedState, StateError};

@@ -414,12 +414,33 @@ async fn dispatch(ctx: &Ctx<'_>, method: &str, mut params: Value) -> Answer {
     }
 }
 
+/// What a request that may take long holds while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Long {
+    /// It runs a guest: one of the server's calls in flight.
+    Call,
+    /// It only waits (for a task, for notifications): a stream, no call.
+    Wait,
+}
+
+/// Whether handling `message` may take long, and what it holds meanwhile,
+/// so a transport does not wait for it before reading on and bounds it.
+pub fn long_kind(message: &Message) -> Option<Long> {
+    let Message::Request(r) = message else {
+        return None;
+    };
+    r.id.as_ref()?;
+    match r.method.as_str() {
+        "tools/call" => Some(Long::Call),
+        "tasks/result" | "subscriptions/listen" => Some(Long::Wait),
+        _ => None,
+    }
+}
+
 /// Whether handling `message` may take long (it runs a guest or waits for
 /// the client), so a transport should not wait for it before reading on.
 pub fn runs_long(message: &Message) -> bool {
-    matches!(message, Message::Request(r)
-        if matches!(r.method.as_str(), "tools/call" | "tasks/result" | "subscriptions/listen")
-            && r.id.is_some())
+    long_kind(message).is_some()
 }
 
 /// A running request's place in its session's registry, for

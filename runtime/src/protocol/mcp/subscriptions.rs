@@ -81,6 +81,19 @@ impl Listeners {
     }
 }
 
+/// An open subscription's entry, removed when its request ends in any way
+/// (the transport drops a request whose client went away).
+struct Subscribed<'a> {
+    listeners: &'a Listeners,
+    key: u64,
+}
+
+impl Drop for Subscribed<'_> {
+    fn drop(&mut self) {
+        self.listeners.remove(self.key);
+    }
+}
+
 /// `subscriptions/listen`: acknowledges, then stays open until the client
 /// cancels (no answer then) or the server ends it (a result).
 pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
@@ -107,6 +120,7 @@ pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
         tools.then(|| ctx.out.clone()),
         ended.clone(),
     );
+    let subscribed = Subscribed { listeners, key };
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     loop {
         tokio::select! {
@@ -118,7 +132,7 @@ pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
             }
         }
     }
-    listeners.remove(key);
+    drop(subscribed);
     if ended.is_cancelled() && !cancelled.is_cancelled() {
         Answer::Result(json!({ "_meta": { META_SUBSCRIPTION: subscription } }))
     } else {

@@ -218,6 +218,7 @@ async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
         name: "ci".into(),
         sha256: sha2::Sha256::digest(b"s").into(),
         tools: None,
+        metrics: false,
     };
     let session = Session::new(server.clone(), Some(token), Door::Stdio);
     let r = send(&session, &init("2025-11-25")).await.unwrap();

@@ -74,7 +74,7 @@ pub fn draining() -> Response<BoxBody> {
 }
 
 /// 503 with `Retry-After: 1` and `text`.
-fn retry_later(text: &str) -> Response<BoxBody> {
+pub fn retry_later(text: &str) -> Response<BoxBody> {
     let mut response = plain(StatusCode::SERVICE_UNAVAILABLE, text);
     response
         .headers_mut()

@@ -3,9 +3,11 @@
 //! headers a 2026-07-28 request must send in agreement with its body
 //! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`).
 
+use std::time::Duration;
+
 use base64::Engine as _;
-use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
 use hyper::body::Incoming as IncomingBody;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Request, StatusCode};
@@ -13,6 +15,7 @@ use serde_json::Value;
 
 use super::HttpConfig;
 use super::body::{BoxBody, plain};
+use super::limits::{BODY_MIN_RATE, body_allowance};
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::request::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
@@ -85,6 +88,19 @@ pub fn check_host_and_origin(config: &HttpConfig, headers: &HeaderMap) -> Result
 /// has none (everything is open).
 #[allow(clippy::result_large_err)]
 pub fn authenticate(tokens: &[Token], headers: &HeaderMap) -> Result<Option<Token>, Response> {
+    // Two credentials are one too many: which one counts would be a guess
+    // (and a second valid token must not lend its rights to the first).
+    if headers
+        .get_all(header::AUTHORIZATION)
+        .iter()
+        .nth(1)
+        .is_some()
+    {
+        return Err(plain(
+            StatusCode::BAD_REQUEST,
+            "bad request: more than one Authorization header; send one\n",
+        ));
+    }
     if tokens.is_empty() {
         return Ok(None);
     }
@@ -131,32 +147,68 @@ pub fn check_json_content_type(headers: &HeaderMap) -> Result<(), Response> {
 }
 
 /// Reads the body, refusing (413) one over `max` from its declared length
-/// or as soon as the bytes read pass `max`.
+/// or as soon as the bytes read pass `max`, and (408) one that arrives
+/// slower than its allowance (`limits::body_allowance` from `base`): a
+/// client trickling its body does not hold its connection for long.
 #[allow(clippy::result_large_err)]
-pub async fn read_body(req: Request<IncomingBody>, max: usize) -> Result<Bytes, Response> {
+pub async fn read_body(
+    req: Request<IncomingBody>,
+    max: usize,
+    base: Duration,
+) -> Result<Bytes, Response> {
     let too_large = || {
         plain(
             StatusCode::PAYLOAD_TOO_LARGE,
             &format!("request body over the {max}-byte limit\n"),
         )
     };
+    let mut declared = 0;
     if let Some(length) = req.headers().get(header::CONTENT_LENGTH) {
         let length = length.to_str().ok().and_then(|v| v.parse::<u64>().ok());
         match length {
             Some(length) if length > max as u64 => return Err(too_large()),
-            Some(_) => {}
+            Some(length) => declared = length as usize,
             None => return Err(plain(StatusCode::BAD_REQUEST, "bad Content-Length\n")),
         }
     }
-    match Limited::new(req.into_body(), max).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(too_large()),
-        Err(err) => {
-            tracing::debug!("reading a request body: {err}");
-            Err(plain(
-                StatusCode::BAD_REQUEST,
-                "could not read the request body\n",
-            ))
+    let started = tokio::time::Instant::now();
+    let mut body = req.into_body();
+    let mut read = BytesMut::with_capacity(declared);
+    loop {
+        let deadline = started + body_allowance(base, read.len() as u64);
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Ok(Some(Ok(frame))) => frame,
+            Ok(None) => return Ok(read.freeze()),
+            Ok(Some(Err(err))) => {
+                tracing::debug!("reading a request body: {err}");
+                return Err(plain(
+                    StatusCode::BAD_REQUEST,
+                    "could not read the request body\n",
+                ));
+            }
+            Err(_) => {
+                let mut response = plain(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!(
+                        "request body too slow: {} byte(s) in {:.0?}; send it within {:?} \
+                         plus 1 s per {} KiB\n",
+                        read.len(),
+                        started.elapsed(),
+                        base,
+                        BODY_MIN_RATE / 1024
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+                return Err(response);
+            }
+        };
+        if let Ok(data) = frame.into_data() {
+            if read.len() + data.len() > max {
+                return Err(too_large());
+            }
+            read.extend_from_slice(&data);
         }
     }
 }
@@ -323,6 +375,7 @@ mod tests {
             name: "ci".into(),
             sha256: sha2::Sha256::digest(b"s3cret").into(),
             tools: None,
+            metrics: false,
         };
         let tokens = [token];
         assert!(authenticate(&[], &headers(&[])).unwrap().is_none());
@@ -333,6 +386,28 @@ mod tests {
         let response = authenticate(&tokens, &headers(&[])).unwrap_err();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert!(response.headers().contains_key(header::WWW_AUTHENTICATE));
+    }
+
+    /// A limited token first and a valid all-tools token second: refused
+    /// whole, not decided by either (with or without tokens in the policy).
+    #[test]
+    fn two_authorization_headers_are_refused() {
+        use sha2::Digest as _;
+        let token = |name: &str, secret: &[u8]| Token {
+            name: name.into(),
+            sha256: sha2::Sha256::digest(secret).into(),
+            tools: Some(vec!["a".into()]),
+            metrics: false,
+        };
+        let tokens = [token("limited", b"one"), token("all", b"two")];
+        let two = headers(&[
+            ("authorization", "Bearer one"),
+            ("authorization", "Bearer two"),
+        ]);
+        for tokens in [&tokens[..], &[]] {
+            let response = authenticate(tokens, &two).unwrap_err();
+            assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+        }
     }
 
     const MODERN: &str = "2026-07-28";

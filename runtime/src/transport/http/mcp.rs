@@ -23,12 +23,12 @@ use super::body::{
 use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
 };
-use super::{Entry, Shared};
+use super::{Entry, Shared, stream_slot};
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
 use crate::protocol::mcp::request::{read_meta, unsupported_version};
 use crate::protocol::mcp::revision::{self, META_VERSION, Revision};
-use crate::protocol::mcp::{Door, Session, runs_long};
+use crate::protocol::mcp::{Door, Long, Session, long_kind};
 use crate::protocol::outbox::Outbox;
 use crate::sync::lock;
 
@@ -61,7 +61,7 @@ async fn post_checked(
     let headers = req.headers().clone();
     check_json_content_type(&headers)?;
     let sse_ok = accepts_sse(&headers)?;
-    let body = read_body(req, shared.config.max_body).await?;
+    let body = read_body(req, shared.config.max_body, shared.config.body_timeout).await?;
     let incoming = jsonrpc::parse(&body);
     let single = match &incoming {
         Incoming::Single(Message::Request(request)) => Some(request),
@@ -148,14 +148,17 @@ async fn answer(
             Some(error) => json(StatusCode::BAD_REQUEST, &error),
         };
     }
-    let runs_call = match &incoming {
-        Incoming::Single(m) => runs_long(m),
-        Incoming::Batch(ms) => ms.iter().any(runs_long),
-        Incoming::Error(_) => false,
+    let kinds: Vec<Long> = match &incoming {
+        Incoming::Single(m) => long_kind(m).into_iter().collect(),
+        Incoming::Batch(ms) => ms.iter().filter_map(long_kind).collect(),
+        Incoming::Error(_) => Vec::new(),
     };
+    let runs_call = kinds.contains(&Long::Call);
     if runs_call && shared.is_draining() {
         return draining();
     }
+    // A call takes one of the calls in flight; a wait (a subscription, a
+    // task's result) only a stream, so idle listeners never starve calls.
     let permit = if runs_call {
         match shared.calls.clone().try_acquire_owned() {
             Ok(permit) => Some(permit),
@@ -163,6 +166,13 @@ async fn answer(
         }
     } else {
         None
+    };
+    let stream = match kinds.contains(&Long::Wait) {
+        true => match stream_slot(shared, session.token_name()) {
+            Ok(slot) => Some(slot),
+            Err(response) => return response,
+        },
+        false => None,
     };
     // Without SSE nothing can be streamed: a closed outbox makes the
     // session drop notifications and treat confirmation as unavailable.
@@ -178,7 +188,7 @@ async fn answer(
     // Dropping it (the client went away) drops the call and so cancels it.
     let mut work = CatchPanic(Box::pin(async move {
         let response = session.handle_incoming(incoming, &out).await;
-        drop(permit);
+        drop((permit, stream));
         response
     }));
     let finish = |done| finish_json(done, stateless);
@@ -193,18 +203,27 @@ async fn answer(
         // The outbox closed without a message: wait for the answer.
         return finish(work.await);
     };
-    // Something to stream before the result: switch to SSE.
+    // Something to stream before the result: switch to SSE. Whenever the
+    // client goes away (noticed at once when the connection closes, or at
+    // the next keep-alive comment), returning drops `work`: the call is
+    // stopped and its places (call, stream) are given back.
     let (tx, response) = sse();
     tokio::spawn(async move {
         let mut work = work;
         if tx.send(sse_event(&first)).await.is_err() {
-            return; // the client went away; dropping `work` stops the call
+            return;
         }
+        let mut tick = tokio::time::interval(KEEP_ALIVE);
+        tick.tick().await;
         loop {
             tokio::select! {
                 message = inbox.recv() => match message {
                     Some(message) => if tx.send(sse_event(&message)).await.is_err() { return },
                     None => break,
+                },
+                () = tx.closed() => return,
+                _ = tick.tick() => if tx.send(Bytes::from_static(b": keep-alive\n\n")).await.is_err() {
+                    return;
                 },
                 done = &mut work => {
                     while let Ok(message) = inbox.try_recv() {
@@ -219,8 +238,11 @@ async fn answer(
                 }
             }
         }
-        if let Ok(Some(response)) = work.await {
-            let _ = tx.send(sse_event(&response)).await;
+        tokio::select! {
+            done = work => if let Ok(Some(response)) = done {
+                let _ = tx.send(sse_event(&response)).await;
+            },
+            () = tx.closed() => {}
         }
     });
     response
@@ -413,10 +435,15 @@ pub fn get(shared: &Shared, headers: &HeaderMap, token: Option<&Token>) -> Respo
         Ok(session) => session,
         Err(response) => return response,
     };
+    let slot = match stream_slot(shared, token.map(|t| t.name.as_str())) {
+        Ok(slot) => slot,
+        Err(response) => return response,
+    };
     let (out, mut inbox) = Outbox::channel();
     session.set_standing(Some(out));
     let (tx, response) = sse();
     tokio::spawn(async move {
+        let _slot = slot;
         let mut tick = tokio::time::interval(KEEP_ALIVE);
         tick.tick().await;
         loop {
@@ -426,6 +453,8 @@ pub fn get(shared: &Shared, headers: &HeaderMap, token: Option<&Token>) -> Respo
                     // Replaced by a newer stream, the session ended, or shutdown.
                     None => return,
                 },
+                // The client went away (its connection closed).
+                () = tx.closed() => return,
                 _ = tick.tick() => Bytes::from_static(b": keep-alive\n\n"),
             };
             if tx.send(bytes).await.is_err() {

@@ -9,8 +9,14 @@
 //!   its tools;
 //! - bodies are limited (413), refused from `Content-Length` before reading
 //!   and cut off while streaming, never buffered whole;
-//! - calls in flight are limited (503 with `Retry-After`), connections are
-//!   limited, and a client must send its headers in time;
+//! - calls in flight are limited (503 with `Retry-After`); connections and
+//!   long-lived streams (the GET stream, `subscriptions/listen`, a wait in
+//!   `tasks/result`) are limited in total and per token, and a stream
+//!   whose client left is closed (a keep-alive comment every 15 s finds
+//!   one that left silently); a subscription is not a call and takes no
+//!   call's place;
+//! - a client must send its headers in time, and its body within a time
+//!   that grows with what it delivered (408 when it trickles);
 //! - while draining (after SIGTERM) new calls get 503 with `Retry-After`,
 //!   so a load balancer sends them to another replica.
 //!
@@ -29,12 +35,14 @@
 //! of the GET stream.
 //!
 //! The modules: [`checks`] (the front door's rules, apart from I/O),
+//! [`limits`] (connections and streams per token, the body's allowance),
 //! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
 //! bounded SSE bodies), [`ops`] (`/healthz`, `/readyz`, `/metrics`);
 //! `/rpc` and the accept loop are here.
 
 mod body;
 mod checks;
+mod limits;
 mod mcp;
 mod ops;
 
@@ -56,10 +64,11 @@ use crate::protocol::jsonrpc;
 use crate::protocol::mcp::{Server, Session};
 use crate::protocol::rpc;
 use crate::sync::lock;
-use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, typed};
+use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, retry_later, typed};
 use checks::{
     authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
 };
+use limits::{Full, Slot, Slots};
 
 /// Limits and allow-lists of the HTTP server.
 #[derive(Debug, Clone)]
@@ -70,14 +79,21 @@ pub struct HttpConfig {
     pub max_body: usize,
     /// Requests running tool calls at once, over all clients.
     pub max_calls: usize,
-    /// Open connections at once; more are closed on accept.
+    /// Open connections at once; more are closed on accept. A token holds
+    /// at most a quarter of them.
     pub max_connections: usize,
+    /// Long-lived streams open at once (GET `/mcp`, `subscriptions/listen`,
+    /// `tasks/result` waits); a token holds at most a quarter of them.
+    pub max_streams: usize,
     /// Open MCP sessions at once.
     pub max_sessions: usize,
     /// A session unused this long is forgotten (404 afterwards).
     pub session_idle: Duration,
     /// Time a client has to send its request headers.
     pub header_timeout: Duration,
+    /// Time a request body has before it must keep up the minimum rate
+    /// ([`limits::BODY_MIN_RATE`]).
+    pub body_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -87,9 +103,11 @@ impl Default for HttpConfig {
             max_body: 4 * 1024 * 1024,
             max_calls: 64,
             max_connections: 1024,
+            max_streams: 256,
             max_sessions: 4096,
             session_idle: Duration::from_secs(3600),
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -110,6 +128,10 @@ struct Shared {
     tokens: Vec<Token>,
     sessions: Mutex<HashMap<String, Arc<Entry>>>,
     calls: Arc<Semaphore>,
+    /// Connections counted per token, from their first authenticated request.
+    connections: Arc<Slots>,
+    /// Open long-lived streams.
+    streams: Arc<Slots>,
     /// Set when shutdown begins: `/readyz` turns 503, new calls get 503.
     draining: AtomicBool,
 }
@@ -139,6 +161,8 @@ pub async fn serve(
         tokens,
         sessions: Mutex::new(HashMap::new()),
         calls: Arc::new(Semaphore::new(config.max_calls)),
+        connections: Slots::new(config.max_connections),
+        streams: Slots::new(config.max_streams),
         draining: AtomicBool::new(false),
         config,
     });
@@ -151,9 +175,12 @@ pub async fn serve(
         let _ = stream.set_nodelay(true);
         let header_timeout = shared.config.header_timeout;
         let shared = shared.clone();
+        // The token this connection counts against, from its first
+        // authenticated request on.
+        let bound: Bound = Arc::default();
         let service = hyper::service::service_fn(move |req| {
-            let shared = shared.clone();
-            async move { Ok::<_, Infallible>(route(&shared, req, peer).await) }
+            let (shared, bound) = (shared.clone(), bound.clone());
+            async move { Ok::<_, Infallible>(route(&shared, req, peer, &bound).await) }
         });
         let conn = hyper::server::conn::http1::Builder::new()
             .timer(TokioTimer::new())
@@ -228,12 +255,16 @@ pub async fn serve(
     Ok(())
 }
 
+/// A connection's place among its token's connections, once it has one.
+type Bound = Arc<Mutex<Option<Slot>>>;
+
 async fn route(
     shared: &Arc<Shared>,
     req: Request<IncomingBody>,
     peer: SocketAddr,
+    bound: &Bound,
 ) -> Response<BoxBody> {
-    let response = answer(shared, req, peer).await;
+    let response = answer(shared, req, peer, bound).await;
     crate::metrics::http_answered(response.status().as_u16());
     response
 }
@@ -242,6 +273,7 @@ async fn answer(
     shared: &Arc<Shared>,
     req: Request<IncomingBody>,
     peer: SocketAddr,
+    bound: &Bound,
 ) -> Response<BoxBody> {
     if let Err(why) = check_one_host(req.headers()) {
         tracing::info!("refused a request from {peer}: {why}");
@@ -275,6 +307,11 @@ async fn answer(
         Ok(token) => token,
         Err(response) => return response,
     };
+    if let Some(token) = &token
+        && let Err(response) = bind_connection(shared, bound, &token.name, peer)
+    {
+        return response;
+    }
     match (path.as_str(), req.method()) {
         ("/mcp", &Method::POST) => mcp::post(shared, req, token, peer).await,
         ("/mcp", &Method::DELETE) => mcp::delete(shared, req.headers(), token.as_ref()),
@@ -282,9 +319,21 @@ async fn answer(
         ("/mcp", _) => not_allowed("GET, POST, DELETE"),
         ("/rpc", &Method::POST) => rpc_post(shared, req, token, peer).await,
         ("/rpc", _) => not_allowed("POST"),
+        ("/metrics", &Method::GET) if token.as_ref().is_some_and(|t| !t.allows_metrics()) => plain(
+            StatusCode::FORBIDDEN,
+            "forbidden: /metrics names every tool; this token is limited to some tools \
+             (allow it with `metrics = true` in its [[tokens]] entry)\n",
+        ),
         ("/metrics", &Method::GET) => typed(
             StatusCode::OK,
-            ops::metrics_text(&shared.server),
+            ops::metrics_text(
+                &shared.server,
+                ops::HttpHeld {
+                    calls: shared.config.max_calls - shared.calls.available_permits(),
+                    connections: shared.connections.held(),
+                    streams: shared.streams.held(),
+                },
+            ),
             ops::METRICS_TYPE,
         ),
         ("/rpc/describe", &Method::GET) => plain(
@@ -293,6 +342,63 @@ async fn answer(
         ),
         _ => not_allowed("GET"),
     }
+}
+
+/// Counts the connection against `token` on its first request with it; a
+/// token over its share is answered 429 and the connection closed.
+#[allow(clippy::result_large_err)]
+fn bind_connection(
+    shared: &Shared,
+    bound: &Bound,
+    token: &str,
+    peer: SocketAddr,
+) -> Result<(), Response<BoxBody>> {
+    let mut bound = lock(bound);
+    if bound.is_some() {
+        return Ok(());
+    }
+    match shared.connections.take(Some(token)) {
+        Ok(slot) => {
+            *bound = Some(slot);
+            Ok(())
+        }
+        Err(full) => {
+            let limit = match full {
+                Full::Token(n) | Full::Total(n) => n,
+            };
+            tracing::warn!(
+                "token {token:?} holds {limit} connection(s), its share; closing one from {peer}"
+            );
+            let mut response = retry_later(&format!(
+                "too many connections: this token holds {limit}, its share of the server's; \
+                 reuse a connection or close idle ones\n"
+            ));
+            *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+            response.headers_mut().insert(
+                hyper::header::CONNECTION,
+                hyper::header::HeaderValue::from_static("close"),
+            );
+            Err(response)
+        }
+    }
+}
+
+/// A place among the open streams for a request of `token`, or the 503
+/// that says none is free.
+#[allow(clippy::result_large_err)]
+fn stream_slot(shared: &Shared, token: Option<&str>) -> Result<Slot, Response<BoxBody>> {
+    shared.streams.take(token).map_err(|full| {
+        let text = match full {
+            Full::Token(n) => format!(
+                "busy: this token has {n} streams open, its share; close one (an old GET /mcp \
+                 or subscriptions/listen) and retry\n"
+            ),
+            Full::Total(n) => {
+                format!("busy: {n} streams open, the server's limit; retry shortly\n")
+            }
+        };
+        retry_later(&text)
+    })
 }
 
 // --- /rpc ----------------------------------------------------------------
@@ -306,7 +412,7 @@ async fn rpc_post(
     if let Err(response) = check_json_content_type(req.headers()) {
         return response;
     }
-    let body = match read_body(req, shared.config.max_body).await {
+    let body = match read_body(req, shared.config.max_body, shared.config.body_timeout).await {
         Ok(body) => body,
         Err(response) => return response,
     };

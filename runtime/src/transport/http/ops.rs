@@ -6,7 +6,8 @@
 //! the shared state (`--state`) answered within a lease and the server is
 //! not draining", so a replica still compiling a big component, cut off
 //! from Redis, or shutting down, gets no new traffic. Neither needs a token
-//! (they say nothing about the tools) and neither runs a tool. The metrics
+//! (they say nothing about the tools, nor which components are loading —
+//! only how many fetch or compile) and neither runs a tool. The metrics
 //! name the tools, so they are behind the tokens when the policy has any.
 
 use hyper::StatusCode;
@@ -30,20 +31,39 @@ pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
             "state store unreachable: shared tasks cannot be served\n".into(),
         );
     }
-    match runtime.still_loading() {
-        0 => (
+    // How many are in each phase, never which: the sources (registries,
+    // paths) are the operator's, and this answer needs no token. The log
+    // names them (see `crate::loading`).
+    let pending = runtime.loading_now();
+    if pending.is_empty() {
+        return (
             StatusCode::OK,
             format!("ready: {} tool(s)\n", runtime.catalog().tools().count()),
-        ),
-        n => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!("loading: {n} component(s) still compiling\n"),
-        ),
+        );
     }
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "loading: {} component(s) still {}\n",
+            pending.len(),
+            crate::pending::summary(&pending)
+        ),
+    )
 }
 
-/// The metrics text (OpenMetrics), with the gauges read from `server` now.
-pub fn metrics_text(server: &Server) -> String {
+/// What the HTTP front door holds now, for the metrics.
+pub struct HttpHeld {
+    /// Requests holding one of the calls in flight (`--max-calls`).
+    pub calls: usize,
+    /// Connections counted against a token.
+    pub connections: usize,
+    /// Long-lived streams open.
+    pub streams: usize,
+}
+
+/// The metrics text (OpenMetrics), with the gauges read from `server` and
+/// the front door now.
+pub fn metrics_text(server: &Server, held: HttpHeld) -> String {
     let runtime = &server.runtime;
     let catalog = runtime.catalog();
     metrics::render(&Snapshot {
@@ -58,6 +78,9 @@ pub fn metrics_text(server: &Server) -> String {
             .filter(|c| c.tier(runtime.sandbox()) == Tier::Quick)
             .count(),
         tasks: server.tasks.count_by_status(),
+        http_calls: held.calls,
+        http_connections: held.connections,
+        http_streams: held.streams,
     })
 }
 
