@@ -108,7 +108,7 @@ fn top_level_exports(bytes: &[u8]) -> Result<Vec<(String, ComponentExternalKind)
     let mut exports = Vec::new();
     let mut depth = 0usize;
     for payload in Parser::new(0).parse_all(bytes) {
-        match payload.map_err(|e| e.to_string())? {
+        match payload.map_err(|e| unreadable(&e, bytes.len()))? {
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
             Payload::ComponentExportSection(section) if depth == 0 => {
@@ -123,9 +123,34 @@ fn top_level_exports(bytes: &[u8]) -> Result<Vec<(String, ComponentExternalKind)
     Ok(exports)
 }
 
+/// A parse error in words: a file that ends too soon was cut short (a
+/// copy or download that did not finish), which wasmparser's "unexpected
+/// end-of-file" does not say.
+fn unreadable(err: &wasmparser::BinaryReaderError, size: usize) -> String {
+    let text = err.to_string();
+    if text.contains("unexpected end-of-file") {
+        format!(
+            "the file is cut short: it ends after {size} bytes, inside a section that needs more \
+             (was it copied or downloaded in full? rebuild or fetch it again)"
+        )
+    } else {
+        text
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_truncated_component_is_said_to_be_cut_short() {
+        let wasm = b"\0asm\x0d\0\x01\0\x01\x10\x00";
+        let err = detect(wasm).expect_err("truncated");
+        assert!(
+            err.starts_with("the file is cut short: it ends after 11 bytes"),
+            "{err}"
+        );
+    }
 
     fn kind_of(exports: &[(&str, ComponentExternalKind)]) -> Result<Kind, String> {
         let exports: Vec<(String, ComponentExternalKind)> =

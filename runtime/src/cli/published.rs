@@ -119,7 +119,8 @@ fn as_text(reference: &str, published: &Published, key: &str) -> String {
     }
     for (key, value) in &manifest.annotations {
         if let Some(short) = key.strip_prefix("org.opencontainers.image.") {
-            let _ = writeln!(out, "  {short:<11}{value}");
+            // `description` fills the column: a space still follows it.
+            let _ = writeln!(out, "  {short:<10} {value}");
         }
     }
     match manifest.published_imports() {

@@ -51,6 +51,27 @@ pub enum RegistryError {
     Invalid { what: String, reason: String },
 }
 
+/// A TLS handshake that got a plain-HTTP answer (rustls: "received
+/// corrupt message of type InvalidContentType") as what it means: the
+/// registry speaks http://, and how to say so.
+fn plain_answer(err: HttpError, registry: &str, repository: &str) -> HttpError {
+    match err {
+        HttpError::Failed { url, reason }
+            if reason.starts_with("TLS") && reason.contains("InvalidContentType") =>
+        {
+            HttpError::Failed {
+                url,
+                reason: format!(
+                    "the registry answered plain HTTP, not TLS: use \
+                     `oci+http://{registry}/{repository}:TAG` or `--insecure-registry {registry}` \
+                     (a local test registry), or give the registry TLS"
+                ),
+            }
+        }
+        other => other,
+    }
+}
+
 /// One repository of one registry, with the authorization won so far.
 pub struct Registry {
     http: Http,
@@ -115,7 +136,11 @@ impl Registry {
             if let Some(value) = &current {
                 attempt.headers.insert(header::AUTHORIZATION, value.clone());
             }
-            let response = self.http.send(attempt, limit).await?;
+            let response = self
+                .http
+                .send(attempt, limit)
+                .await
+                .map_err(|e| plain_answer(e, &self.registry, &self.repository))?;
             if response.status != StatusCode::UNAUTHORIZED || challenges == 3 {
                 return Ok(response);
             }
