@@ -77,6 +77,8 @@ pub fn run(mut args: Args) -> Exit {
         args.fetch
             .insecure_registry
             .extend(config.insecure_registry.unwrap_or_default());
+        args.fetch.fetch_timeout = args.fetch.fetch_timeout.or(config.fetch_timeout);
+        args.fetch.fetch_min_rate = args.fetch.fetch_min_rate.or(config.fetch_min_rate);
     }
     let policy = match Policy::load(&args.file) {
         Ok(policy) => policy,

@@ -20,7 +20,7 @@ use clap::{Parser, Subcommand};
 use crate::Runtime;
 use crate::policy::Policy;
 use crate::sandbox::{CompileCache, Sandbox, SandboxConfig};
-use crate::source::Resolver;
+use crate::source::{FetchLimits, Resolver};
 
 /// Exit codes of `airlock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +93,14 @@ pub struct FetchOptions {
     /// test registry); an oci+http:// reference says the same.
     #[arg(long, value_name = "HOST")]
     insecure_registry: Vec<String>,
+    /// Seconds one component's fetch (every request of it) may take before
+    /// it is cut off [default: 300].
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    fetch_timeout: Option<u64>,
+    /// Bytes per second a registry or URL must keep up with after a fetch's
+    /// first 10 s; a slower one is cut off (0: no minimum) [default: 16384].
+    #[arg(long, value_name = "BYTES_PER_SEC")]
+    fetch_min_rate: Option<u64>,
 }
 
 impl FetchOptions {
@@ -108,6 +116,19 @@ impl FetchOptions {
         crate::runtime::default_resolver()
             .with_lock(Some(lock))
             .with_insecure(self.insecure_registry.clone())
+            .with_fetch_limits(self.limits())
+    }
+
+    /// The fetch bounds these flags ask for, the defaults otherwise.
+    fn limits(&self) -> FetchLimits {
+        let defaults = FetchLimits::default();
+        FetchLimits {
+            timeout: self
+                .fetch_timeout
+                .map_or(defaults.timeout, std::time::Duration::from_secs),
+            min_rate: self.fetch_min_rate.unwrap_or(defaults.min_rate),
+            ..defaults
+        }
     }
 }
 

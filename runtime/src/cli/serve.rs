@@ -132,6 +132,8 @@ impl Args {
             "load_wait": config.load_wait => self.load_wait,
             "no_cache": config.no_cache => self.load.no_cache,
             "insecure_registry": config.insecure_registry => self.load.fetch.insecure_registry,
+            "fetch_timeout": config.fetch_timeout.map(Some) => self.load.fetch.fetch_timeout,
+            "fetch_min_rate": config.fetch_min_rate.map(Some) => self.load.fetch.fetch_min_rate,
             "listen": config.listen.map(Some) => self.listen,
             "policy": config.policy.map(Some) => self.load.policy,
             "lock": config.lock.map(Some) => self.load.fetch.lock,

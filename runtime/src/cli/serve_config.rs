@@ -32,6 +32,8 @@ pub struct ServeConfig {
     pub no_cache: Option<bool>,
     pub lock: Option<PathBuf>,
     pub insecure_registry: Option<Vec<String>>,
+    pub fetch_timeout: Option<u64>,
+    pub fetch_min_rate: Option<u64>,
     /// The shared state of replicas (`redis://HOST:PORT/DB`).
     pub state: Option<String>,
 }
@@ -73,6 +75,13 @@ impl ServeConfig {
             return Err(format!(
                 "`load-wait` is a number of seconds, 0 or more, not {wait}"
             ));
+        }
+        if config.fetch_timeout == Some(0) {
+            return Err(
+                "`fetch-timeout` is a number of seconds, 1 or more (a fetch must be allowed \
+                 some time), not 0"
+                    .into(),
+            );
         }
         Ok(config)
     }
@@ -133,5 +142,22 @@ mod tests {
         assert!(err.contains("cannot both"), "{err}");
         let err = ServeConfig::parse("load-wait = -1\n").unwrap_err();
         assert!(err.contains("0 or more"), "{err}");
+    }
+
+    #[test]
+    fn the_fetch_bounds_read_and_a_zero_deadline_is_refused() {
+        let config =
+            ServeConfig::parse("fetch-timeout = 60\nfetch-min-rate = 0\n").expect("parses");
+        assert_eq!(
+            (config.fetch_timeout, config.fetch_min_rate),
+            (Some(60), Some(0))
+        );
+        let err = ServeConfig::parse("fetch-timeout = 0\n").unwrap_err();
+        assert!(
+            err.contains("`fetch-timeout` is a number of seconds, 1 or more"),
+            "{err}"
+        );
+        let err = ServeConfig::parse("fetch-min-rate = -1\n").unwrap_err();
+        assert!(err.contains("line 1, column 18"), "{err}");
     }
 }

@@ -9,14 +9,20 @@
 //! is used only for hosts the operator named (`--insecure-registry`, or an
 //! `oci+http://` reference); a redirect never downgrades to it otherwise.
 //! Credentials are never sent to another host after a redirect.
+//!
+//! Time is bounded too ([`super::pace`]): a client made for one fetch
+//! ([`Http::new`]) gives all its requests one overall deadline, and every
+//! answer's body a minimum rate, so a server that trickles is cut off.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use http_body_util::{BodyExt as _, Full};
 use hyper_util::rt::TokioIo;
 use url::Url;
+
+use super::pace::{self, FetchLimits, Limit, Progress, Transfer};
 
 /// How long a connection (TCP and TLS) may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -94,18 +100,54 @@ impl Request {
     }
 }
 
-/// The client: TLS settings and the hosts that may speak plain HTTP.
+/// The client for one fetch: TLS settings, the hosts that may speak plain
+/// HTTP, and the fetch's time bounds (its deadline runs from [`Http::new`]).
 #[derive(Clone)]
 pub struct Http {
     /// TLS for https (or why there is none; plain HTTP works without).
     tls: Result<tokio_rustls::TlsConnector, String>,
     /// `host` or `host:port` entries allowed over plain `http://`.
     plain: Vec<String>,
+    limits: FetchLimits,
+    started: Instant,
+    /// Counts the body bytes received, for whoever watches the fetch.
+    progress: Option<Progress>,
 }
 
 impl Http {
     pub fn new(tls: Result<tokio_rustls::TlsConnector, String>, plain: Vec<String>) -> Http {
-        Http { tls, plain }
+        Http {
+            tls,
+            plain,
+            limits: FetchLimits::default(),
+            started: Instant::now(),
+            progress: None,
+        }
+    }
+
+    /// The same client with these time bounds.
+    pub fn with_limits(mut self, limits: FetchLimits) -> Http {
+        self.limits = limits;
+        self
+    }
+
+    /// The same client, counting what it receives in `progress`.
+    pub fn with_progress(mut self, progress: Progress) -> Http {
+        self.progress = Some(progress);
+        self
+    }
+
+    /// What is left of the fetch's deadline.
+    fn remaining(&self) -> Duration {
+        self.limits.timeout.saturating_sub(self.started.elapsed())
+    }
+
+    /// The error for a transfer `limit` ended.
+    fn cut_off(&self, url: &Url, limit: Limit, now: &Transfer) -> HttpError {
+        HttpError::Failed {
+            url: url.to_string(),
+            reason: pace::explain(limit, &self.limits, READ_TIMEOUT, now),
+        }
     }
 
     /// The same client, also allowing plain HTTP to `authority`.
@@ -191,9 +233,22 @@ impl Http {
                 .map_err(|e| format!("TLS: {e}"))?;
             Ok(Stream::Tls(Box::new(stream)))
         };
-        let stream = tokio::time::timeout(CONNECT_TIMEOUT, connect)
+        let before = || Transfer {
+            elapsed: self.started.elapsed(),
+            body_elapsed: Duration::ZERO,
+            received: 0,
+            expected: None,
+        };
+        let remaining = self.remaining();
+        let stream = tokio::time::timeout(CONNECT_TIMEOUT.min(remaining), connect)
             .await
-            .map_err(|_| failed(format!("no connection within {CONNECT_TIMEOUT:?}")))?
+            .map_err(|_| {
+                if remaining < CONNECT_TIMEOUT {
+                    self.cut_off(url, Limit::Deadline, &before())
+                } else {
+                    failed(format!("no connection within {CONNECT_TIMEOUT:?}"))
+                }
+            })?
             .map_err(failed)?;
         let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
             .await
@@ -225,10 +280,18 @@ impl Http {
         let outgoing = builder
             .body(Full::new(request.body.clone()))
             .map_err(|e| failed(e.to_string()))?;
-        let response = tokio::time::timeout(READ_TIMEOUT, sender.send_request(outgoing))
-            .await
-            .map_err(|_| failed(format!("no answer within {READ_TIMEOUT:?}")))?
-            .map_err(|e| failed(e.to_string()))?;
+        let remaining = self.remaining();
+        let response =
+            tokio::time::timeout(READ_TIMEOUT.min(remaining), sender.send_request(outgoing))
+                .await
+                .map_err(|_| {
+                    if remaining < READ_TIMEOUT {
+                        self.cut_off(url, Limit::Deadline, &before())
+                    } else {
+                        failed(format!("no answer within {READ_TIMEOUT:?}"))
+                    }
+                })?
+                .map_err(|e| failed(e.to_string()))?;
         let (parts, mut incoming) = response.into_parts();
         let success = parts.status.is_success();
         let limit = if success { limit } else { ERROR_BODY_LIMIT };
@@ -249,16 +312,28 @@ impl Http {
             return Err(too_large(format!(" (it declares {length} bytes)")));
         }
         let mut body = Vec::new();
+        let answered = Instant::now();
         if request.method != Method::HEAD {
             loop {
-                let frame = tokio::time::timeout(READ_TIMEOUT, incoming.frame())
-                    .await
-                    .map_err(|_| failed(format!("the server stalled for {READ_TIMEOUT:?}")))?;
+                let now = || Transfer {
+                    elapsed: self.started.elapsed(),
+                    body_elapsed: answered.elapsed(),
+                    received: body.len() as u64,
+                    expected: declared,
+                };
+                let (wait, ends) = pace::allowance(&self.limits, READ_TIMEOUT, &now());
+                let Ok(frame) = tokio::time::timeout(wait, incoming.frame()).await else {
+                    driver.abort();
+                    return Err(self.cut_off(url, ends, &now()));
+                };
                 let Some(frame) = frame else { break };
                 let frame = frame.map_err(|e| failed(e.to_string()))?;
                 let Ok(data) = frame.into_data() else {
                     continue;
                 };
+                if let Some(progress) = &self.progress {
+                    progress.add(data.len() as u64);
+                }
                 if (body.len() + data.len()) as u64 > limit {
                     if success {
                         driver.abort();

@@ -9,6 +9,8 @@
 //! - [`signature`]: cosign key-based signatures (ECDSA P-256);
 //! - [`auth`]: registry credentials, Basic and Bearer challenges;
 //! - `http`, `registry`: bounded HTTPS and the distribution API;
+//! - [`pace`](FetchLimits): how long a fetch may take, how slowly it may
+//!   arrive (the rule, apart from the I/O);
 //! - [`Resolver`] (`resolve`, `url`): reference → verified bytes, the one
 //!   entry point the loader uses (`crate::runtime`), and `pull`; `publish`:
 //!   what a registry publishes, and pushing to it, for the CLI.
@@ -17,6 +19,7 @@ pub mod auth;
 mod http;
 pub mod layout;
 pub mod lock;
+mod pace;
 mod publish;
 mod reference;
 mod registry;
@@ -25,6 +28,7 @@ pub mod signature;
 pub mod store;
 mod url;
 
+pub use pace::{FetchLimits, Progress, bytes as human_bytes};
 pub use reference::{OciReference, ReferenceError, Source, UrlSource, check_digest};
 pub use resolve::{
     Cause, DEFAULT_MAX_SIZE, Expect, Fetched, Published, Pulled, Resolver, SourceError,

@@ -18,6 +18,7 @@ use super::auth::Credentials;
 use super::http::{Http, HttpError};
 use super::layout::Manifest;
 use super::lock::{Lock, LockError, Locked};
+use super::pace::{FetchLimits, Progress};
 use super::reference::{OciReference, Source};
 use super::registry::{Registry, RegistryError, block_on};
 use super::signature::{self, PAYLOAD_MEDIA_TYPE, PublicKey, Refusal, SIGNATURE_ANNOTATION};
@@ -129,6 +130,8 @@ pub struct Resolver {
     plain: Vec<String>,
     credentials: Credentials,
     pub(super) max_size: u64,
+    /// How long one fetch may take, and how slowly it may arrive.
+    limits: FetchLimits,
 }
 
 impl Resolver {
@@ -143,6 +146,7 @@ impl Resolver {
             plain: Vec::new(),
             credentials: Credentials::from_env(),
             max_size: DEFAULT_MAX_SIZE,
+            limits: FetchLimits::default(),
         }
     }
 
@@ -176,6 +180,16 @@ impl Resolver {
         self
     }
 
+    /// The deadline and minimum rate of each fetch (see [`FetchLimits`]).
+    pub fn with_fetch_limits(mut self, limits: FetchLimits) -> Resolver {
+        self.limits = limits;
+        self
+    }
+
+    pub fn fetch_limits(&self) -> FetchLimits {
+        self.limits
+    }
+
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -195,7 +209,19 @@ impl Resolver {
     /// The component a remote source stands for, as the loader needs it:
     /// locked digests, from the store when there, verified.
     pub fn fetch(&self, source: &Source, expect: Expect) -> Result<Fetched, SourceError> {
-        self.resolve(source, expect, Mode::Load).map(|p| p.fetched)
+        self.fetch_watched(source, expect, &Progress::default())
+    }
+
+    /// Like [`Resolver::fetch`], counting the bytes received in `progress`
+    /// as they arrive (for whoever reports on a start that waits).
+    pub fn fetch_watched(
+        &self,
+        source: &Source,
+        expect: Expect,
+        progress: &Progress,
+    ) -> Result<Fetched, SourceError> {
+        self.resolve(source, expect, Mode::Load, progress)
+            .map(|p| p.fetched)
     }
 
     /// `airlock pull`: asks the registry (or URL) where the source points
@@ -208,17 +234,23 @@ impl Resolver {
         expect: Expect,
         update: bool,
     ) -> Result<Pulled, SourceError> {
-        self.resolve(source, expect, Mode::Pull { update })
+        self.resolve(source, expect, Mode::Pull { update }, &Progress::default())
     }
 
-    fn resolve(&self, source: &Source, expect: Expect, mode: Mode) -> Result<Pulled, SourceError> {
+    fn resolve(
+        &self,
+        source: &Source,
+        expect: Expect,
+        mode: Mode,
+        progress: &Progress,
+    ) -> Result<Pulled, SourceError> {
         let result = match source {
             Source::File(path) => Err(Cause::Invalid(format!(
                 "{} is a file: it is read, not fetched",
                 path.display()
             ))),
-            Source::Oci(oci) => self.resolve_oci(oci, expect, mode),
-            Source::Url(url) => self.resolve_url(url, expect, mode),
+            Source::Oci(oci) => self.resolve_oci(&Net::watched(self, oci, progress), expect, mode),
+            Source::Url(url) => self.resolve_url(url, expect, mode, progress),
         };
         result.map_err(|cause| SourceError {
             reference: source.to_string(),
@@ -226,8 +258,9 @@ impl Resolver {
         })
     }
 
+    /// A client for one fetch: its deadline starts now.
     pub(super) fn http(&self) -> Http {
-        Http::new(self.tls.clone(), self.plain.clone())
+        Http::new(self.tls.clone(), self.plain.clone()).with_limits(self.limits)
     }
 
     pub(super) fn lock_entry(&self, reference: &str) -> Result<Option<Locked>, Cause> {
@@ -244,8 +277,8 @@ impl Resolver {
         }
     }
 
-    fn resolve_oci(&self, oci: &OciReference, expect: Expect, mode: Mode) -> Result<Pulled, Cause> {
-        let net = Net::new(self, oci);
+    fn resolve_oci(&self, net: &Net, expect: Expect, mode: Mode) -> Result<Pulled, Cause> {
+        let oci = &net.reference;
         let key = oci.to_string();
         let pin = expect.sha256.map(|hex| format!("sha256:{hex}"));
         let locked = match &oci.digest {
@@ -277,7 +310,7 @@ impl Resolver {
                 }
             }
         };
-        let fetched = self.materialize(&net, &manifest, expect)?;
+        let fetched = self.materialize(net, &manifest, expect)?;
         if let Some(locked) = &locked
             && locked.manifest.as_deref() == Some(manifest.as_str())
             && locked.component != fetched.component
@@ -458,8 +491,14 @@ pub(super) struct Net {
 
 impl Net {
     pub(super) fn new(resolver: &Resolver, oci: &OciReference) -> Net {
+        Net::watched(resolver, oci, &Progress::default())
+    }
+
+    /// A client for one fetch whose received bytes `progress` counts.
+    fn watched(resolver: &Resolver, oci: &OciReference, progress: &Progress) -> Net {
+        let http = resolver.http().with_progress(progress.clone());
         Net {
-            registry: Registry::new(&resolver.http(), &resolver.credentials, oci),
+            registry: Registry::new(&http, &resolver.credentials, oci),
             reference: oci.clone(),
         }
     }

@@ -6,6 +6,7 @@
 
 use super::http::Request;
 use super::lock::Locked;
+use super::pace::Progress;
 use super::reference::UrlSource;
 use super::registry::block_on;
 use super::resolve::{Cause, Expect, Fetched, Mode, Pulled, Resolver};
@@ -17,6 +18,7 @@ impl Resolver {
         source: &UrlSource,
         expect: Expect,
         mode: Mode,
+        progress: &Progress,
     ) -> Result<Pulled, Cause> {
         if let Some(key) = expect.key {
             return Err(Cause::Invalid(format!(
@@ -44,7 +46,7 @@ impl Resolver {
                 relocked: None,
             });
         }
-        let http = self.http();
+        let http = self.http().with_progress(progress.clone());
         let response = block_on(http.send(Request::get(source.url.clone()), self.max_size))
             .map_err(|e| Cause::Network(e.to_string()))??;
         if !response.status.is_success() {
