@@ -22,6 +22,7 @@
 //! audit     (one JSON line per call)
 //! call      (one call end to end: lookup, grant, arguments, consent,
 //!            concurrency, run, result checks, audit entry with its caller)
+//! pending   (the components still loading, and what each waits on)
 //! runtime   (catalog + policy + audit + sandbox; the entry point for calls)
 //! loading   (a server's components, loaded while it already serves)
 //! reload    (hot reload of the catalog)
@@ -44,6 +45,7 @@ pub mod logtext;
 pub mod metrics;
 pub mod observe;
 mod optimize;
+pub mod pending;
 pub mod policy;
 pub mod protocol;
 pub mod reload;

@@ -1,47 +1,92 @@
-//! Loading a server's components without making it wait: one loader thread
-//! compiles them in file order (so the first file still wins a name, as in
-//! [`Runtime::load`]); what is ready within the start's wait serves from
-//! the first request, the rest joins the catalog as each is ready, and the
-//! server tells its clients (`notifications/tools/list_changed`).
+//! Loading a server's components without making it wait, and without one
+//! component making the others wait: each loads on a thread of its own
+//! (a slow registry, a failing fetch or a listing that loops holds only
+//! its own), at most [`compile_places`] compile at once (compiling takes
+//! the cores and hundreds of MiB), and each joins the catalog as soon as it
+//! is ready; the server tells its clients
+//! (`notifications/tools/list_changed`).
 //!
-//! A component found in the compile cache loads in milliseconds; one that
-//! is not (a Python component takes tens of seconds to compile) would
-//! otherwise keep `serve` from listening until it is done.
+//! The first file still wins a tool's name, as in [`Runtime::load`]: the
+//! catalog is always what loading the components ready so far in file
+//! order gives. So when a component listed earlier arrives after a later
+//! one that declares one of its names, the later one is withdrawn (and
+//! reported refused, with the clash), and the result does not depend on
+//! which finished first.
+//!
+//! While components are loading, the log says every [`SAY_EVERY`] which
+//! ones and what each waits on (`Runtime::loading_now`); `/readyz` only
+//! counts them.
 
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::catalog::{LoadError, Tool};
+use crate::catalog::{Catalog, LoadError, Tool};
+use crate::pending::Phase;
 use crate::{LoadReport, Runtime};
 
-type Loaded = (PathBuf, Result<Vec<Tool>, LoadError>);
+type Loaded = (usize, PathBuf, Result<Vec<Tool>, LoadError>);
+
+/// How often the log says what the components still loading wait on.
+pub const SAY_EVERY: Duration = Duration::from_secs(10);
+/// A component loading for this long is said at `warn`, not `info`.
+const SLOW: Duration = Duration::from_secs(30);
+
+/// How many components compile at once: at least 2, so one slow compile
+/// (or a listing that loops until its time limit) never holds the rest,
+/// and at most 4, since wasmtime spreads one compile over the cores
+/// already and each compile takes its own memory.
+pub fn compile_places() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get().clamp(2, 4))
+}
 
 /// The components of one start still being loaded (the runtime knows
-/// which: [`Runtime::still_loading`]).
+/// which, and what each waits on: [`Runtime::loading_now`]).
 pub struct Loading {
     results: Receiver<Loaded>,
+    /// Every component of this start that loaded, by file order.
+    ready: BTreeMap<usize, (PathBuf, Vec<Arc<Tool>>)>,
+    /// Those of `ready` in the catalog (the others lost a name).
+    admitted: BTreeSet<usize>,
+    /// When the log last said what is still loading.
+    said: Instant,
 }
 
 impl Loading {
     /// Starts loading what `paths` stand for ([`Runtime::files`]) into
-    /// `runtime`'s catalog, which should be empty; nothing is admitted until
-    /// [`Loading::wait`] or [`Loading::next`].
+    /// `runtime`'s catalog; nothing is admitted until [`Loading::wait`] or
+    /// [`Loading::next`].
     pub fn start(runtime: Arc<Runtime>, paths: &[PathBuf]) -> Loading {
         let files = runtime.files(paths);
         runtime.set_loading(&files);
         let (sender, results) = mpsc::channel();
-        let work = (runtime.clone(), files.clone(), sender.clone());
-        let spawned = std::thread::Builder::new()
-            .name("airlock-load".into())
-            .spawn(move || load_all(&work.0, work.1, &work.2));
-        if let Err(err) = spawned {
-            // No thread to spare: load here, as a start without one would.
-            tracing::warn!("cannot start a loader thread ({err}); loading before serving");
-            load_all(&runtime, files, &sender);
+        let places = Arc::new(Places::new(compile_places()));
+        for (index, file) in files.into_iter().enumerate() {
+            let work = Work {
+                runtime: runtime.clone(),
+                places: places.clone(),
+                results: sender.clone(),
+                index,
+                file,
+            };
+            let again = work.clone();
+            let spawned = std::thread::Builder::new()
+                .name("airlock-load".into())
+                .spawn(move || work.run());
+            if let Err(err) = spawned {
+                // No thread to spare: load here, as a start without one would.
+                tracing::warn!("cannot start a loader thread ({err}); loading before serving");
+                again.run();
+            }
         }
-        Loading { results }
+        Loading {
+            results,
+            ready: BTreeMap::new(),
+            admitted: BTreeSet::new(),
+            said: Instant::now(),
+        }
     }
 
     /// Admits every load that finishes within `wait` (all of them, however
@@ -50,24 +95,10 @@ impl Loading {
         let deadline = wait.map(|wait| Instant::now() + wait);
         let mut report = LoadReport::default();
         while runtime.still_loading() > 0 {
-            let received = match deadline {
-                None => self.results.recv().ok(),
-                Some(deadline) => {
-                    match self
-                        .results
-                        .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                    {
-                        Ok(loaded) => Some(loaded),
-                        Err(RecvTimeoutError::Timeout) => break,
-                        Err(RecvTimeoutError::Disconnected) => None,
-                    }
-                }
-            };
-            let Some((file, loaded)) = received else {
-                self.loader_gone(runtime);
+            let Some(loaded) = self.receive(runtime, deadline) else {
                 break;
             };
-            let admitted = runtime.admit(file, loaded);
+            let admitted = self.admit(runtime, loaded);
             report.loaded.extend(admitted.loaded);
             report.refused.extend(admitted.refused);
         }
@@ -80,16 +111,121 @@ impl Loading {
         if runtime.still_loading() == 0 {
             return None;
         }
-        match self.results.recv() {
-            Ok((file, loaded)) => Some(runtime.admit(file, loaded)),
-            Err(_) => {
-                self.loader_gone(runtime);
-                None
+        let loaded = self.receive(runtime, None)?;
+        Some(self.admit(runtime, loaded))
+    }
+
+    /// The next load to finish, by `until` (for ever with `None`); says
+    /// what is still loading every [`SAY_EVERY`] meanwhile. `None` when
+    /// `until` passed, or the loaders are gone.
+    fn receive(&mut self, runtime: &Runtime, until: Option<Instant>) -> Option<Loaded> {
+        loop {
+            let tick = self.said + SAY_EVERY;
+            let stop = until.map_or(tick, |until| until.min(tick));
+            match self
+                .results
+                .recv_timeout(stop.saturating_duration_since(Instant::now()))
+            {
+                Ok(loaded) => return Some(loaded),
+                Err(RecvTimeoutError::Timeout) => {
+                    if until.is_some_and(|until| Instant::now() >= until) {
+                        return None;
+                    }
+                    self.say_what_is_loading(runtime);
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.loader_gone(runtime);
+                    return None;
+                }
             }
         }
     }
 
-    /// The loader thread ended without sending every result: it panicked.
+    fn say_what_is_loading(&mut self, runtime: &Runtime) {
+        self.said = Instant::now();
+        for pending in runtime.loading_now() {
+            let waited = pending.waited().as_secs();
+            if pending.waited() >= SLOW {
+                tracing::warn!("still loading {pending}, for {waited}s");
+            } else {
+                tracing::info!("still loading {pending}, for {waited}s");
+            }
+        }
+    }
+
+    /// Takes in what loading one component gave: the catalog becomes what
+    /// the components ready so far give in file order.
+    fn admit(&mut self, runtime: &Runtime, (index, file, loaded): Loaded) -> LoadReport {
+        runtime.loading_done(&file);
+        let mut report = LoadReport::default();
+        match loaded {
+            Ok(tools) => {
+                let tools = tools.into_iter().map(Arc::new).collect();
+                self.ready.insert(index, (file, tools));
+            }
+            Err(err) => {
+                report.refused.push(err);
+                return report;
+            }
+        }
+        let ours: HashSet<*const crate::catalog::Component> = self
+            .ready
+            .values()
+            .filter_map(|(_, tools)| Some(Arc::as_ptr(&tools.first()?.component)))
+            .collect();
+        let (admitted, mut clashes) = runtime.update_catalog(|current| {
+            let mut catalog = Catalog::new();
+            // What is not this start's (a library user's own) stays first.
+            for component in current.components() {
+                if ours.contains(&Arc::as_ptr(component)) {
+                    continue;
+                }
+                let tools: Vec<Arc<Tool>> = current
+                    .tools()
+                    .filter(|t| Arc::ptr_eq(&t.component, component))
+                    .cloned()
+                    .collect();
+                let _ = catalog.add_shared(&tools);
+            }
+            let mut admitted = BTreeSet::new();
+            let mut clashes = BTreeMap::new();
+            for (at, (_, tools)) in &self.ready {
+                match catalog.add_shared(tools) {
+                    Ok(()) => {
+                        admitted.insert(*at);
+                    }
+                    Err(clash) => {
+                        clashes.insert(*at, clash);
+                    }
+                }
+            }
+            (catalog, (admitted, clashes))
+        });
+        for at in admitted.difference(&self.admitted) {
+            if let Some((file, tools)) = self.ready.get(at) {
+                let names = tools.iter().map(|t| t.info.name.clone()).collect();
+                report.loaded.push((file.clone(), names));
+            }
+        }
+        let withdrawn = self.admitted.difference(&admitted);
+        for at in withdrawn.chain(std::iter::once(&index)) {
+            if let Some(clash) = clashes.remove(at) {
+                if *at != index
+                    && let Some((file, _)) = self.ready.get(at)
+                {
+                    tracing::warn!(
+                        "{}: withdrawn (its tools were served until now): {clash}",
+                        file.display()
+                    );
+                }
+                report.refused.push(clash);
+            }
+        }
+        self.admitted = admitted;
+        report
+    }
+
+    /// The loader threads ended without sending every result: one panicked.
     fn loader_gone(&mut self, runtime: &Runtime) {
         for file in runtime.loading_files() {
             tracing::error!("{}: the loader stopped before loading it", file.display());
@@ -98,11 +234,111 @@ impl Loading {
     }
 }
 
-fn load_all(runtime: &Runtime, files: Vec<PathBuf>, results: &Sender<Loaded>) {
-    for file in files {
-        let loaded = runtime.load_file(&file);
-        if results.send((file, loaded)).is_err() {
-            return;
+/// Loading one component, on a thread of its own.
+#[derive(Clone)]
+struct Work {
+    runtime: Arc<Runtime>,
+    places: Arc<Places>,
+    results: Sender<Loaded>,
+    /// Its place in file order.
+    index: usize,
+    file: PathBuf,
+}
+
+impl Work {
+    fn run(self) {
+        let Work {
+            runtime,
+            places,
+            results,
+            index,
+            file,
+        } = self;
+        let loaded = runtime.read_component(&file).and_then(|(name, bytes)| {
+            runtime.loading_phase(&file, Phase::WaitingToCompile);
+            let _place = places.take(index);
+            runtime.loading_phase(&file, Phase::Compiling);
+            runtime.compile_component(&file, name, &bytes)
+        });
+        // Fails only once the `Loading` is gone: nobody waits any more.
+        let _ = results.send((index, file, loaded));
+    }
+}
+
+/// The places to compile in: taken earliest file first, so that what is
+/// listed first is usually ready first.
+struct Places {
+    /// Free places, and the file indexes waiting for one.
+    state: Mutex<(usize, BTreeSet<usize>)>,
+    freed: Condvar,
+}
+
+impl Places {
+    fn new(count: usize) -> Places {
+        Places {
+            state: Mutex::new((count.max(1), BTreeSet::new())),
+            freed: Condvar::new(),
         }
+    }
+
+    fn take(&self, index: usize) -> Place<'_> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.1.insert(index);
+        while !(state.0 > 0 && state.1.first() == Some(&index)) {
+            state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+        state.1.remove(&index);
+        state.0 -= 1;
+        // The next waiter may fit in a place still free.
+        self.freed.notify_all();
+        Place(self)
+    }
+}
+
+/// A place taken, given back when dropped (also when a compile panics).
+struct Place<'a>(&'a Places);
+
+impl Drop for Place<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.0 += 1;
+        self.0.freed.notify_all();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn places_go_to_the_earliest_file_and_come_back() {
+        let places = Arc::new(Places::new(1));
+        let first = places.take(5);
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let waiters: Vec<_> = [9, 7]
+            .into_iter()
+            .map(|index| {
+                let (places, order) = (places.clone(), order.clone());
+                std::thread::spawn(move || {
+                    let _place = places.take(index);
+                    order.lock().expect("order").push(index);
+                })
+            })
+            .collect();
+        // Both wait (the place is taken) before it is given back.
+        while places.state.lock().expect("state").1.len() < 2 {
+            std::thread::yield_now();
+        }
+        drop(first);
+        for waiter in waiters {
+            waiter.join().expect("waiter");
+        }
+        assert_eq!(*order.lock().expect("order"), [7, 9]);
+        assert_eq!(places.state.lock().expect("state").0, 1);
+    }
+
+    #[test]
+    fn at_least_two_components_compile_at_once() {
+        assert!((2..=4).contains(&compile_places()));
     }
 }

@@ -12,9 +12,10 @@ use crate::call::{self, CallError, Caller, PreparedCall, Running};
 use crate::catalog::{self, Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
 use crate::optimize::Optimizer;
+use crate::pending::{Pending, PendingList, Phase};
 use crate::policy::{CaBundle, Grant, Policy, PolicyError, Roots, Trust};
 use crate::sandbox::{CompileCache, Sandbox};
-use crate::source::{Expect, Resolver, Source, Store};
+use crate::source::{Expect, Progress, Resolver, Source, Store};
 use crate::tool::Output;
 
 /// What loading a set of paths did.
@@ -57,8 +58,9 @@ pub struct Runtime {
     running: Arc<Running>,
     /// Fetches components named by reference (`oci://`, `https://`).
     resolver: Resolver,
-    /// Component files still loading after serving began.
-    loading: RwLock<Vec<PathBuf>>,
+    /// Component files still loading after serving began, and what each
+    /// waits on.
+    loading: PendingList,
     /// Compiles optimised code for quick-tier components, once
     /// [`Runtime::optimize_in_background`] started it.
     optimizer: OnceLock<Optimizer>,
@@ -119,7 +121,7 @@ impl Runtime {
             audit,
             running: Arc::default(),
             resolver: default_resolver(),
-            loading: RwLock::default(),
+            loading: PendingList::default(),
             optimizer: OnceLock::new(),
         }
     }
@@ -234,10 +236,7 @@ impl Runtime {
     /// component that finished loading after serving began, see
     /// [`crate::loading`]); refused when one of its names is served already.
     pub fn admit(&self, file: PathBuf, loaded: Result<Vec<Tool>, LoadError>) -> LoadReport {
-        self.loading
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|f| f != &file);
+        self.loading.remove(&file);
         let mut report = LoadReport::default();
         let mut current = self.catalog.write().unwrap_or_else(|p| p.into_inner());
         let mut catalog = Catalog::clone(&current);
@@ -250,21 +249,57 @@ impl Runtime {
     /// Marks `files` as loading: [`Runtime::still_loading`] counts them
     /// until [`Runtime::admit`] takes each.
     pub fn set_loading(&self, files: &[PathBuf]) {
-        *self.loading.write().unwrap_or_else(|p| p.into_inner()) = files.to_vec();
+        self.loading.set(files);
     }
 
     /// How many components are still loading (an unknown tool may be one
     /// of theirs).
     pub fn still_loading(&self) -> usize {
-        self.loading.read().unwrap_or_else(|p| p.into_inner()).len()
+        self.loading.len()
     }
 
     /// The component files still loading, in file order.
     pub fn loading_files(&self) -> Vec<PathBuf> {
         self.loading
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+            .snapshot()
+            .into_iter()
+            .map(|p| p.file)
+            .collect()
+    }
+
+    /// The components still loading, each with what it waits on.
+    pub fn loading_now(&self) -> Vec<Pending> {
+        self.loading.snapshot()
+    }
+
+    /// Records what `file`, still loading, waits on now.
+    pub(crate) fn loading_phase(&self, file: &Path, phase: Phase) {
+        self.loading.enter(file, phase);
+    }
+
+    /// Takes `file` off the components still loading.
+    pub(crate) fn loading_done(&self, file: &Path) {
+        self.loading.remove(file);
+    }
+
+    /// Replaces the catalog by what `change` makes of it, with no other
+    /// change in between; optimises the components `change` added.
+    pub(crate) fn update_catalog<T>(&self, change: impl FnOnce(&Catalog) -> (Catalog, T)) -> T {
+        let mut current = self.catalog.write().unwrap_or_else(|p| p.into_inner());
+        let (catalog, out) = change(&current);
+        if let Some(optimizer) = self.optimizer.get() {
+            for component in catalog.components() {
+                if !current
+                    .components()
+                    .iter()
+                    .any(|c| Arc::ptr_eq(c, component))
+                {
+                    optimizer.enqueue(component);
+                }
+            }
+        }
+        *current = Arc::new(catalog);
+        out
     }
 
     /// The component files `paths` stand for now (each `.wasm`, each
@@ -300,6 +335,13 @@ impl Runtime {
     }
 
     fn load_one(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
+        let (name, bytes) = self.read_component(path)?;
+        self.compile_component(path, name, &bytes)
+    }
+
+    /// The first half of loading a component: its name and bytes, read or
+    /// fetched, checked against the policy's pin.
+    pub(crate) fn read_component(&self, path: &Path) -> Result<(String, Vec<u8>), LoadError> {
         let (name, bytes) = self.read(path)?;
         if let Some(expected) = self
             .policy
@@ -317,7 +359,18 @@ impl Runtime {
                 });
             }
         }
-        let mut tools = catalog::load_bytes(&self.sandbox, path, &name, &bytes)?;
+        Ok((name, bytes))
+    }
+
+    /// The second half: compiles `bytes`, lists and checks the tools, and
+    /// applies the policy's tool sections.
+    pub(crate) fn compile_component(
+        &self,
+        path: &Path,
+        name: String,
+        bytes: &[u8],
+    ) -> Result<Vec<Tool>, LoadError> {
+        let mut tools = catalog::load_bytes(&self.sandbox, path, &name, bytes)?;
         catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
         let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
         let unmatched = self.policy.unmatched_tools(&name, &names);
@@ -365,7 +418,9 @@ impl Runtime {
                 .and_then(|c| c.sha256.as_deref()),
             key: self.policy.verify_key(&name),
         };
-        let fetched = self.resolver.fetch(&source, expect)?;
+        let progress = Progress::default();
+        self.loading.enter(path, Phase::Fetching(progress.clone()));
+        let fetched = self.resolver.fetch_watched(&source, expect, &progress)?;
         if fetched.downloaded {
             tracing::info!("fetched {source} ({})", fetched.component);
         }

@@ -208,3 +208,33 @@ fn a_policy_source_and_the_same_file_on_the_command_line_load_once() {
             .any(|t| t.info.name == "lookup_price")
     );
 }
+
+/// A component whose tool listing loops until its time limit (10 s) held
+/// back the components listed after it (issue 38). Now they load beside
+/// it: the local tool answers while the looping one is still loading.
+#[test]
+fn a_listing_that_loops_holds_back_no_other_component() {
+    use std::time::{Duration, Instant};
+    let served = support::http::serve(
+        "",
+        &[test_component("liar_loop"), support::component("catalog")],
+        &["--load-wait", "0"],
+    );
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{"sku":"SKU-1001"}}"#;
+    let json = [("Content-Type", "application/json")];
+    let started = Instant::now();
+    let answer = loop {
+        let answer = support::http::http(served.addr, "POST", "/rpc", &json, call);
+        if answer.body.contains("12.5") || started.elapsed() > Duration::from_secs(60) {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let ready = support::http::http(served.addr, "GET", "/readyz", &[], b"");
+    assert!(answer.body.contains(r#""result":12.5"#), "{}", answer.body);
+    assert_eq!(
+        (ready.status, ready.body.as_str()),
+        (503, "loading: 1 component(s) still compiling\n"),
+        "the local tool answered only once the looping listing had given up"
+    );
+}

@@ -1,20 +1,25 @@
 //! Sources that are not well-behaved registries: `https://` URLs served by
 //! a local HTTPS server whose certificate a test CA (`support::tls`) signed, and
-//! servers answering garbage, endless bodies or a 2 GiB component. Every
-//! download is bounded and every refusal says what was wrong.
+//! servers answering garbage, endless bodies, a 2 GiB component or one
+//! byte at a time. Every download is bounded in size and time, a slow one
+//! holds back no other component, and every refusal says what was wrong.
 
 mod support;
 
-use std::io::{BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::path::PathBuf;
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 
+use airlock::Runtime;
+use airlock::loading::Loading;
+use airlock::policy::Policy;
 use airlock::source::auth::Credentials;
 use airlock::source::store::digest_of;
-use airlock::source::{Expect, Resolver, Source, Store};
-use support::http::read_request_head;
+use airlock::source::{Expect, FetchLimits, Resolver, Source, Store};
+use support::http::{free_port, http, read_request_head};
 use support::tls::{Ca, Leaf};
 use support::{component, workspace};
 
@@ -26,6 +31,11 @@ enum Answer {
     Endless,
     /// 200 declaring `Content-Length: N`, then a few bytes and the end.
     Declares(u64),
+    /// 200 declaring `Content-Length: N`, then one byte every 0.5 s, for a
+    /// minute at most (or until the client goes).
+    Trickle(u64),
+    /// This body (200), after a pause.
+    Late(Duration, Vec<u8>),
 }
 
 type Route = Arc<dyn Fn(&str) -> Answer + Send + Sync>;
@@ -87,6 +97,25 @@ fn answer<S: Read + Write>(stream: S, route: &dyn Fn(&str) -> Answer, log: &Mute
         Answer::Declares(length) => {
             let text = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\nxxxx");
             let _ = stream.write_all(text.as_bytes());
+        }
+        Answer::Trickle(length) => {
+            let text = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\n");
+            let _ = stream.write_all(text.as_bytes());
+            let until = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < until
+                && stream.write_all(b"x").and_then(|()| stream.flush()).is_ok()
+            {
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        Answer::Late(pause, body) => {
+            std::thread::sleep(pause);
+            let text = format!(
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(text.as_bytes());
+            let _ = stream.write_all(&body);
         }
     }
     let _ = stream.flush();
@@ -284,4 +313,204 @@ fn a_registry_answering_garbage_or_too_much_is_refused_before_anything_loads() {
             format!("sha256:{}", entry.file_name().to_string_lossy())
         );
     }
+}
+
+/// `airlock serve` run by a test, its stderr lines sent to a channel;
+/// killed when dropped.
+struct Serving {
+    child: Child,
+    addr: SocketAddr,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Serving {
+    /// Serves `paths` from `dir` (store and lock there) with `extra` flags;
+    /// returns once it listens, with the lines logged until then.
+    fn start(dir: &std::path::Path, paths: &[String], extra: &[&str]) -> (Serving, Vec<String>) {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["serve", "--listen", &addr.to_string()])
+            .args(extra)
+            .args(paths)
+            .current_dir(dir)
+            .env("AIRLOCK_CACHE_DIR", workspace().join("target/test-cache"))
+            .env("AIRLOCK_STORE_DIR", dir.join("store"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start airlock");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                eprintln!("[airlock] {line}");
+                let _ = tx.send(line);
+            }
+        });
+        let serving = Serving { child, addr, lines };
+        let early = serving.lines_until("listening on", Duration::from_secs(60));
+        (serving, early)
+    }
+
+    /// The lines logged until one containing `text` (included), within `within`.
+    fn lines_until(&self, text: &str, within: Duration) -> Vec<String> {
+        let deadline = Instant::now() + within;
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let done = line.contains(text);
+                    seen.push(line);
+                    if done {
+                        return seen;
+                    }
+                }
+                Err(_) => panic!("no line with {text:?} within {within:?}: {seen:#?}"),
+            }
+        }
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Defect 4 of issue 38: a URL trickling its component (a byte every
+/// 0.5 s) listed before a local file held the local tool back for as long
+/// as the trickle lasted. Now the local tool is served at once, `/readyz`
+/// counts the slow one without naming it (it needs no token), the log
+/// names it, and the minimum rate cuts it off with an error that says so.
+#[test]
+fn a_trickling_source_holds_back_no_other_component() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, _) = serve(Arc::new(|_: &str| Answer::Trickle(1 << 20)), None);
+    let slow = format!("http://{server}/slow.wasm");
+    let local = component("catalog").display().to_string();
+    let (serving, early) = Serving::start(
+        dir.path(),
+        &[slow.clone(), local],
+        &[
+            "--load-wait",
+            "0",
+            "--insecure-registry",
+            &server.to_string(),
+        ],
+    );
+    assert!(
+        early
+            .iter()
+            .any(|l| l.contains("still") && l.contains(&slow)),
+        "the start names the component it waits for: {early:#?}"
+    );
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":{"sku":"SKU-1001"}}"#;
+    let json = [("Content-Type", "application/json")];
+    let started = Instant::now();
+    let answer = loop {
+        let answer = http(serving.addr, "POST", "/rpc", &json, call);
+        if answer.body.contains("12.5") || started.elapsed() > Duration::from_secs(10) {
+            break answer;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(
+        answer.body.contains(r#""result":12.5"#),
+        "the local tool is not served within 10 s: {}",
+        answer.body
+    );
+    let ready = http(serving.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(
+        (ready.status, ready.body.as_str()),
+        (503, "loading: 1 component(s) still fetching\n"),
+        "counted, not named"
+    );
+
+    let refused = serving.lines_until("refused", Duration::from_secs(60));
+    let refused = refused.last().expect("a line");
+    assert!(refused.contains(&slow), "{refused}");
+    assert!(
+        refused.contains("below the minimum rate of 16 KiB/s (--fetch-min-rate)"),
+        "{refused}"
+    );
+    let ready = http(serving.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(
+        (ready.status, ready.body.as_str()),
+        (200, "ready: 2 tool(s)\n")
+    );
+}
+
+/// The rate and the deadline, each on its own, end a trickle with an error
+/// that says what happened and which flag to turn.
+#[test]
+fn a_trickle_is_cut_off_by_the_minimum_rate_or_the_deadline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (server, _) = serve(Arc::new(|_: &str| Answer::Trickle(1 << 20)), None);
+    let source = Source::parse(&format!("http://{server}/slow.wasm")).expect("url");
+    let fetch = |limits: FetchLimits| {
+        let started = Instant::now();
+        let err = resolver(dir.path())
+            .with_insecure(vec![server.to_string()])
+            .with_fetch_limits(limits)
+            .fetch(&source, Expect::default())
+            .expect_err("cut off")
+            .to_string();
+        (err, started.elapsed())
+    };
+    let (err, took) = fetch(FetchLimits {
+        grace: Duration::from_secs(1),
+        ..FetchLimits::default()
+    });
+    assert!(
+        err.contains("below the minimum rate of 16 KiB/s (--fetch-min-rate) after the first 1s"),
+        "{err}"
+    );
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    let (err, took) = fetch(FetchLimits {
+        timeout: Duration::from_secs(2),
+        min_rate: 0,
+        ..FetchLimits::default()
+    });
+    assert!(err.contains("(--fetch-timeout 2; this answer: "), "{err}");
+    assert!(err.contains(" of 1 MiB so far"), "{err}");
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    assert!(!dir.path().join("airlock.lock").exists());
+}
+
+/// Components load side by side, yet the first in file order still wins a
+/// tool's name: a URL listed first that arrives after a local file
+/// declaring the same tools takes them over, whichever finished first.
+#[test]
+fn the_first_file_wins_a_name_whichever_loads_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = std::fs::read(support::test_component("hostile")).expect("hostile");
+    let (server, _) = serve(
+        Arc::new(move |_: &str| Answer::Late(Duration::from_secs(2), hostile.clone())),
+        None,
+    );
+    let url = format!("http://{server}/first.wasm");
+    let local = dir.path().join("second.wasm");
+    std::fs::copy(support::test_component("hostile"), &local).expect("copy");
+    let runtime = Arc::new(
+        Runtime::new(support::sandbox(), Policy::default())
+            .with_resolver(resolver(dir.path()).with_insecure(vec![server.to_string()])),
+    );
+    let mut loading = Loading::start(runtime.clone(), &[PathBuf::from(&url), local.clone()]);
+    let mut refused = Vec::new();
+    while let Some(report) = loading.next(&runtime) {
+        refused.extend(report.refused.iter().map(ToString::to_string));
+    }
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    let first = refused[0].find(&url).expect("names the URL");
+    let second = refused[0]
+        .find(&local.display().to_string())
+        .expect("names the file");
+    assert!(first < second, "the URL is first: {}", refused[0]);
+    let catalog = runtime.catalog();
+    let good = catalog.tool("good").expect("served");
+    assert_eq!(good.component.path, PathBuf::from(&url));
+    assert_eq!(catalog.components().len(), 1);
 }

@@ -334,16 +334,23 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
     let report = loading.wait(&runtime, Some(wait));
     print_report(&report);
     warn_unmatched_sections(&runtime, &args.paths);
-    let pending = runtime.still_loading();
+    let waiting = runtime.loading_now();
+    let pending = waiting.len();
     if pending == 0 {
         warn_unused_credentials(&runtime);
     }
     let count = runtime.catalog().tools().count();
+    // Each named with what it waits on (`/readyz` only counts them).
     let still = match pending {
         0 => String::new(),
         n => format!(
-            "; {n} component(s) still compiling ({}), served when ready",
-            names(&runtime.loading_files())
+            "; {n} component(s) still {}: {}; served when ready",
+            crate::pending::summary(&waiting),
+            waiting
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     if count > 0 {
@@ -381,11 +388,6 @@ fn warn_unused_credentials(runtime: &Runtime) {
     for line in super::check::unused_credentials(runtime) {
         eprintln!("warning: {line}");
     }
-}
-
-fn names(files: &[PathBuf]) -> String {
-    let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
-    names.join(", ")
 }
 
 /// Admits the components still compiling at the start as each is ready,

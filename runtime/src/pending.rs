@@ -1,0 +1,183 @@
+//! The components of a start that are still loading, and what each waits
+//! on: fetching (with the bytes received so far), a place to compile, or
+//! compiling. `/readyz` says how many are in each phase; the log names
+//! them (see [`crate::loading`]).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::RwLock;
+use std::time::{Duration, Instant};
+
+use crate::source::{Progress, human_bytes};
+
+/// What a component still loading waits on.
+#[derive(Debug, Clone)]
+pub enum Phase {
+    /// Not begun yet.
+    Queued,
+    /// Its bytes are coming from a registry or URL.
+    Fetching(Progress),
+    /// Its bytes are here; the places to compile are all taken.
+    WaitingToCompile,
+    /// Compiling, linking and listing its tools.
+    Compiling,
+}
+
+impl Phase {
+    /// The phase's name, as `/readyz` counts it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Queued => "queued",
+            Phase::Fetching(_) => "fetching",
+            Phase::WaitingToCompile => "waiting to compile",
+            Phase::Compiling => "compiling",
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Phase::Fetching(progress) => {
+                write!(f, "fetching, {} so far", human_bytes(progress.received()))
+            }
+            other => f.write_str(other.name()),
+        }
+    }
+}
+
+/// One component still loading.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    pub file: PathBuf,
+    pub phase: Phase,
+    /// When it entered its phase.
+    since: Instant,
+}
+
+impl Pending {
+    /// How long it has been in its phase.
+    pub fn waited(&self) -> Duration {
+        self.since.elapsed()
+    }
+}
+
+impl fmt::Display for Pending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.file.display(), self.phase)
+    }
+}
+
+/// The components still loading, in file order.
+#[derive(Debug, Default)]
+pub struct PendingList {
+    entries: RwLock<Vec<Pending>>,
+}
+
+impl PendingList {
+    /// Replaces the list: `files`, each queued.
+    pub fn set(&self, files: &[PathBuf]) {
+        let now = Instant::now();
+        *self.entries.write().unwrap_or_else(|p| p.into_inner()) = files
+            .iter()
+            .map(|file| Pending {
+                file: file.clone(),
+                phase: Phase::Queued,
+                since: now,
+            })
+            .collect();
+    }
+
+    /// Moves `file` to `phase` (nothing when it is not in the list: a
+    /// load outside a start).
+    pub fn enter(&self, file: &Path, phase: Phase) {
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(entry) = entries.iter_mut().find(|e| e.file == file) {
+            entry.phase = phase;
+            entry.since = Instant::now();
+        }
+    }
+
+    /// Takes `file` off the list: it loaded, or was refused.
+    pub fn remove(&self, file: &Path) {
+        self.entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|e| e.file != file);
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.read().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The list now.
+    pub fn snapshot(&self) -> Vec<Pending> {
+        self.entries
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+/// How many of `pending` are in each phase, for people who may not see
+/// which components they are (`/readyz` needs no token): `compiling` when
+/// all are, else `loading (1 fetching, 2 compiling)`.
+pub fn summary(pending: &[Pending]) -> String {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for entry in pending {
+        let name = entry.phase.name();
+        match counts.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((name, 1)),
+        }
+    }
+    match counts.as_slice() {
+        [] => "loading".to_string(),
+        [(name, _)] => (*name).to_string(),
+        several => format!(
+            "loading ({})",
+            several
+                .iter()
+                .map(|(name, count)| format!("{count} {name}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_counts_phases_and_names_no_component() {
+        let list = PendingList::default();
+        let files = [
+            PathBuf::from("oci://r.example/secret/catalog:1"),
+            PathBuf::from("/srv/tools/a.wasm"),
+            PathBuf::from("/srv/tools/b.wasm"),
+        ];
+        list.set(&files);
+        assert_eq!(summary(&list.snapshot()), "queued");
+        for file in &files {
+            list.enter(file, Phase::Compiling);
+        }
+        assert_eq!(summary(&list.snapshot()), "compiling");
+        let progress = Progress::default();
+        list.enter(&files[0], Phase::Fetching(progress));
+        let text = summary(&list.snapshot());
+        assert_eq!(text, "loading (1 fetching, 2 compiling)");
+        assert!(!text.contains("secret"), "{text}");
+        list.remove(&files[1]);
+        assert_eq!(list.len(), 2);
+        let named = list.snapshot()[0].to_string();
+        assert_eq!(
+            named,
+            "oci://r.example/secret/catalog:1 (fetching, 0 B so far)"
+        );
+    }
+}
