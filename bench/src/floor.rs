@@ -147,7 +147,7 @@ pub fn section(rows: Option<&[Row]>) -> String {
                  airlock ÷ native (above 1 is better for calls/s, below 1 is better for the \
                  rest). airlock runs with the bench's policy and `--max-calls 1024`, as in \
                  the other sections. A short call on an otherwise idle server runs on the \
-                 async thread that received it (README, \"Performance\"); the column \
+                 async thread that received it (docs/performance.md); the column \
                  \"every call on a lane\" is the same server with that off \
                  (`AIRLOCK_INLINE=0`). The last column is `airlock serve` with every \
                  default (no policy: 16 calls of a tool at once, 64 waiting; `--max-calls` \

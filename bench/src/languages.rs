@@ -173,7 +173,7 @@ pub fn section(rows: Option<&[Row]>) -> String {
                  per call, what resetting and re-touching the guest's memory costs); over \
                  HTTP, `tools/call` to `airlock serve`; the first answer is `airlock call` \
                  from spawn to exit, with an empty compile cache (the compile: quick-tier \
-                 code for a guest of 1 MiB or more, see the README's tiered compilation) \
+                 code for a guest of 1 MiB or more, see docs/serving.md, tiered compilation) \
                  and then with the cache warm (median of the warm runs).\n\n",
             );
             md.push_str(&table(rows));

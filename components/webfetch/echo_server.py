@@ -4,9 +4,9 @@ what airlock sent, and what it redacts from the tool's result).
 
     python3 components/webfetch/echo_server.py CERT KEY [PORT]
 
-CERT and KEY are the server's certificate and key in PEM (README.md,
-"Network", makes a throwaway CA and both with openssl). It listens on
-127.0.0.1, port 8443 unless PORT says otherwise.
+CERT and KEY are the server's certificate and key in PEM (docs/policy.md,
+"Credentials the tool never sees", makes a throwaway CA and both with
+openssl). It listens on 127.0.0.1, port 8443 unless PORT says otherwise.
 """
 
 import http.server

@@ -50,7 +50,9 @@ fn prose(text: &str) -> Vec<(usize, &str)> {
         };
         match (fence, marker) {
             (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if m.starts_with(open) && trimmed[m.len()..].trim().is_empty() => {
+            (Some(open), Some(m))
+                if m.starts_with(open) && trimmed[m.len()..].trim().is_empty() =>
+            {
                 fence = None
             }
             (None, None) => out.push((i + 1, line)),
@@ -147,8 +149,13 @@ fn heading_ids(text: &str) -> HashSet<String> {
 fn broken_links(root: &Path, pages: &[PathBuf]) -> Vec<String> {
     let mut broken = Vec::new();
     for page in pages {
-        let text = std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
-        let shown = page.strip_prefix(root).unwrap_or(page).display().to_string();
+        let text =
+            std::fs::read_to_string(page).unwrap_or_else(|e| panic!("{}: {e}", page.display()));
+        let shown = page
+            .strip_prefix(root)
+            .unwrap_or(page)
+            .display()
+            .to_string();
         for (number, line) in prose(&text) {
             for target in link_targets(line) {
                 if target.contains("://") || target.starts_with("mailto:") {
@@ -164,12 +171,16 @@ fn broken_links(root: &Path, pages: &[PathBuf]) -> Vec<String> {
                     page.parent().expect("a page's folder").join(path)
                 };
                 if !file.exists() {
-                    broken.push(format!("{shown}:{number}: {target}: no such file or folder"));
+                    broken.push(format!(
+                        "{shown}:{number}: {target}: no such file or folder"
+                    ));
                     continue;
                 }
                 let Some(anchor) = anchor else { continue };
                 if file.extension().is_none_or(|ext| ext != "md") {
-                    broken.push(format!("{shown}:{number}: {target}: an anchor into a file that is not Markdown"));
+                    broken.push(format!(
+                        "{shown}:{number}: {target}: an anchor into a file that is not Markdown"
+                    ));
                     continue;
                 }
                 let target_text = std::fs::read_to_string(&file).expect("the linked page");
@@ -203,7 +214,11 @@ fn every_relative_link_and_anchor_resolves() {
 fn a_broken_link_or_anchor_is_found() {
     let dir = tempfile::tempdir().expect("a temporary folder");
     let page = dir.path().join("page.md");
-    std::fs::write(dir.path().join("other.md"), "# Other page\n\n## The `/rpc` door: plain\n").unwrap();
+    std::fs::write(
+        dir.path().join("other.md"),
+        "# Other page\n\n## The `/rpc` door: plain\n",
+    )
+    .unwrap();
     std::fs::write(
         &page,
         "# A page\n\n[fine](other.md#the-rpc-door-plain) [self](#a-page) [code `x`](other.md)\n\
