@@ -255,8 +255,9 @@ impl Work {
             file,
         } = self;
         let loaded = runtime.read_component(&file).and_then(|(name, bytes)| {
-            runtime.loading_phase(&file, Phase::WaitingToCompile);
-            let _place = places.take(index);
+            let _place = places.take(index, || {
+                runtime.loading_phase(&file, Phase::WaitingToCompile);
+            });
             runtime.loading_phase(&file, Phase::Compiling);
             runtime.compile_component(&file, name, &bytes)
         });
@@ -281,10 +282,17 @@ impl Places {
         }
     }
 
-    fn take(&self, index: usize) -> Place<'_> {
+    /// Takes a place for file `index`, calling `waiting` first when it has
+    /// to wait for one.
+    fn take(&self, index: usize, waiting: impl FnOnce()) -> Place<'_> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.1.insert(index);
-        while !(state.0 > 0 && state.1.first() == Some(&index)) {
+        let free =
+            |state: &(usize, BTreeSet<usize>)| state.0 > 0 && state.1.first() == Some(&index);
+        if !free(&state) {
+            waiting();
+        }
+        while !free(&state) {
             state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
         }
         state.1.remove(&index);
@@ -313,14 +321,14 @@ mod tests {
     #[test]
     fn places_go_to_the_earliest_file_and_come_back() {
         let places = Arc::new(Places::new(1));
-        let first = places.take(5);
+        let first = places.take(5, || ());
         let order = Arc::new(Mutex::new(Vec::new()));
         let waiters: Vec<_> = [9, 7]
             .into_iter()
             .map(|index| {
                 let (places, order) = (places.clone(), order.clone());
                 std::thread::spawn(move || {
-                    let _place = places.take(index);
+                    let _place = places.take(index, || ());
                     order.lock().expect("order").push(index);
                 })
             })

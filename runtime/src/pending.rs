@@ -1,6 +1,8 @@
 //! The components of a start that are still loading, and what each waits
 //! on: fetching (with the bytes received so far), a place to compile, or
-//! compiling. `/readyz` says how many are in each phase; the log names
+//! compiling. A component named by reference starts as fetching, a file as
+//! compiling (reading it is part of that), so a start that is asked at
+//! once does not see a phase that lasts a microsecond. `/readyz` says how many are in each phase; the log names
 //! them (see [`crate::loading`]).
 
 use std::fmt;
@@ -8,13 +10,11 @@ use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use std::time::{Duration, Instant};
 
-use crate::source::{Progress, human_bytes};
+use crate::source::{Progress, Source, human_bytes};
 
 /// What a component still loading waits on.
 #[derive(Debug, Clone)]
 pub enum Phase {
-    /// Not begun yet.
-    Queued,
     /// Its bytes are coming from a registry or URL.
     Fetching(Progress),
     /// Its bytes are here; the places to compile are all taken.
@@ -27,7 +27,6 @@ impl Phase {
     /// The phase's name, as `/readyz` counts it.
     pub fn name(&self) -> &'static str {
         match self {
-            Phase::Queued => "queued",
             Phase::Fetching(_) => "fetching",
             Phase::WaitingToCompile => "waiting to compile",
             Phase::Compiling => "compiling",
@@ -75,14 +74,18 @@ pub struct PendingList {
 }
 
 impl PendingList {
-    /// Replaces the list: `files`, each queued.
+    /// Replaces the list: `files`, each fetching or compiling.
     pub fn set(&self, files: &[PathBuf]) {
         let now = Instant::now();
+        let first = |file: &Path| match Source::from_path(file) {
+            Ok(source) if source.is_remote() => Phase::Fetching(Progress::default()),
+            _ => Phase::Compiling,
+        };
         *self.entries.write().unwrap_or_else(|p| p.into_inner()) = files
             .iter()
             .map(|file| Pending {
                 file: file.clone(),
-                phase: Phase::Queued,
+                phase: first(file),
                 since: now,
             })
             .collect();
@@ -93,8 +96,10 @@ impl PendingList {
     pub fn enter(&self, file: &Path, phase: Phase) {
         let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
         if let Some(entry) = entries.iter_mut().find(|e| e.file == file) {
+            if entry.phase.name() != phase.name() {
+                entry.since = Instant::now();
+            }
             entry.phase = phase;
-            entry.since = Instant::now();
         }
     }
 
@@ -162,18 +167,19 @@ mod tests {
             PathBuf::from("/srv/tools/b.wasm"),
         ];
         list.set(&files);
-        assert_eq!(summary(&list.snapshot()), "queued");
-        for file in &files {
-            list.enter(file, Phase::Compiling);
-        }
-        assert_eq!(summary(&list.snapshot()), "compiling");
-        let progress = Progress::default();
-        list.enter(&files[0], Phase::Fetching(progress));
         let text = summary(&list.snapshot());
         assert_eq!(text, "loading (1 fetching, 2 compiling)");
         assert!(!text.contains("secret"), "{text}");
+        list.enter(&files[0], Phase::Compiling);
+        assert_eq!(summary(&list.snapshot()), "compiling");
+        list.enter(&files[0], Phase::Fetching(Progress::default()));
         list.remove(&files[1]);
         assert_eq!(list.len(), 2);
+        list.enter(&files[2], Phase::WaitingToCompile);
+        assert_eq!(
+            summary(&list.snapshot()),
+            "loading (1 fetching, 1 waiting to compile)"
+        );
         let named = list.snapshot()[0].to_string();
         assert_eq!(
             named,

@@ -232,9 +232,9 @@ impl Runtime {
         report
     }
 
-    /// Adds what loading `file` gave to the catalog being served (a
-    /// component that finished loading after serving began, see
-    /// [`crate::loading`]); refused when one of its names is served already.
+    /// Adds what loading `file` gave to the catalog being served; refused
+    /// when one of its names is served already (the first to arrive wins:
+    /// [`crate::loading`] keeps file order instead, whichever arrives first).
     pub fn admit(&self, file: PathBuf, loaded: Result<Vec<Tool>, LoadError>) -> LoadReport {
         self.loading.remove(&file);
         let mut report = LoadReport::default();
@@ -371,7 +371,7 @@ impl Runtime {
         bytes: &[u8],
     ) -> Result<Vec<Tool>, LoadError> {
         let mut tools = catalog::load_bytes(&self.sandbox, path, &name, bytes)?;
-        catalog::apply_policy_hints(&mut tools, |tool| self.policy.declared_hints(&name, tool))?;
+        catalog::apply_policy_hints(&mut tools, |tool| self.policy.hints_declared(&name, tool))?;
         let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
         let unmatched = self.policy.unmatched_tools(&name, &names);
         if !unmatched.is_empty() {
