@@ -321,16 +321,17 @@ fn plain_tool(function: &crate::functions::Function) -> DescribedTool {
 }
 
 /// Gives the tools of a component the hints its policy declares for them
-/// (`hints` of `[components.NAME.tools.TOOL]`). Only tools that carry no
-/// hints of their own (plain functions, wasmcp tools without annotated
-/// hints) may be given hints: a policy never rewrites, and so never
-/// widens, what a tool says of itself.
+/// (`hints` of `[components.NAME.tools.TOOL]`, else of `[components.NAME]`),
+/// with the section that declares them. Only tools that carry no hints of
+/// their own (plain functions, wasmcp tools without annotated hints) may
+/// be given hints: a policy never rewrites, and so never widens, what a
+/// tool says of itself.
 pub fn apply_policy_hints(
     tools: &mut [Tool],
-    declared: impl Fn(&str) -> Option<Hints>,
+    declared: impl Fn(&str) -> Option<(Hints, String)>,
 ) -> Result<(), LoadError> {
     for tool in tools {
-        let Some(hints) = declared(&tool.info.name) else {
+        let Some((hints, section)) = declared(&tool.info.name) else {
             continue;
         };
         if tool.own_hints {
@@ -339,10 +340,8 @@ pub fn apply_policy_hints(
                 tool: tool.info.name.clone(),
                 rule: format!(
                     "the policy declares hints for it, but the component ({}) declares its own, \
-                     which a policy never widens; remove `hints` from [components.{}.tools.{}]",
+                     which a policy never widens; remove `hints` from {section}",
                     tool.component.kind.as_str(),
-                    tool.component.name,
-                    tool.info.name
                 ),
             });
         }

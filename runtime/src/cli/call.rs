@@ -60,7 +60,8 @@ impl CallObserver for StderrObserver {
     }
 }
 
-pub fn run(args: Args) -> Exit {
+pub fn run(mut args: Args) -> Exit {
+    args.load.find_policy();
     let arguments = match parse_arguments(&args) {
         Ok(arguments) => arguments,
         Err(message) => {

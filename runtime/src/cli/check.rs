@@ -56,7 +56,7 @@ pub fn run(mut args: Args) -> Exit {
     if let Some(file) = args.config.clone() {
         let config = match ServeConfig::load(&file) {
             Ok(config) => config,
-            Err(err) => return refuse(&args, &[err]),
+            Err(errors) => return refuse(&args, &errors),
         };
         let Some(policy) = config.policy else {
             println!(
@@ -80,10 +80,13 @@ pub fn run(mut args: Args) -> Exit {
         args.fetch.fetch_timeout = args.fetch.fetch_timeout.or(config.fetch_timeout);
         args.fetch.fetch_min_rate = args.fetch.fetch_min_rate.or(config.fetch_min_rate);
     }
-    let policy = match Policy::load(&args.file) {
-        Ok(policy) => policy,
+    // With errors, the rest of the policy is still checked against the
+    // components: one run reports every error there is.
+    let (policy, policy_errors) = match Policy::load_with_errors(&args.file) {
+        Ok(read) => read,
         Err(err) => return refuse(&args, err.errors()),
     };
+    let mut errors: Vec<String> = policy_errors.iter().map(ToString::to_string).collect();
     let sections = policy.components().count();
     let sections = format!(
         "{sections} component section{}",
@@ -103,6 +106,9 @@ pub fn run(mut args: Args) -> Exit {
         .collect();
     let has_sources = policy.components().any(|c| c.source.is_some());
     if args.paths.is_empty() && !has_sources {
+        if !errors.is_empty() {
+            return refuse(&args, &errors);
+        }
         // A misspelt section name is only found against the components.
         let hint = if policy.components().next().is_some() {
             format!(
@@ -122,7 +128,7 @@ pub fn run(mut args: Args) -> Exit {
         Err(exit) => return exit,
     };
     let report = runtime.load(&args.paths);
-    let mut errors: Vec<String> = report.refused.iter().map(ToString::to_string).collect();
+    errors.extend(report.refused.iter().map(ToString::to_string));
     let stems = runtime.component_names(&args.paths);
     let names: Vec<&str> = stems.iter().map(String::as_str).collect();
     errors.extend(
@@ -148,7 +154,25 @@ pub fn run(mut args: Args) -> Exit {
         if tools == 1 { "" } else { "s" },
     );
     print_states(&states);
+    print_declared_hints(&runtime);
     Exit::Ok
+}
+
+/// The hints the policy gives tools that declare none, and where.
+fn print_declared_hints(runtime: &Runtime) {
+    let catalog = runtime.catalog();
+    for tool in catalog.tools().filter(|t| !t.own_hints) {
+        let declared = runtime
+            .policy()
+            .hints_declared(&tool.component.name, &tool.info.name);
+        if let Some((hints, section)) = declared {
+            println!(
+                "  {}: hints {} (from {section})",
+                tool.info.name,
+                super::inspect::hints_list(hints)
+            );
+        }
+    }
 }
 
 /// Prints each error and how many there were.

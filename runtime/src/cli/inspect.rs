@@ -20,6 +20,7 @@ use crate::source::Source;
                         airlock inspect catalog.wasm --policy airlock.toml\n  \
                         airlock inspect --policy airlock.toml   (the components its `source` keys name)\n  \
                         airlock inspect catalog.wasm --json\n  \
+                        airlock inspect --openrpc target/components   (the OpenRPC document)\n  \
                         airlock inspect oci://ghcr.io/acme/catalog:1.2.0 --key keys/acme.pub\n\n\
                         An oci:// reference shows what the registry publishes (digest, tools, \
                         imports, annotations, with --key the signature check) without fetching \
@@ -38,11 +39,17 @@ pub struct Args {
     /// plus each component's imports (and grants with --policy).
     #[arg(long)]
     json: bool,
+    /// Print the OpenRPC document of the tools: what `rpc.discover` on
+    /// `/rpc` answers once they are served (a client can be generated from
+    /// it before anything is served).
+    #[arg(long, conflicts_with = "json")]
+    openrpc: bool,
     #[command(flatten)]
     load: LoadOptions,
 }
 
-pub fn run(args: Args) -> Exit {
+pub fn run(mut args: Args) -> Exit {
+    args.load.find_policy();
     let (published, files): (Vec<PathBuf>, Vec<PathBuf>) = args
         .files
         .iter()
@@ -59,11 +66,29 @@ pub fn run(args: Args) -> Exit {
         Err(exit) => return exit,
     };
     if runtime.catalog().tools().next().is_none() {
+        let empty: Vec<String> = files
+            .iter()
+            .filter(|f| f.is_dir() && !holds_components(f))
+            .map(|f| f.display().to_string())
+            .collect();
+        if !empty.is_empty() {
+            eprintln!(
+                "error: nothing to inspect: {} holds no component files (.wasm); build or copy \
+                 components into it, or name the files",
+                empty.join(", ")
+            );
+            return Exit::Usage;
+        }
         eprintln!(
             "error: nothing to inspect: name component files, or give --policy a policy whose \
              components have a `source`"
         );
         return Exit::Usage;
+    }
+    if args.openrpc {
+        let document = crate::protocol::openrpc::document(&runtime.catalog(), None);
+        super::print_result(&format!("{}\n", pretty(&document)));
+        return Exit::Ok;
     }
     let with_grants = args.load.policy.is_some();
     if args.json {
@@ -169,15 +194,19 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
             if component.kind != crate::catalog::Kind::Tool {
                 let declared = runtime
                     .policy()
-                    .declared_hints(&component.name, &tool.info.name);
+                    .hints_declared(&component.name, &tool.info.name);
                 let _ = writeln!(
                     out,
                     "    hints: {}",
                     match (tool.own_hints, declared) {
-                        (true, _) => "the tool's own annotations",
-                        (false, Some(_)) => "declared by the policy",
-                        (false, None) =>
-                            "none (the tool declares none; the policy may, with `hints`)",
+                        (true, _) => "the tool's own annotations".to_string(),
+                        (false, Some((hints, section))) => format!(
+                            "{} (declared by the policy, in {section})",
+                            hints_list(hints)
+                        ),
+                        (false, None) => "none (the tool declares none; the policy may, with \
+                                          `hints` in [components.NAME] or a tool section)"
+                            .to_string(),
                     }
                 );
             }
@@ -315,4 +344,21 @@ fn grant_text(out: &mut String, grant: &Grant) {
     for n in &grant.narrowings {
         let _ = writeln!(out, "      narrowed {n}");
     }
+}
+
+/// Hints as the policy file spells them: `read-only, open-world`.
+pub(super) fn hints_list(hints: crate::tool::Hints) -> String {
+    match hints.names() {
+        names if names.is_empty() => "none".to_string(),
+        names => names.join(", "),
+    }
+}
+
+/// Whether `folder` holds a `.wasm` file (what loading a folder takes).
+fn holds_components(folder: &std::path::Path) -> bool {
+    std::fs::read_dir(folder).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
+    })
 }

@@ -72,9 +72,16 @@ enum LogFormat {
 /// Options every command that loads components shares.
 #[derive(clap::Args, Clone)]
 pub struct LoadOptions {
-    /// Policy file (airlock.toml) with the grants for each tool.
+    /// Policy file with the grants for each tool [default: ./airlock.toml
+    /// when there is one, as for `airlock check`].
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
+    /// Load no policy, not even ./airlock.toml: nothing is granted.
+    #[arg(long, conflicts_with = "policy")]
+    no_policy: bool,
+    /// Serving over stdio: a desktop client may have started airlock.
+    #[arg(skip)]
+    stdio: bool,
     /// Do not use the on-disk compile cache.
     #[arg(long)]
     no_cache: bool,
@@ -227,7 +234,28 @@ fn sandbox_for(
     })
 }
 
+/// The policy every subcommand reads when none is named.
+const DEFAULT_POLICY: &str = "airlock.toml";
+
 impl LoadOptions {
+    /// Without `--policy` (or a serve file's `policy`) and `--no-policy`,
+    /// takes ./airlock.toml when there is one, as `check` does, and says
+    /// so on stderr: one rule for every subcommand, so that a call is
+    /// never refused for a grant that the file beside it gives.
+    fn find_policy(&mut self) {
+        if self.policy.is_some() || self.no_policy {
+            return;
+        }
+        let found = PathBuf::from(DEFAULT_POLICY);
+        if found.is_file() {
+            eprintln!(
+                "airlock: using the policy ./{DEFAULT_POLICY} (found in the current folder; \
+                 --policy FILE names another, --no-policy uses none)"
+            );
+            self.policy = Some(found);
+        }
+    }
+
     /// Loads the policy (or the default: nothing granted).
     fn policy(&self) -> Result<Policy, Exit> {
         match &self.policy {
@@ -235,6 +263,17 @@ impl LoadOptions {
             Some(path) => Policy::load(path).map_err(|err| {
                 for err in err.errors() {
                     eprintln!("error: {err}");
+                }
+                let unset = err
+                    .errors()
+                    .iter()
+                    .any(|e| e.to_string().contains(crate::policy::UNSET));
+                if unset && self.stdio {
+                    eprintln!(
+                        "error: if a desktop client starts airlock, set it in the client's `env` \
+                         (\"env\": {{ \"NAME\": \"…\" }} beside \"command\" and \"args\" in \
+                         its mcpServers entry): a client does not pass on your shell's variables"
+                    );
                 }
                 Exit::LoadFailed
             }),

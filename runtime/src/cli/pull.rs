@@ -33,7 +33,8 @@ pub struct Args {
     load: LoadOptions,
 }
 
-pub fn run(args: Args) -> Exit {
+pub fn run(mut args: Args) -> Exit {
+    args.load.find_policy();
     let key = match args.key.as_deref().map(PublicKey::read).transpose() {
         Ok(key) => key,
         Err(err) => {

@@ -154,8 +154,10 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
     if let Some(file) = args.config.clone() {
         let config = match ServeConfig::load(&file) {
             Ok(config) => config,
-            Err(err) => {
-                eprintln!("error: {err}");
+            Err(errors) => {
+                for err in errors {
+                    eprintln!("error: {err}");
+                }
                 return Exit::Usage;
             }
         };
@@ -165,6 +167,8 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
         };
         args.apply(config, given);
     }
+    args.load.find_policy();
+    args.load.stdio = args.stdio;
     let listen = match args.listen {
         Some(addr) => addr,
         None => match DEFAULT_LISTEN.parse() {
@@ -251,15 +255,15 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
             let mut config = HttpConfig {
                 max_calls: args.max_calls.max(1),
                 max_body: args.max_body,
+                max_connections: args.max_connections.max(1),
+                max_streams: args.max_streams.max(1),
+                body_timeout: Duration::from_secs(args.body_timeout.max(1)),
                 ..HttpConfig::default()
             };
             if !local.ip().is_loopback() && !local.ip().is_unspecified() {
                 config.allowed_hosts.push(local.ip().to_string());
             }
             config.allowed_hosts.extend(args.allow_host.iter().cloned());
-                max_connections: args.max_connections.max(1),
-                max_streams: args.max_streams.max(1),
-                body_timeout: Duration::from_secs(args.body_timeout.max(1)),
             let auth = match runtime.policy().tokens().len() {
                 0 => "no authentication".to_string(),
                 n => format!("{n} bearer token(s)"),

@@ -39,51 +39,102 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    /// Reads `file`; the error names the file and, for a bad key or value,
-    /// its line and column.
-    pub fn load(file: &Path) -> Result<ServeConfig, String> {
+    /// Reads `file`; every error (all are reported, one a line) names the
+    /// file and, for a bad key or value, its line and column.
+    pub fn load(file: &Path) -> Result<ServeConfig, Vec<String>> {
         let text = std::fs::read_to_string(file)
-            .map_err(|err| format!("cannot read {}: {err}", file.display()))?;
-        let mut config = Self::parse(&text).map_err(|err| format!("{}: {err}", file.display()))?;
+            .map_err(|err| vec![format!("cannot read {}: {err}", file.display())])?;
+        let mut config = Self::parse(&text).map_err(|errors| {
+            let name = file.display();
+            errors
+                .into_iter()
+                .map(|e| format!("{name}:{e}"))
+                .collect::<Vec<_>>()
+        })?;
         let base = file.parent().unwrap_or(Path::new("."));
         config.resolve(base);
         Ok(config)
     }
 
-    fn parse(text: &str) -> Result<ServeConfig, String> {
-        let config: ServeConfig = toml::from_str(text).map_err(|err| {
-            // toml's message is "TOML parse error at line L, column C" and
-            // a picture of the line; keep both, on one indented block.
-            err.to_string().trim_end().replace('\n', "\n  ")
-        })?;
-        if config.stdio == Some(true) && config.listen.is_some() {
-            return Err("`stdio = true` and `listen` cannot both be set".into());
+    /// The configuration, or every error as `LINE:COLUMN: message`: each
+    /// key is read on its own, so one wrong key does not hide the next.
+    fn parse(text: &str) -> Result<ServeConfig, Vec<String>> {
+        use serde::de::IntoDeserializer as _;
+        use toml::Spanned;
+        use toml::de::{DeTable, DeValue};
+        let place = |offset: usize| {
+            let before = text.get(..offset).unwrap_or(text);
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("{line}:{column}")
+        };
+        let error = |e: toml::de::Error, fallback: usize| {
+            let at = e.span().map_or(fallback, |s| s.start);
+            format!("{}: {}", place(at), e.message().trim_end())
+        };
+        let (doc, syntax) = DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            return Err(syntax.into_iter().map(|e| error(e, 0)).collect());
         }
-        if let Some(state) = &config.state
+        let mut errors = Vec::new();
+        let mut good = DeTable::new();
+        let whole = 0..text.len();
+        for (key, value) in doc.into_inner() {
+            let mut one = DeTable::new();
+            one.insert(key.clone(), value.clone());
+            let one = Spanned::new(whole.clone(), DeValue::Table(one));
+            match ServeConfig::deserialize(one.into_deserializer()) {
+                Ok(_) => {
+                    good.insert(key, value);
+                }
+                Err(e) => errors.push(error(e, key.span().start)),
+            }
+        }
+        let good = Spanned::new(whole, DeValue::Table(good));
+        let config = ServeConfig::deserialize(good.into_deserializer()).unwrap_or_else(|e| {
+            errors.push(error(e, 0));
+            ServeConfig::default()
+        });
+        // No place of their own: `load` makes them "FILE: message".
+        errors.extend(config.meaning_errors().into_iter().map(|e| format!(" {e}")));
+        if errors.is_empty() {
+            Ok(config)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// What well-typed keys may still get wrong together.
+    fn meaning_errors(&self) -> Vec<String> {
+        let mut errors = Vec::new();
+        if self.stdio == Some(true) && self.listen.is_some() {
+            errors.push("`stdio = true` and `listen` cannot both be set".into());
+        }
+        if let Some(state) = &self.state
             && !(state.starts_with("redis://")
                 || state.starts_with("rediss://")
                 || state.starts_with("unix://")
                 || state.starts_with("redis+unix://"))
         {
-            return Err(format!(
+            errors.push(format!(
                 "`state` is a Redis URL (redis://HOST:PORT/DB), not {state:?}"
             ));
         }
-        if let Some(wait) = config.load_wait
+        if let Some(wait) = self.load_wait
             && !(wait.is_finite() && wait >= 0.0)
         {
-            return Err(format!(
+            errors.push(format!(
                 "`load-wait` is a number of seconds, 0 or more, not {wait}"
             ));
         }
-        if config.fetch_timeout == Some(0) {
-            return Err(
+        if self.fetch_timeout == Some(0) {
+            errors.push(
                 "`fetch-timeout` is a number of seconds, 1 or more (a fetch must be allowed \
                  some time), not 0"
                     .into(),
             );
         }
-        Ok(config)
+        errors
     }
 
     /// Paths relative to the file's folder, as the operator wrote them
@@ -134,14 +185,17 @@ mod tests {
     #[test]
     fn an_unknown_key_or_a_wrong_type_is_refused_with_its_place() {
         let err = ServeConfig::parse("max-calls = 8\nmax_calls = 9\n").unwrap_err();
-        assert!(err.contains("line 2, column 1"), "{err}");
-        assert!(err.contains("unknown field `max_calls`"), "{err}");
+        assert_eq!(err.len(), 1, "{err:?}");
+        assert!(
+            err[0].starts_with("2:1: unknown field `max_calls`"),
+            "{err:?}"
+        );
         let err = ServeConfig::parse("grace = \"ten\"\n").unwrap_err();
-        assert!(err.contains("line 1, column 9"), "{err}");
+        assert!(err[0].starts_with("1:9: "), "{err:?}");
         let err = ServeConfig::parse("stdio = true\nlisten = \"127.0.0.1:1\"\n").unwrap_err();
-        assert!(err.contains("cannot both"), "{err}");
+        assert!(err[0].contains("cannot both"), "{err:?}");
         let err = ServeConfig::parse("load-wait = -1\n").unwrap_err();
-        assert!(err.contains("0 or more"), "{err}");
+        assert!(err[0].contains("0 or more"), "{err:?}");
     }
 
     #[test]
@@ -154,10 +208,27 @@ mod tests {
         );
         let err = ServeConfig::parse("fetch-timeout = 0\n").unwrap_err();
         assert!(
-            err.contains("`fetch-timeout` is a number of seconds, 1 or more"),
-            "{err}"
+            err[0].contains("`fetch-timeout` is a number of seconds, 1 or more"),
+            "{err:?}"
         );
         let err = ServeConfig::parse("fetch-min-rate = -1\n").unwrap_err();
-        assert!(err.contains("line 1, column 18"), "{err}");
+        assert!(err[0].starts_with("1:18: "), "{err:?}");
+    }
+
+    /// Every wrong key at once, not one a run.
+    #[test]
+    fn every_error_is_reported_at_once() {
+        let err = ServeConfig::parse(
+            "max_calls = 8\ngrace = \"ten\"\nwatch = true\nlisten = \"here\"\nstate = \"x\"\n",
+        )
+        .unwrap_err();
+        assert_eq!(err.len(), 4, "{err:?}");
+        assert!(
+            err[0].starts_with("1:1: unknown field `max_calls`"),
+            "{err:?}"
+        );
+        assert!(err[1].starts_with("2:9: "), "{err:?}");
+        assert!(err[2].starts_with("4:10: "), "{err:?}");
+        assert!(err[3].contains("`state` is a Redis URL"), "{err:?}");
     }
 }

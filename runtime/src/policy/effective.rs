@@ -16,7 +16,7 @@
 //! lists.
 
 use super::file::{FolderMode, Settings};
-use super::grant::{Access, Grant, HttpMethods, Mount, Narrowing, NetworkGrant};
+use super::grant::{Access, Grant, HttpMethods, Mount, Narrowing, NetworkGrant, Offline};
 use crate::tool::Hints;
 
 const READ_ONLY: &str = "tool is read-only";
@@ -99,9 +99,17 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
     // all (not "allow"), so nothing shows one where it does not apply.
     let consent = hints.destructive.then_some(settings.destructive);
 
+    let offline = if !hints.open_world {
+        Offline::NotOpenWorld
+    } else if settings.no_policy {
+        Offline::NoPolicy
+    } else {
+        Offline::NotListed
+    };
     Grant {
         mounts,
         network,
+        offline,
         env: settings.env.clone(),
         config: settings.config.clone(),
         limits: settings.limits,
@@ -145,6 +153,7 @@ mod tests {
                 ..Limits::default()
             },
             destructive,
+            no_policy: false,
         }
     }
 
@@ -283,6 +292,25 @@ mod tests {
                 "network: api.example.com, 10.0.0.0/8 → none (tool is not open-world)",
             ]
         );
+    }
+
+    /// Without network the grant says why, for the refusal of a request.
+    #[test]
+    fn no_network_says_why() {
+        let open = Hints {
+            open_world: true,
+            ..Hints::default()
+        };
+        let unlisted = settings(FolderMode::ReadOnly, false, Consent::Deny);
+        assert_eq!(effective(&unlisted, open).offline, Offline::NotListed);
+        assert_eq!(
+            effective(&unlisted, Hints::default()).offline,
+            Offline::NotOpenWorld
+        );
+        let no_policy = crate::policy::Policy::default().settings_for("weather", "current");
+        let grant = effective(&no_policy, open);
+        assert_eq!(grant.offline, Offline::NoPolicy);
+        assert!(grant.offline.to_string().contains("no policy was loaded"));
     }
 
     #[test]

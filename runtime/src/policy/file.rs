@@ -68,7 +68,8 @@
 //!
 //! # A tool that declares no hints of its own (a plain function; see
 //! # `crate::functions`) may be given them here; without, it gets the
-//! # strictest sandbox (create-only folders, no network).
+//! # strictest sandbox (create-only folders, no network). `hints` in
+//! # [components.NAME] are those of each of its tools; a tool section's win.
 //! [components.fetch.tools.fetch]
 //! hints = ["read-only", "open-world"]   # also "destructive", "idempotent"
 //!
@@ -202,6 +203,8 @@ pub struct Settings {
     pub limits: Limits,
     /// What to do with a destructive call.
     pub destructive: Consent,
+    /// No policy was loaded ([`Policy::default`]): refusals say so.
+    pub no_policy: bool,
 }
 
 // Hand-written so that environment values (often secrets) never reach a log.
@@ -219,6 +222,7 @@ impl fmt::Debug for Settings {
             )
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
+            .field("no_policy", &self.no_policy)
             .finish()
     }
 }
@@ -307,6 +311,9 @@ pub struct ComponentPolicy {
     /// Hints the policy declares for tools that carry none (plain
     /// functions), by tool name.
     pub(super) hints: BTreeMap<String, Hints>,
+    /// `hints` of the component's own section: those of every tool
+    /// without a tool section's `hints`.
+    pub(super) component_hints: Option<Hints>,
     /// Line and column of the section's name, and of each tool section's.
     pub(super) position: (usize, usize),
     pub(super) tool_positions: BTreeMap<String, (usize, usize)>,
@@ -320,6 +327,8 @@ pub struct Token {
     pub sha256: [u8; 32],
     /// Tools this token may list and call; `None` = all.
     pub tools: Option<Vec<String>>,
+    /// `metrics = true`: may read `/metrics` though limited to some tools.
+    pub metrics: bool,
 }
 
 impl Token {
@@ -327,8 +336,6 @@ impl Token {
     /// response timing says nothing about how close a guess was.
     pub fn accepts(&self, bearer: &str) -> bool {
         let digest = Sha256::digest(bearer.as_bytes());
-    /// `metrics = true`: may read `/metrics` though limited to some tools.
-    pub metrics: bool,
         digest
             .iter()
             .zip(self.sha256.iter())
@@ -342,6 +349,12 @@ impl Token {
             .as_ref()
             .is_none_or(|list| list.iter().any(|t| t == tool))
     }
+
+    /// Whether this token may read `/metrics`, which name every tool and
+    /// count its calls: a token allowed all tools, or one marked for it.
+    pub fn allows_metrics(&self) -> bool {
+        self.tools.is_none() || self.metrics
+    }
 }
 
 impl fmt::Debug for Token {
@@ -349,12 +362,6 @@ impl fmt::Debug for Token {
         f.debug_struct("Token")
             .field("name", &self.name)
             .field("tools", &self.tools)
-
-    /// Whether this token may read `/metrics`, which name every tool and
-    /// count its calls: a token allowed all tools, or one marked for it.
-    pub fn allows_metrics(&self) -> bool {
-        self.tools.is_none() || self.metrics
-    }
             .finish_non_exhaustive()
     }
 }
@@ -378,19 +385,29 @@ impl Policy {
     /// against the file's folder; `from` variables are read from the
     /// runtime's environment now.
     pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        match Self::load_with_errors(path)? {
+            (policy, errors) if errors.is_empty() => Ok(policy),
+            (_, errors) => Err(PolicyError::from_all(errors)),
+        }
+    }
+
+    /// As [`Policy::load`], but a file that can be read gives its policy
+    /// without the values in error, besides the errors: `airlock check`
+    /// checks the rest against the components and reports all at once.
+    pub fn load_with_errors(
+        path: impl AsRef<Path>,
+    ) -> Result<(Policy, Vec<PolicyError>), PolicyError> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| PolicyError::Read {
             file: file.clone(),
             error,
         })?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let base = if base.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            base
+        let base = match path.parent() {
+            Some(base) if !base.as_os_str().is_empty() => base,
+            _ => Path::new("."),
         };
-        Parser::new(&text, &file, base, &|name| std::env::var(name)).policy()
+        Ok(Parser::new(&text, &file, base, &|name| std::env::var(name)).policy_and_errors())
     }
 
     /// Checks policy text; relative paths are resolved against `base_dir`.
@@ -412,7 +429,10 @@ impl Policy {
     /// The merged settings of one tool: defaults ← component ← tool. An
     /// unknown component or tool gets what the less specific sections give.
     pub fn settings_for(&self, component: &str, tool: &str) -> Settings {
-        let mut settings = Settings::default();
+        let mut settings = Settings {
+            no_policy: !self.is_loaded(),
+            ..Settings::default()
+        };
         self.defaults.apply_to(&mut settings);
         if let Some(c) = self.components.get(component) {
             c.section.apply_to(&mut settings);
@@ -421,6 +441,12 @@ impl Policy {
             }
         }
         settings
+    }
+
+    /// Whether this policy was read from a file or text (not
+    /// [`Policy::default`], which grants nothing).
+    pub fn is_loaded(&self) -> bool {
+        !self.file.is_empty()
     }
 
     pub fn component(&self, name: &str) -> Option<&ComponentPolicy> {
@@ -449,10 +475,21 @@ impl Policy {
         self.components.values()
     }
 
-    /// The hints the policy declares for `tool` of `component`, if any
-    /// (`hints` in its tool section).
+    /// The hints the policy declares for `tool` of `component`, if any:
+    /// `hints` in its tool section, else in the component's section.
     pub fn declared_hints(&self, component: &str, tool: &str) -> Option<Hints> {
-        self.components.get(component)?.hints.get(tool).copied()
+        self.hints_declared(component, tool).map(|(hints, _)| hints)
+    }
+
+    /// As [`Policy::declared_hints`], with the section that declares them
+    /// (`[components.NAME]` or `[components.NAME.tools.TOOL]`).
+    pub fn hints_declared(&self, component: &str, tool: &str) -> Option<(Hints, String)> {
+        let c = self.components.get(component)?;
+        if let Some(hints) = c.hints.get(tool) {
+            return Some((*hints, format!("[components.{component}.tools.{tool}]")));
+        }
+        c.component_hints
+            .map(|h| (h, format!("[components.{component}]")))
     }
 
     /// The `[components.NAME]` sections that name none of `components`

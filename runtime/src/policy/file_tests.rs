@@ -422,7 +422,7 @@ fn refuses_bad_modes_and_consent() {
     refused(
         "[defaults]\nfolders = [ { host = \"data\", guest = \"/d\", mode = \"rw\" } ]\n",
         2,
-        "unknown variant `rw`",
+        "`rw` is not a folder mode; expected `read-only` or `read-write`",
     );
     refused(
         "[defaults]\nfolders = [ { host = \"data\", guest = \"/d\", mode = \"create-only\" } ]\n",
@@ -430,10 +430,26 @@ fn refuses_bad_modes_and_consent() {
         "expected `read-only` or `read-write`",
     );
     refused(
-        "[defaults]\ndestructive = \"ask\"\n",
+        "[defaults]\ndestructive = \"alow\"\n",
         2,
-        "unknown variant `ask`",
+        "`alow` is not a mode for destructive calls; expected one of `deny`, `allow`, `confirm`",
     );
+}
+
+/// A relative guest path is reported with its missing host folder, not
+/// one run after the other.
+#[test]
+fn a_bad_guest_path_does_not_hide_a_missing_host_folder() {
+    let dir = base();
+    let err = parse(
+        "[defaults]\nfolders = [{ host = \"nowhere\", guest = \"data\" }]\n",
+        dir.path(),
+    )
+    .expect_err("refused");
+    let shown = err.to_string();
+    assert_eq!(err.errors().len(), 2, "{shown}");
+    assert!(shown.contains("must be absolute"), "{shown}");
+    assert!(shown.contains("host folder"), "{shown}");
 }
 
 #[test]
@@ -603,13 +619,43 @@ fn hints_are_declared_per_tool_with_known_names() {
     refused(
         "[defaults]\nhints = [\"read-only\"]\n",
         2,
-        "hints are declared per tool",
+        "hints are declared per component, in [components.NAME], or per tool",
     );
     refused(
-        "[components.fetch]\nhints = []\n",
+        "[components.fetch]\nhints = [\"read-only\", \"careful\"]\n",
         2,
-        "unknown field `hints`",
+        "unknown hint \"careful\"",
     );
+}
+
+/// `hints` in a component's section are those of each of its tools; a
+/// tool section's own `hints` win.
+#[test]
+fn component_hints_apply_to_every_tool_and_tool_sections_override() {
+    let (policy, _dir) = ok(
+        "[components.fetch]\nhints = [\"read-only\", \"open-world\"]\n\
+         [components.fetch.tools.post]\nhints = [\"open-world\"]\n",
+    );
+    let read_only_open = crate::tool::Hints {
+        read_only: true,
+        open_world: true,
+        ..Default::default()
+    };
+    assert_eq!(
+        policy.hints_declared("fetch", "get"),
+        Some((read_only_open, "[components.fetch]".to_string()))
+    );
+    assert_eq!(
+        policy.hints_declared("fetch", "post"),
+        Some((
+            crate::tool::Hints {
+                open_world: true,
+                ..Default::default()
+            },
+            "[components.fetch.tools.post]".to_string()
+        ))
+    );
+    assert_eq!(policy.declared_hints("other", "get"), None);
 }
 
 #[test]
@@ -712,7 +758,7 @@ sha256 = \"short\"
         "must be absolute",
         "UNSET",
         "unknown hint \"cautious\"",
-        "unknown variant `maybe`",
+        "`maybe` is not a mode for destructive calls",
         "sha256 must be 64 hexadecimal digits",
     ] {
         assert!(shown.contains(what), "{what:?} missing in:\n{shown}");
@@ -883,7 +929,7 @@ fn tls_roots_and_operator_ca_bundles() {
     for (text, what) in [
         (
             "[defaults]\ntls = \"insecure\"\n",
-            "unknown variant `insecure`",
+            "`insecure` is not a trust store; expected `bundled` or `system`",
         ),
         ("[defaults]\nca = \"missing.pem\"\n", "cannot be read"),
         ("[defaults]\nca = \"empty.pem\"\n", "holds no certificate"),

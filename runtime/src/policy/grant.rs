@@ -64,6 +64,37 @@ pub struct NetworkGrant {
     pub trust: super::Trust,
 }
 
+/// Why a call has no network (its [`Grant::network`] is `None`): the
+/// refusal of a request says which, so the operator knows what to change.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Offline {
+    /// The policy lists no host for the tool.
+    #[default]
+    NotListed,
+    /// The tool is not open-world.
+    NotOpenWorld,
+    /// No policy was loaded, so nothing is granted.
+    NoPolicy,
+}
+
+impl std::fmt::Display for Offline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Offline::NotListed => {
+                "the policy lists no host for it (`network` in its [components.NAME] or tool \
+                 section)"
+            }
+            Offline::NotOpenWorld => {
+                "it is not open-world (only open-world tools may use the network)"
+            }
+            Offline::NoPolicy => {
+                "no policy was loaded, so nothing is granted (name one with --policy FILE, or \
+                 run where airlock.toml is)"
+            }
+        })
+    }
+}
+
 /// Consent for destructive calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Consent {
@@ -159,6 +190,8 @@ pub struct Grant {
     pub mounts: Vec<Mount>,
     /// `None`: no network at all.
     pub network: Option<NetworkGrant>,
+    /// Why there is no network, when `network` is `None`.
+    pub offline: Offline,
     /// Environment variables the guest sees, exactly these.
     pub env: Vec<(String, String)>,
     /// What `wasi:config/store` answers, exactly these.

@@ -27,4 +27,5 @@ pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Setting
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
+pub use parse::UNSET;
 pub use units::{format_duration, format_size};

@@ -16,6 +16,9 @@ use super::units::Size;
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 
+/// What the error about a variable the policy reads, but is not set, says.
+pub const UNSET: &str = "is not set";
+
 /// Turns text into a [`Policy`], remembering where it came from for errors.
 pub(super) struct Parser<'a> {
     text: &'a str,
@@ -72,6 +75,16 @@ impl<'a> Parser<'a> {
 
     /// The policy, or every error found in the text.
     pub(super) fn policy(&self) -> Result<Policy, PolicyError> {
+        match self.policy_and_errors() {
+            (policy, errors) if errors.is_empty() => Ok(policy),
+            (_, errors) => Err(PolicyError::from_all(errors)),
+        }
+    }
+
+    /// The policy without the values that have errors, and every error in
+    /// file order: `airlock check` checks the rest against the components,
+    /// so that one run reports all there is.
+    pub(super) fn policy_and_errors(&self) -> (Policy, Vec<PolicyError>) {
         let (raw, read_errors) = super::raw::read(self.text);
         for (at, message) in read_errors {
             self.errors.borrow_mut().push(self.error(at, message));
@@ -82,7 +95,8 @@ impl<'a> Parser<'a> {
                 if let Some(hints) = &s.hints {
                     self.report(self.error(
                         hints.span().start,
-                        "hints are declared per tool, in [components.NAME.tools.TOOL]",
+                        "hints are declared per component, in [components.NAME], or per \
+                         tool, in [components.NAME.tools.TOOL]; not in [defaults]",
                     ));
                 }
                 verify = s.verify.take().and_then(|v| self.keep(self.verify(v)));
@@ -119,23 +133,21 @@ impl<'a> Parser<'a> {
                     name: t.name.into_inner(),
                     sha256,
                     tools: t.tools,
+                    metrics: t.metrics.unwrap_or(false),
                 });
             }
         }
         let mut errors = self.errors.take();
-        if !errors.is_empty() {
-            errors.sort_by_key(PolicyError::position);
-            return Err(PolicyError::from_all(errors));
-        }
-        Ok(Policy {
+        errors.sort_by_key(PolicyError::position);
+        let policy = Policy {
             file: self.file.to_string(),
             audit: raw.audit.map(|a| self.resolve(&a)),
             defaults,
             verify,
             components,
-                    metrics: t.metrics.unwrap_or(false),
             tokens,
-        })
+        };
+        (policy, errors)
     }
 
     fn component(&self, name: &str, c: RawComponent) -> ComponentPolicy {
@@ -164,6 +176,7 @@ impl<'a> Parser<'a> {
         }
         ComponentPolicy {
             name: name.to_string(),
+            component_hints: c.hints.map(|declared| self.hints(declared)),
             position: self.position(c.at),
             tool_positions: positions,
             source: c.source.and_then(|s| self.keep(self.source(s))),
@@ -272,36 +285,46 @@ impl<'a> Parser<'a> {
         folders
     }
 
-    /// One folder, checked against those before it.
+    /// One folder, checked against those before it. Guest and host are
+    /// both checked, so that an error in one does not hide the other's.
     fn folder(&self, f: RawFolder, before: &[Folder]) -> Result<Folder, PolicyError> {
         let at = f.guest.span().start;
-        let guest = check_guest_path(f.guest.get_ref()).map_err(|m| self.error(at, m))?;
-        if let Some(other) = before.iter().find(|o| nested(&o.guest, &guest)) {
-            return Err(self.error(
-                at,
-                format!(
-                    "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
-                    other.guest
-                ),
-            ));
-        }
+        let guest =
+            check_guest_path(f.guest.get_ref())
+                .map_err(|m| self.error(at, m))
+                .and_then(|guest| {
+                    match before.iter().find(|o| nested(&o.guest, &guest)) {
+                Some(other) => Err(self.error(
+                    at,
+                    format!(
+                        "guest path {guest:?} overlaps {:?}: mounts may not be nested or repeated",
+                        other.guest
+                    ),
+                )),
+                None => Ok(guest),
+            }
+                });
         let host = self.resolve(f.host.get_ref());
         let at = f.host.span().start;
-        match std::fs::metadata(&host) {
-            Ok(m) if m.is_dir() => {}
-            Ok(_) => {
-                return Err(self.error(
-                    at,
-                    format!("host folder {} is not a folder", host.display()),
-                ));
+        let usable = match std::fs::metadata(&host) {
+            Ok(m) if m.is_dir() => Ok(()),
+            Ok(_) => Err(self.error(
+                at,
+                format!("host folder {} is not a folder", host.display()),
+            )),
+            Err(e) => Err(self.error(
+                at,
+                format!("host folder {} cannot be used: {e}", host.display()),
+            )),
+        };
+        let guest = match (guest, usable) {
+            (Ok(guest), Ok(())) => guest,
+            (Err(e), Ok(())) | (Ok(_), Err(e)) => return Err(e),
+            (Err(guest), Err(host)) => {
+                self.report(guest);
+                return Err(host);
             }
-            Err(e) => {
-                return Err(self.error(
-                    at,
-                    format!("host folder {} cannot be used: {e}", host.display()),
-                ));
-            }
-        }
+        };
         Ok(Folder {
             host,
             guest,
@@ -353,7 +376,10 @@ impl<'a> Parser<'a> {
             Ok(v) => Ok(v),
             Err(VarError::NotPresent) => Err(self.error(
                 at,
-                format!("environment variable {var} (for {for_what}) is not set"),
+                format!(
+                    "environment variable {var} (for {for_what}) {UNSET}: set it in the \
+                     environment airlock starts in"
+                ),
             )),
             Err(VarError::NotUnicode(_)) => Err(self.error(
                 at,

@@ -38,7 +38,8 @@ pub(super) struct RawSection {
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
-    /// Only in a tool section: the hints of a tool that declares none.
+    /// Only in a tool section (or a component's own): the hints of a tool
+    /// that declares none.
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
     /// Only in `[defaults]` (and a component's own section).
     pub(super) verify: Option<Spanned<RawVerify>>,
@@ -64,6 +65,9 @@ pub(super) struct RawComponent {
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
+    /// The hints of each of its tools that declares none (a tool section's
+    /// own `hints` win).
+    pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     pub(super) tools: BTreeMap<String, RawSection>,
     /// Where the section's name is (byte offset), for errors about it.
@@ -162,11 +166,11 @@ pub(super) struct RawToken {
     pub(super) name: Spanned<String>,
     pub(super) sha256: Spanned<String>,
     pub(super) tools: Option<Vec<String>>,
+    pub(super) metrics: Option<bool>,
 }
 
 /// An error found while reading: the byte offset it points at, and what
 /// is wrong.
-    pub(super) metrics: Option<bool>,
 pub(super) type ReadError = (usize, String);
 
 /// The top-level keys of a policy file.
@@ -217,8 +221,33 @@ pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
 }
 
 fn error(e: toml::de::Error, fallback: usize) -> ReadError {
+    keyed_error(e, fallback, None)
+}
+
+/// An error of the value of `key`, in a user's words.
+fn keyed_error(e: toml::de::Error, fallback: usize, key: Option<&str>) -> ReadError {
     let at = e.span().map_or(fallback, |s| s.start);
-    (at, e.message().trim_end().to_string())
+    (at, plain_words(e.message().trim_end(), key))
+}
+
+/// serde's "unknown variant `alow`, expected one of `deny`, `allow`,
+/// `confirm`" as "`alow` is not a mode for destructive calls; expected one
+/// of …"; any other message as it is.
+fn plain_words(message: &str, key: Option<&str>) -> String {
+    let Some((got, expected)) = message
+        .strip_prefix("unknown variant `")
+        .and_then(|rest| rest.split_once("`, expected "))
+    else {
+        return message.to_string();
+    };
+    let what = match key {
+        Some("destructive") => "a mode for destructive calls".to_string(),
+        Some("folders") => "a folder mode".to_string(),
+        Some("tls") => "a trust store".to_string(),
+        Some(key) => format!("a value of `{key}`"),
+        None => "a value airlock knows".to_string(),
+    };
+    format!("`{got}` is not {what}; expected {expected}")
 }
 
 /// A value read as a whole (`T` stops at its first error).
@@ -278,7 +307,7 @@ fn by_key<'i, T: Deserialize<'i> + Default>(
             Ok(_) => {
                 good.insert(key, value);
             }
-            Err(e) => errors.push(error(e, key.span().start)),
+            Err(e) => errors.push(keyed_error(e, key.span().start, Some(key.get_ref()))),
         }
     }
     let good = Spanned::new(span.clone(), DeValue::Table(good));

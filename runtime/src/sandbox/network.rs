@@ -74,13 +74,13 @@ use wasmtime_wasi::WasiCtxBuilder;
 use wasmtime_wasi::sockets::SocketAddrUse;
 use wasmtime_wasi_http::Error as HttpError;
 
-use crate::policy::{Credential, HostPattern, HttpMethods, NetworkGrant};
+use crate::policy::{Credential, HostPattern, HttpMethods, NetworkGrant, Offline};
 
 /// Why an outgoing request was refused (for the operator's log).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Denial {
-    /// The call has no network grant.
-    NoNetwork,
+    /// The call has no network grant, for this reason.
+    NoNetwork(Offline),
     /// A read-only tool tried a method other than GET, HEAD or OPTIONS.
     Method(String),
     /// Not `http` or `https`, or no host in the URL.
@@ -100,10 +100,7 @@ pub enum Denial {
 impl std::fmt::Display for Denial {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Denial::NoNetwork => f.write_str(
-                "the tool has no network access (only open-world tools may use \
-                 the network, and only with `network` in the policy)",
-            ),
+            Denial::NoNetwork(why) => write!(f, "the tool has no network access: {why}"),
             Denial::Method(m) => write!(
                 f,
                 "method {m} refused: the tool is read-only, so only GET, HEAD and OPTIONS"
@@ -127,7 +124,7 @@ impl Denial {
     /// The error code the guest sees.
     pub(super) fn to_error(&self) -> HttpError {
         match self {
-            Denial::NoNetwork | Denial::Method(_) | Denial::NotListed { .. } => {
+            Denial::NoNetwork(_) | Denial::Method(_) | Denial::NotListed { .. } => {
                 HttpError::HttpRequestDenied
             }
             Denial::BadUrl(_) => HttpError::HttpRequestUriInvalid,
@@ -173,11 +170,11 @@ impl Checked {
 
 /// Checks method and URL of a request against the grant. Pure: no I/O.
 pub fn check_request(
-    grant: Option<&NetworkGrant>,
+    grant: Result<&NetworkGrant, Offline>,
     method: &http::Method,
     uri: &http::Uri,
 ) -> Result<Checked, Denial> {
-    let grant = grant.ok_or(Denial::NoNetwork)?;
+    let grant = grant.map_err(Denial::NoNetwork)?;
     if grant.methods == HttpMethods::SafeOnly
         && ![http::Method::GET, http::Method::HEAD, http::Method::OPTIONS].contains(method)
     {
@@ -404,15 +401,21 @@ mod tests {
 
     #[test]
     fn no_grant_refuses_everything() {
-        let r = check_request(None, &http::Method::GET, &uri("http://127.0.0.1:80/"));
-        assert_eq!(r, Err(Denial::NoNetwork));
+        let r = check_request(
+            Err(Offline::NoPolicy),
+            &http::Method::GET,
+            &uri("http://127.0.0.1:80/"),
+        );
+        assert_eq!(r, Err(Denial::NoNetwork(Offline::NoPolicy)));
+        let why = r.map(|_| ()).unwrap_err().to_string();
+        assert!(why.contains("no policy was loaded"), "{why}");
     }
 
     #[test]
     fn host_scheme_and_port_must_match() {
         let g = grant(&["api.example.com", "127.0.0.1:8080"], HttpMethods::Any);
         let get = http::Method::GET;
-        let to = |u: &str| check_request(Some(&g), &get, &uri(u)).map(|c| c.destination);
+        let to = |u: &str| check_request(Ok(&g), &get, &uri(u)).map(|c| c.destination);
         assert_eq!(
             to("http://api.example.com/x?y=1"),
             Ok(Destination::Name("api.example.com".into(), 80))
@@ -431,24 +434,23 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    check_request(Some(&g), &get, &uri(bad)),
+                    check_request(Ok(&g), &get, &uri(bad)),
                     Err(Denial::NotListed { .. })
                 ),
                 "{bad} allowed"
             );
         }
-        let https =
-            check_request(Some(&g), &get, &uri("https://API.example.com./")).expect("https");
+        let https = check_request(Ok(&g), &get, &uri("https://API.example.com./")).expect("https");
         assert!(https.https);
         assert_eq!(https.server_name(), "api.example.com");
         assert_eq!(
             https.destination,
             Destination::Name("api.example.com".into(), 443)
         );
-        let by_addr = check_request(Some(&g), &get, &uri("https://127.0.0.1:8080/")).expect("ip");
+        let by_addr = check_request(Ok(&g), &get, &uri("https://127.0.0.1:8080/")).expect("ip");
         assert_eq!(by_addr.server_name(), "127.0.0.1");
         assert!(matches!(
-            check_request(Some(&g), &get, &uri("http://u:p@api.example.com/")),
+            check_request(Ok(&g), &get, &uri("http://u:p@api.example.com/")),
             Err(Denial::BadUrl(_))
         ));
     }
@@ -464,7 +466,7 @@ mod tests {
             HttpMethods::Any,
         );
         let get = http::Method::GET;
-        let ok = |u: &str| check_request(Some(&g), &get, &uri(u)).is_ok();
+        let ok = |u: &str| check_request(Ok(&g), &get, &uri(u)).is_ok();
         assert!(ok("https://secure.example.com/"));
         assert!(!ok("http://secure.example.com/"));
         assert!(!ok("http://secure.example.com:443/"));
@@ -495,7 +497,7 @@ mod tests {
         ];
         let get = http::Method::GET;
         let gets = |u: &str| {
-            check_request(Some(&g), &get, &uri(u))
+            check_request(Ok(&g), &get, &uri(u))
                 .expect("allowed")
                 .credentials
         };
@@ -522,7 +524,7 @@ mod tests {
         let g = grant(&["api.example.com"], HttpMethods::SafeOnly);
         let u = uri("http://api.example.com/");
         for ok in [http::Method::GET, http::Method::HEAD, http::Method::OPTIONS] {
-            assert!(check_request(Some(&g), &ok, &u).is_ok(), "{ok}");
+            assert!(check_request(Ok(&g), &ok, &u).is_ok(), "{ok}");
         }
         for bad in [
             http::Method::POST,
@@ -534,12 +536,12 @@ mod tests {
             http::Method::from_bytes(b"PURGE").unwrap(),
         ] {
             assert_eq!(
-                check_request(Some(&g), &bad, &u),
+                check_request(Ok(&g), &bad, &u),
                 Err(Denial::Method(bad.to_string()))
             );
         }
         let any = grant(&["api.example.com"], HttpMethods::Any);
-        assert!(check_request(Some(&any), &http::Method::POST, &u).is_ok());
+        assert!(check_request(Ok(&any), &http::Method::POST, &u).is_ok());
     }
 
     #[test]

@@ -25,12 +25,14 @@ use super::redact::Redactor;
 use super::state::CancelToken;
 use super::tls;
 use crate::logtext::GuestText;
-use crate::policy::{Credential, Grant, NetworkGrant};
+use crate::policy::{Credential, Grant, NetworkGrant, Offline};
 
 /// The `wasi:http` hooks of one call: checks every request against the
 /// grant and sends the allowed ones itself.
 pub struct HttpFilter {
     grant: Option<NetworkGrant>,
+    /// Why `grant` is `None`, for the refusal.
+    offline: Offline,
     deadline: Instant,
     cancel: CancelToken,
     /// The call's descriptor budget: each connection holds a place in it
@@ -48,6 +50,7 @@ impl Default for HttpFilter {
     fn default() -> Self {
         HttpFilter {
             grant: None,
+            offline: Offline::default(),
             deadline: Instant::now(),
             cancel: CancelToken::new(),
             descriptors: None,
@@ -67,6 +70,7 @@ impl HttpFilter {
     ) -> Self {
         HttpFilter {
             grant: grant.network.clone(),
+            offline: grant.offline,
             deadline: Instant::now() + grant.limits.time,
             cancel,
             descriptors: Some(descriptors),
@@ -109,7 +113,11 @@ impl WasiHttpHooks for HttpFilter {
         options: Option<RequestOptions>,
         _fut: Box<dyn Future<Output = Result<(), HttpError>> + Send>,
     ) -> SendFuture {
-        let checked = check_request(self.grant.as_ref(), request.method(), request.uri());
+        let checked = check_request(
+            self.grant.as_ref().ok_or(self.offline),
+            request.method(),
+            request.uri(),
+        );
         let (allow, trust, credentials) = match (&self.grant, &checked) {
             (Some(g), Ok(c)) => (
                 g.allow.clone(),

@@ -1,0 +1,266 @@
+//! The rough edges a new user met on the first day (issue #37), as the
+//! `airlock` binary shows them now: which policy a command uses, what a
+//! refusal says when none was loaded, every error of a policy or serve file
+//! at once, the desktop-client hint for an unset variable, component-level
+//! hints, a plain-HTTP registry, an empty folder and a truncated component.
+
+mod support;
+
+use std::io::{Read as _, Write as _};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use support::{component, test_component};
+
+/// `airlock ARGS` run in `dir`, stdin closed.
+fn airlock_in(dir: &Path, args: &[&str]) -> Output {
+    command_in(dir, args).output().expect("run airlock")
+}
+
+fn command_in(dir: &Path, args: &[&str]) -> Command {
+    let mut command = support::airlock_command(args);
+    command
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("AIRLOCK_STORE_DIR", dir.join("store"));
+    command
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// A folder with `airlock.toml` letting `catalog`'s restock run.
+fn folder_with_policy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("data")).expect("data");
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "[components.catalog]\ndestructive = \"allow\"\n\
+         folders = [{ host = \"data\", guest = \"/data\", mode = \"read-write\" }]\n",
+    )
+    .expect("policy");
+    dir
+}
+
+/// `call` (like `check`) uses ./airlock.toml when no --policy is given, and
+/// says so; --no-policy loads none.
+#[test]
+fn call_uses_the_policy_in_the_current_folder_and_says_so() {
+    let dir = folder_with_policy();
+    let catalog = path(&component("catalog"));
+    let call = ["call", &catalog, "restock", "sku=SKU-1001", "units=2"];
+    let out = airlock_in(dir.path(), &call);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("airlock: using the policy ./airlock.toml"),
+        "{}",
+        stderr(&out)
+    );
+
+    let mut without = call.to_vec();
+    without.push("--no-policy");
+    let out = airlock_in(dir.path(), &without);
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("using the policy"));
+}
+
+/// With no policy at all, the refusal of an open-world tool's request says
+/// that none was loaded, not that the tool is not open-world.
+#[test]
+fn a_network_refusal_says_no_policy_was_loaded() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let webfetch = path(&component("webfetch"));
+    let out = airlock_in(
+        dir.path(),
+        &["call", &webfetch, "fetch_url", "url=http://127.0.0.1:9/"],
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("the tool has no network access: no policy was loaded"),
+        "{err}"
+    );
+    assert!(!err.contains("only open-world tools may use"), "{err}");
+}
+
+/// A desktop client passes only the variables in its `env`: over stdio,
+/// the refusal of a policy whose variable is not set says where to set it.
+#[test]
+fn an_unset_variable_over_stdio_names_the_clients_env() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("p.toml"),
+        "[components.catalog]\nenv = { TOKEN = { from = \"AIRLOCK_FIRST_DAY_UNSET\" } }\n",
+    )
+    .expect("policy");
+    let catalog = path(&component("catalog"));
+    let out = command_in(
+        dir.path(),
+        &["serve", "--stdio", "--policy", "p.toml", &catalog],
+    )
+    .env_remove("AIRLOCK_FIRST_DAY_UNSET")
+    .output()
+    .expect("serve");
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("environment variable AIRLOCK_FIRST_DAY_UNSET (for TOKEN) is not set"),
+        "{err}"
+    );
+    assert!(
+        err.contains("if a desktop client starts airlock, set it in the client's `env`"),
+        "{err}"
+    );
+}
+
+/// `check` reports the policy's errors and the sections that match no
+/// component in one run: a relative guest path does not hide its missing
+/// host folder, nor a misspelt section name.
+#[test]
+fn check_reports_every_error_in_one_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "[components.catalog]\nfolders = [{ host = \"nowhere\", guest = \"data\" }]\n\n\
+         [components.catlog]\ndestructive = \"alow\"\n",
+    )
+    .expect("policy");
+    let catalog = path(&component("catalog"));
+    let out = airlock_in(dir.path(), &["check", "airlock.toml", &catalog]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    for expected in [
+        "guest path \"data\" must be absolute",
+        "host folder nowhere cannot be used",
+        "`alow` is not a mode for destructive calls; expected one of `deny`, `allow`, `confirm`",
+        "[components.catlog]",
+        "airlock.toml: 4 errors",
+    ] {
+        assert!(err.contains(expected), "{expected:?} missing in:\n{err}");
+    }
+}
+
+/// A serve file's errors come all at once.
+#[test]
+fn serve_config_errors_come_all_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("serve.toml"),
+        "max_calls = 8\ngrace = \"ten\"\nstate = \"localhost\"\n",
+    )
+    .expect("serve.toml");
+    let out = airlock_in(dir.path(), &["serve", "--config", "serve.toml"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: serve.toml:1:1: unknown field `max_calls`"),
+        "{err}"
+    );
+    assert!(err.contains("error: serve.toml:2:9: "), "{err}");
+    assert!(err.contains("`state` is a Redis URL"), "{err}");
+}
+
+/// `hints` in a component's section give each of its tools that declares
+/// none those hints; `check` shows them and where they come from. For a
+/// component whose tools declare their own, the section to fix is named.
+#[test]
+fn component_level_hints_are_applied_and_shown() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "[components.plain]\nhints = [\"read-only\", \"idempotent\"]\n",
+    )
+    .expect("policy");
+    let plain = path(&test_component("plain"));
+    let out = airlock_in(dir.path(), &["check", "airlock.toml", &plain]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(": hints read-only, idempotent (from [components.plain])"),
+        "{}",
+        stdout(&out)
+    );
+    let out = airlock_in(dir.path(), &["inspect", &plain]);
+    assert!(
+        stdout(&out).contains(
+            "hints: read-only, idempotent (declared by the policy, in [components.plain])"
+        ),
+        "{}",
+        stdout(&out)
+    );
+
+    std::fs::write(
+        dir.path().join("airlock.toml"),
+        "[components.catalog]\nhints = [\"read-only\"]\n",
+    )
+    .expect("policy");
+    let catalog = path(&component("catalog"));
+    let out = airlock_in(dir.path(), &["check", "airlock.toml", &catalog]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("remove `hints` from [components.catalog]"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// An `oci://` reference to a registry that speaks plain HTTP: the TLS
+/// handshake's "corrupt message" becomes what to do.
+#[test]
+fn a_plain_http_registry_is_named_with_the_fix() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(
+                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+            );
+        }
+    });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reference = format!("oci://{addr}/acme/catalog:1");
+    let out = airlock_in(dir.path(), &["pull", &reference]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "the registry answered plain HTTP, not TLS: use `oci+http://{addr}/acme/catalog:TAG` \
+             or `--insecure-registry {addr}`"
+        )),
+        "{err}"
+    );
+    assert!(!err.contains("InvalidContentType"), "{err}");
+}
+
+/// An empty folder named explicitly says it is empty; a truncated
+/// component says it is cut short.
+#[test]
+fn an_empty_folder_and_a_truncated_component_say_what_they_are() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("tools")).expect("tools");
+    let out = airlock_in(dir.path(), &["inspect", "tools"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nothing to inspect: tools holds no component files (.wasm)"),
+        "{}",
+        stderr(&out)
+    );
+
+    let bytes = std::fs::read(component("catalog")).expect("catalog");
+    std::fs::write(dir.path().join("cut.wasm"), &bytes[..bytes.len() / 2]).expect("write");
+    let out = airlock_in(dir.path(), &["inspect", "cut.wasm"]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(err.contains("the file is cut short"), "{err}");
+    assert!(!err.contains("unexpected end-of-file"), "{err}");
+}
