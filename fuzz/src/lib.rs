@@ -19,9 +19,10 @@ use std::sync::{Arc, OnceLock};
 
 use airlock::Runtime;
 use airlock::args::ArgumentSchema;
+use airlock::call::Caller;
 use airlock::policy::Policy;
 use airlock::protocol::jsonrpc::{self, Incoming, MAX_BATCH, Message};
-use airlock::protocol::mcp::{Door, Server, Session};
+use airlock::protocol::mcp::{self, Server};
 use airlock::protocol::outbox::Outbox;
 use airlock::protocol::rpc;
 use airlock::sandbox::{Sandbox, SandboxConfig};
@@ -93,14 +94,15 @@ pub fn jsonrpc_decode(data: &[u8]) {
     let (mcp, rpc) = state.tokio.block_on(async {
         // A fresh session per input; initialized first for inputs of even
         // length, so both the uninitialized and the initialized paths run.
-        let session = Session::new(state.server.clone(), None, Door::Stdio);
+        let server = &state.server;
+        let session = server.open_session(None, Caller::Stdio);
         if data.len().is_multiple_of(2) {
-            let init = session
-                .handle_incoming(jsonrpc::parse(INITIALIZE), &out)
-                .await;
-            assert!(init.is_some_and(|r| r.get("result").is_some()));
+            let init = mcp::handle(server, &session, jsonrpc::parse(INITIALIZE), &out).await;
+            assert!(init.error.is_none() && init.body.is_some());
         }
-        let mcp = session.handle_incoming(incoming.clone(), &out).await;
+        let mcp = mcp::handle(server, &session, incoming.clone(), &out)
+            .await
+            .body;
         let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 1));
         let rpc = rpc::handle(&state.server, None, peer, incoming.clone()).await;
         (mcp, rpc)

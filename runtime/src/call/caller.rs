@@ -34,6 +34,15 @@ impl Caller {
         }
     }
 
+    /// The caller presenting `token`, when there is one; else `otherwise`
+    /// (what the transport knows of the client).
+    pub fn of(token: Option<&crate::policy::Token>, otherwise: Caller) -> Caller {
+        match token {
+            Some(token) => Caller::Token(token.name.clone()),
+            None => otherwise,
+        }
+    }
+
     /// The token's name, when the caller presented one.
     pub fn token(&self) -> Option<&str> {
         match self {

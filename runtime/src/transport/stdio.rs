@@ -19,8 +19,9 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::task::JoinSet;
 
+use crate::call::Caller;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming};
-use crate::protocol::mcp::{self, Door, Server, Session};
+use crate::protocol::mcp::{self, Server};
 use crate::protocol::outbox::{Inbox, Outbox};
 
 /// Longest line accepted; a longer one is answered with a parse error and
@@ -42,7 +43,7 @@ where
 {
     let (out, rx) = Outbox::channel();
     let writer = tokio::spawn(write_all(output, rx));
-    let session = Session::new(server.clone(), None, Door::Stdio);
+    let session = server.open_session(None, Caller::Stdio);
     // stdout is always open: list_changed and task status go there too.
     session.set_standing(Some(out.clone()));
     let mut reader = BufReader::new(input);
@@ -75,26 +76,28 @@ where
                 }
                 let incoming = jsonrpc::parse(&line);
                 let long = match &incoming {
-                    Incoming::Single(m) => mcp::runs_long(m),
-                    Incoming::Batch(ms) => ms.iter().any(mcp::runs_long),
+                    Incoming::Single(m) => mcp::dispatch::runs_long(m),
+                    Incoming::Batch(ms) => ms.iter().any(mcp::dispatch::runs_long),
                     Incoming::Error(_) => false,
                 };
                 if long {
-                    let session = session.clone();
-                    let out = out.clone();
+                    let (server, session, out) = (server.clone(), session.clone(), out.clone());
                     calls.spawn(async move {
-                        if let Some(response) = session.handle_incoming(incoming, &out).await {
+                        let answered = mcp::handle(&server, &session, incoming, &out).await;
+                        if let Some(response) = answered.body {
                             let _ = out.send(response).await;
                         }
                     });
-                } else if let Some(response) = session.handle_incoming(incoming, &out).await {
+                } else if let Some(response) =
+                    mcp::handle(&server, &session, incoming, &out).await.body
+                {
                     let _ = out.send(response).await;
                 }
             }
         }
     }
     // Open subscriptions/listen requests end with their final result.
-    session.end_subscriptions();
+    server.end_subscriptions(&session);
     // Let running calls answer, within the grace period.
     if tokio::time::timeout(grace, drain(&mut calls))
         .await
@@ -104,11 +107,11 @@ where
             "cancelling {} call(s) still running after the grace period",
             calls.len()
         );
-        session.shut_down_all();
+        server.shut_down_session(&session);
         drain(&mut calls).await;
     }
     // Background tasks nobody can fetch any more stop here.
-    session.cancel_all();
+    server.cancel_session(&session);
     session.set_standing(None);
     drop(out);
     drop(session);

@@ -6,7 +6,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::{Value, json};
 
-use super::request::{Client, Ctx, TASKS_EXTENSION, bad_level};
+use super::context::Ctx;
+use super::request::{Client, bad_level};
 use super::revision::{self, Revision};
 use super::session::Session;
 use crate::protocol::jsonrpc::ErrorObject;
@@ -19,8 +20,12 @@ const INSTRUCTIONS: &str = "Tools run in a WebAssembly sandbox with only the cap
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// `initialize`: negotiates the session's revision and reads what the
-/// client can do.
-pub fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObject> {
+/// client can do; `capabilities` are the server's in that revision.
+pub fn initialize(
+    session: &Session,
+    params: &Value,
+    capabilities: impl FnOnce(Revision) -> Value,
+) -> Result<Value, ErrorObject> {
     let asked = params
         .get("protocolVersion")
         .and_then(Value::as_str)
@@ -32,24 +37,9 @@ pub fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObjec
             "the session is already initialized",
         ));
     }
-    let mut capabilities = json!({
-        "tools": { "listChanged": true },
-        "logging": {},
-    });
-    if revision.has_core_tasks() {
-        let mut tasks = json!({
-            "cancel": {},
-            "requests": { "tools": { "call": {} } },
-        });
-        // Listing needs an owner worth the name: a bearer token.
-        if session.token_name().is_some() {
-            tasks["list"] = json!({});
-        }
-        capabilities["tasks"] = tasks;
-    }
     Ok(json!({
         "protocolVersion": revision.as_str(),
-        "capabilities": capabilities,
+        "capabilities": capabilities(revision),
         "serverInfo": {
             "name": "airlock",
             "title": "airlock",
@@ -59,15 +49,11 @@ pub fn initialize(session: &Session, params: &Value) -> Result<Value, ErrorObjec
     }))
 }
 
-/// `server/discover` (2026-07-28).
-pub fn discover() -> Value {
+/// `server/discover` (2026-07-28), announcing `capabilities`.
+pub fn discover(capabilities: Value) -> Value {
     json!({
         "supportedVersions": revision::all_as_json(),
-        "capabilities": {
-            "tools": { "listChanged": true },
-            "logging": {},
-            "extensions": { TASKS_EXTENSION: {} },
-        },
+        "capabilities": capabilities,
         "instructions": INSTRUCTIONS,
         "ttlMs": LIST_TTL_MS,
         "cacheScope": "public",
@@ -109,9 +95,9 @@ mod tests {
         assert_eq!(r["_meta"][META_SERVER_INFO]["name"], "airlock");
         let r = decorate(json!({"resultType": "task"}));
         assert_eq!(r["resultType"], "task");
-        let d = discover();
+        let d = discover(json!({"tools": {}}));
         assert_eq!(d["supportedVersions"][0], "2026-07-28");
-        assert!(d["capabilities"]["extensions"][TASKS_EXTENSION].is_object());
+        assert_eq!(d["capabilities"], json!({"tools": {}}));
         assert!(d["ttlMs"].as_u64().is_some());
     }
 }

@@ -1,24 +1,14 @@
-//! One request being answered: its context (who asks, in which revision,
-//! with which client capabilities, where its messages go), its parameters,
-//! and its answer.
-//!
-//! Every handler takes a [`Ctx`]; what differs between revisions is read
-//! from `ctx.revision`'s predicates, never decided again by a handler.
-
-use std::sync::Arc;
-use std::sync::atomic::AtomicU8;
+//! What one request carries and answers, apart from where it runs: the
+//! client's capabilities, the per-request `_meta` of 2026-07-28 (read and
+//! checked once), the errors every handler shares, cursors and pages, and
+//! the [`Answer`] a handler gives.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
-use super::Server;
 use super::revision::{META_VERSION, Revision};
-use super::session::Session;
-use super::tasks::Owner;
-use crate::call::Caller;
-use crate::protocol::jsonrpc::{ErrorObject, Id};
-use crate::protocol::outbox::Outbox;
+use crate::protocol::jsonrpc::ErrorObject;
 use crate::tool::Level;
 
 /// The `_meta` key of the client's capabilities (2026-07-28).
@@ -59,55 +49,8 @@ impl Client {
     }
 }
 
-/// The context of one request with an id.
-pub struct Ctx<'a> {
-    pub session: &'a Arc<Session>,
-    pub id: &'a Id,
-    pub revision: Revision,
-    pub client: Client,
-    /// Guest log messages below this level (an index into `Level::ALL`) are
-    /// not sent: the session's (`logging/setLevel`, read live) or the
-    /// request's own.
-    pub log_level: Arc<AtomicU8>,
-    /// Where messages sent while the request runs go.
-    pub out: &'a Outbox,
-}
-
-impl Ctx<'_> {
-    pub fn server(&self) -> &Arc<Server> {
-        self.session.server()
-    }
-
-    /// Who the audit log names for calls of this request.
-    pub fn caller(&self) -> &Caller {
-        self.session.caller()
-    }
-
-    /// Who owns the tasks this request creates and may see: the bearer
-    /// token; else the session, or — without a session — anyone holding
-    /// the (unguessable) id.
-    pub fn owner(&self) -> Owner {
-        match self.session.caller() {
-            Caller::Token(name) => Owner::Token(name.clone()),
-            _ if self.revision.is_stateless() => Owner::Anyone,
-            _ => Owner::Session(self.session.key()),
-        }
-    }
-
-    /// Whether tasks are on for this request: in the core protocol, or
-    /// through the extension the request declares.
-    pub fn tasks_on(&self) -> bool {
-        self.revision.has_core_tasks() || (self.revision.is_stateless() && self.client.tasks)
-    }
-
-    /// Whether the caller may see and call `tool` (a token may be limited).
-    pub fn allows(&self, tool: &str) -> bool {
-        self.session.allows(tool)
-    }
-}
-
 /// The per-request fields of a 2026-07-28 request.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Meta {
     pub client: Client,
     /// Guest logs at or above this level are sent; none when absent.

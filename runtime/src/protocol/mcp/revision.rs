@@ -9,8 +9,6 @@
 
 use serde_json::Value;
 
-use crate::protocol::jsonrpc::Request;
-
 /// One MCP revision, by its date.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Revision {
@@ -88,34 +86,6 @@ impl Revision {
     }
 }
 
-/// The revision a request declares for itself: 2026-07-28 when its
-/// `_meta` names a revision, or when its method exists only there (it then
-/// fails that revision's checks); `None` for a request of a session.
-pub fn declared(request: &Request) -> Option<Revision> {
-    const STATELESS_ONLY: [&str; 3] = ["server/discover", "subscriptions/listen", "tasks/update"];
-    if request.method == "initialize" {
-        return None;
-    }
-    let names_one = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("_meta"))
-        .and_then(|m| m.get(META_VERSION))
-        .is_some();
-    (names_one || STATELESS_ONLY.contains(&request.method.as_str()))
-        .then_some(Revision::V2026_07_28)
-}
-
-/// Whether a body belongs to the stateless revision: the transport's
-/// `MCP-Protocol-Version` header says so, or its single request does.
-pub fn is_stateless(header: Option<&str>, request: Option<&Request>) -> bool {
-    header
-        .map(str::trim)
-        .and_then(Revision::parse)
-        .is_some_and(Revision::is_stateless)
-        || request.and_then(declared).is_some()
-}
-
 /// The revisions served, newest first, as JSON strings.
 pub fn all_as_json() -> Value {
     Value::from(Revision::ALL.iter().map(|r| r.as_str()).collect::<Vec<_>>())
@@ -124,17 +94,6 @@ pub fn all_as_json() -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::jsonrpc;
-
-    fn request(text: &str) -> Request {
-        match jsonrpc::message(serde_json::from_str(text).expect("json")) {
-            jsonrpc::Message::Request(r) => r,
-            _ => panic!("not a request"),
-        }
-    }
-
-    const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
-
     #[test]
     fn names_round_trip_and_negotiation_stays_with_sessions() {
         for r in Revision::ALL {
@@ -168,27 +127,5 @@ mod tests {
             assert_eq!(r.refusals_become_tasks(), tasks, "{r:?}");
             assert_eq!(r.elicitation_has_mode(), mode, "{r:?}");
         }
-    }
-
-    #[test]
-    fn stateless_requests_are_recognized() {
-        let with_meta = request(&format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{META}}}}}"#
-        ));
-        assert_eq!(declared(&with_meta), Some(Revision::V2026_07_28));
-        let discover = request(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#);
-        assert_eq!(declared(&discover), Some(Revision::V2026_07_28));
-        let progress = request(
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#,
-        );
-        assert_eq!(declared(&progress), None);
-        let initialize = request(&format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"_meta":{META}}}}}"#
-        ));
-        assert_eq!(declared(&initialize), None);
-        assert!(is_stateless(Some(" 2026-07-28 "), None));
-        assert!(!is_stateless(Some("2025-11-25"), Some(&progress)));
-        assert!(is_stateless(None, Some(&with_meta)));
-        assert!(!is_stateless(Some("garbage"), None));
     }
 }

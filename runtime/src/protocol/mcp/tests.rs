@@ -8,8 +8,9 @@ use serde_json::{Value, json};
 
 use super::lifecycle::LIST_TTL_MS;
 use super::request::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
-use super::{Door, Server, Session};
+use super::{Server, Session};
 use crate::Runtime;
+use crate::call::Caller;
 use crate::policy::{Policy, Token};
 use crate::protocol::jsonrpc;
 use crate::protocol::outbox::Outbox;
@@ -25,11 +26,46 @@ fn empty_runtime() -> Arc<Runtime> {
     Arc::new(Runtime::new(sandbox, Policy::default()))
 }
 
-async fn send(session: &Arc<Session>, text: &str) -> Option<Value> {
-    let (tx, _rx) = Outbox::channel();
-    session
-        .handle_incoming(jsonrpc::parse(text.as_bytes()), &tx)
+/// A session as a transport opens it, with its server beside it.
+#[derive(Clone)]
+struct Conn {
+    server: Arc<Server>,
+    session: Arc<Session>,
+}
+
+impl std::ops::Deref for Conn {
+    type Target = Session;
+
+    fn deref(&self) -> &Session {
+        &self.session
+    }
+}
+
+impl Conn {
+    fn open(server: &Arc<Server>, token: Option<Token>) -> Conn {
+        let caller = Caller::of(token.as_ref(), Caller::Stdio);
+        Conn {
+            server: server.clone(),
+            session: server.open_session(token, caller),
+        }
+    }
+
+    /// Handles `text` as a transport would, with messages going to `out`.
+    async fn handle(&self, text: &str, out: &Outbox) -> Option<Value> {
+        super::handle(
+            &self.server,
+            &self.session,
+            jsonrpc::parse(text.as_bytes()),
+            out,
+        )
         .await
+        .body
+    }
+}
+
+async fn send(conn: &Conn, text: &str) -> Option<Value> {
+    let (tx, _rx) = Outbox::channel();
+    conn.handle(text, &tx).await
 }
 
 fn init(version: &str) -> String {
@@ -41,7 +77,7 @@ fn init(version: &str) -> String {
 #[tokio::test]
 async fn lifecycle_and_negotiation() {
     let server = Server::new(empty_runtime());
-    let session = Session::new(server.clone(), None, Door::Stdio);
+    let session = Conn::open(&server, None);
     // Before initialize: ping works, the rest does not.
     let r = send(&session, r#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#)
         .await
@@ -79,7 +115,7 @@ async fn lifecycle_and_negotiation() {
         ("2026-07-28", LATEST),
         ("1999-01-01", LATEST),
     ] {
-        let s = Session::new(server.clone(), None, Door::Stdio);
+        let s = Conn::open(&server, None);
         let r = send(&s, &init(asked)).await.unwrap();
         assert_eq!(r["result"]["protocolVersion"], answered, "{asked}");
     }
@@ -87,7 +123,7 @@ async fn lifecycle_and_negotiation() {
 
 #[tokio::test]
 async fn methods_and_errors() {
-    let session = Session::new(Server::new(empty_runtime()), None, Door::Stdio);
+    let session = Conn::open(&Server::new(empty_runtime()), None);
     send(&session, &init(LATEST)).await;
     let r = send(
         &session,
@@ -180,7 +216,7 @@ async fn methods_and_errors() {
 async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
     let server = Server::new(empty_runtime());
     // 2025-11-25 without a token: tasks, but no listing.
-    let session = Session::new(server.clone(), None, Door::Stdio);
+    let session = Conn::open(&server, None);
     let r = send(&session, &init("2025-11-25")).await.unwrap();
     let tasks = &r["result"]["capabilities"]["tasks"];
     assert_eq!(tasks["requests"]["tools"]["call"], json!({}));
@@ -220,7 +256,7 @@ async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
         tools: None,
         metrics: false,
     };
-    let session = Session::new(server.clone(), Some(token), Door::Stdio);
+    let session = Conn::open(&server, Some(token));
     let r = send(&session, &init("2025-11-25")).await.unwrap();
     assert_eq!(r["result"]["capabilities"]["tasks"]["list"], json!({}));
     let r = send(
@@ -239,7 +275,7 @@ async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
     assert_eq!(r["error"]["code"], -32602);
 
     // Older revisions have no tasks at all.
-    let session = Session::new(server, None, Door::Stdio);
+    let session = Conn::open(&server, None);
     let r = send(&session, &init("2025-06-18")).await.unwrap();
     assert!(r["result"]["capabilities"].get("tasks").is_none());
     let r = send(
@@ -255,14 +291,14 @@ async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
 async fn list_changed_reaches_initialized_sessions_with_a_stream() {
     let server = Server::new(empty_runtime());
     let (tx, mut rx) = Outbox::channel();
-    let ready = Session::new(server.clone(), None, Door::Stdio);
+    let ready = Conn::open(&server, None);
     ready.set_standing(Some(tx.clone()));
     send(&ready, &init(LATEST)).await;
     // Not initialized: not told.
-    let fresh = Session::new(server.clone(), None, Door::Stdio);
+    let fresh = Conn::open(&server, None);
     fresh.set_standing(Some(tx));
     // Initialized without a stream: cannot be told.
-    let silent = Session::new(server.clone(), None, Door::Stdio);
+    let silent = Conn::open(&server, None);
     send(&silent, &init(LATEST)).await;
     assert_eq!(server.tools_changed(), 1);
     let message = rx.try_recv().expect("a notification");
@@ -277,15 +313,12 @@ async fn one_session_serves_both_revisions() {
     let sandbox =
         Sandbox::new(&SandboxConfig::default().cache(None).instances(4)).expect("sandbox");
     let server = Server::new(Arc::new(Runtime::new(sandbox, Policy::default())));
-    let session = Session::new(server.clone(), None, Door::Stdio);
+    let session = Conn::open(&server, None);
     let send = |text: String| {
         let session = session.clone();
         async move {
             let (tx, _rx) = Outbox::channel();
-            session
-                .handle_incoming(jsonrpc::parse(text.as_bytes()), &tx)
-                .await
-                .expect("a response")
+            session.handle(&text, &tx).await.expect("a response")
         }
     };
     let modern = |id: u32, method: &str| {
@@ -351,18 +384,14 @@ async fn listen_acknowledges_and_carries_list_changed() {
     let sandbox =
         Sandbox::new(&SandboxConfig::default().cache(None).instances(4)).expect("sandbox");
     let server = Server::new(Arc::new(Runtime::new(sandbox, Policy::default())));
-    let session = Session::new(server.clone(), None, Door::Stdio);
+    let session = Conn::open(&server, None);
     let (tx, mut rx) = Outbox::channel();
     let text = format!(
         r#"{{"jsonrpc":"2.0","id":"l1","method":"subscriptions/listen","params":{{"_meta":{META},"notifications":{{"toolsListChanged":true,"resourceSubscriptions":["x"]}}}}}}"#
     );
     let listening = {
         let session = session.clone();
-        tokio::spawn(async move {
-            session
-                .handle_incoming(jsonrpc::parse(text.as_bytes()), &tx)
-                .await
-        })
+        tokio::spawn(async move { session.handle(&text, &tx).await })
     };
     let ack = rx.recv().await.expect("ack");
     assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
@@ -381,7 +410,7 @@ async fn listen_acknowledges_and_carries_list_changed() {
         changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
         "l1"
     );
-    session.end_subscriptions();
+    server.end_subscriptions(&session);
     let end = listening.await.expect("joined").expect("a final result");
     assert_eq!(end["id"], "l1");
     assert_eq!(end["result"]["resultType"], "complete");

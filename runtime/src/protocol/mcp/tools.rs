@@ -7,20 +7,19 @@
 //! outbox — or as a task ([`super::tasks`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde_json::{Value, json};
 
 use super::confirm;
+use super::context::Ctx;
+use super::outcome::{Observer, outcome_of, shutting_down, tool_error, unknown_tool};
 use super::request::{
-    Answer, Ctx, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
+    Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
 };
 use super::tasks;
 use crate::call::{CallError, PreparedCall};
-use crate::observe::CallObserver;
 use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::protocol::outbox::Outbox;
-use crate::tool::{Level, Output, TaskSupport};
+use crate::tool::TaskSupport;
 
 /// Tools per `tools/list` page.
 pub const PAGE_SIZE: usize = 50;
@@ -179,153 +178,10 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
     outcome_of(&name, outcome).into()
 }
 
-/// What a call's run answers: its result, a tool error the model can read
-/// (`isError`), or an internal error when its thread failed.
-pub fn outcome_of(
-    tool: &str,
-    run: Option<Result<Output, CallError>>,
-) -> Result<Value, ErrorObject> {
-    match run {
-        Some(Ok(output)) => Ok(output.to_mcp()),
-        Some(Err(err)) => Ok(tool_error(&err)),
-        None => {
-            tracing::error!(tool, "the call's thread failed");
-            Err(ErrorObject::internal())
-        }
-    }
-}
-
 /// Moves `arguments` out of `tools/call` params (absent: no arguments).
 fn take_arguments(params: &mut Value) -> Value {
     params
         .as_object_mut()
         .and_then(|params| params.remove("arguments"))
         .unwrap_or_else(|| json!({}))
-}
-
-/// The error for a tool that is not served; `loading` components are still
-/// loading, and the tool may be one of theirs.
-pub fn unknown_tool(name: &str, loading: usize) -> ErrorObject {
-    let name = jsonrpc::shorten(name, 100);
-    let message = match loading {
-        0 => format!("Unknown tool: {name}"),
-        n => format!(
-            "Unknown tool: {name} ({n} component(s) still loading; \
-             notifications/tools/list_changed follows when their tools are ready)"
-        ),
-    };
-    ErrorObject::invalid_params(message).with_data(json!({ "tool": name }))
-}
-
-/// A `CallToolResult` with `isError: true`: the model sees the message and
-/// can correct itself.
-pub fn tool_error(err: &CallError) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": err.to_string() }],
-        "isError": true,
-    })
-}
-
-/// The answer to a request whose call the shutdown stopped: every request
-/// gets exactly one answer, even then.
-pub fn shutting_down() -> ErrorObject {
-    ErrorObject::new(
-        jsonrpc::TOOL_FAILED,
-        "the server is shutting down; the call was stopped before it finished",
-    )
-}
-
-/// Turns the guest's log and progress reports into MCP notifications.
-pub struct Observer {
-    pub out: Outbox,
-    /// Index into `Level::ALL` of the lowest level sent.
-    pub level: Arc<AtomicU8>,
-    pub tool: String,
-    /// The request's `progressToken`; no progress is sent without one.
-    pub progress: Option<Value>,
-}
-
-impl CallObserver for Observer {
-    fn log(&self, level: Level, message: &str) {
-        if (level as u8) < self.level.load(Ordering::Relaxed) {
-            return;
-        }
-        self.out.notify(jsonrpc::notification(
-            "notifications/message",
-            json!({ "level": level.as_str(), "logger": self.tool, "data": message }),
-        ));
-    }
-
-    fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
-        let Some(token) = &self.progress else { return };
-        let mut params = json!({ "progressToken": token, "progress": done });
-        if let Some(total) = total {
-            params["total"] = total.into();
-        }
-        if let Some(message) = message {
-            params["message"] = message.into();
-        }
-        self.out
-            .notify(jsonrpc::notification("notifications/progress", params));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn guest_logs_and_progress_become_notifications() {
-        let (out, mut rx) = Outbox::channel();
-        let level = Arc::new(AtomicU8::new(Level::Warning as u8));
-        let observer = Observer {
-            out,
-            level: level.clone(),
-            tool: "t".into(),
-            progress: Some(json!("tok")),
-        };
-        observer.log(Level::Info, "quiet");
-        observer.log(Level::Error, "loud");
-        observer.progress(1.0, Some(4.0), Some("a quarter"));
-        let log = rx.try_recv().expect("a log notification");
-        assert_eq!(log["method"], "notifications/message");
-        assert_eq!(
-            log["params"],
-            json!({"level":"error","logger":"t","data":"loud"})
-        );
-        let progress = rx.try_recv().expect("a progress notification");
-        assert_eq!(progress["method"], "notifications/progress");
-        assert_eq!(
-            progress["params"],
-            json!({"progressToken":"tok","progress":1.0,"total":4.0,"message":"a quarter"})
-        );
-        assert!(rx.try_recv().is_err());
-        // Without a progress token, progress is not reported.
-        let (out, mut rx) = Outbox::channel();
-        let observer = Observer {
-            out,
-            level,
-            tool: "t".into(),
-            progress: None,
-        };
-        observer.progress(1.0, None, None);
-        assert!(rx.try_recv().is_err());
-    }
-
-    #[test]
-    fn tool_errors_are_results_with_is_error() {
-        let err = CallError::Busy {
-            tool: "t".into(),
-            limit: 2,
-            queue: 8,
-        };
-        let result = tool_error(&err);
-        assert_eq!(result["isError"], true);
-        assert!(
-            result["content"][0]["text"]
-                .as_str()
-                .unwrap()
-                .contains("busy")
-        );
-    }
 }

@@ -18,6 +18,7 @@ use super::body::{BoxBody, plain};
 use super::limits::{BODY_MIN_RATE, body_allowance};
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::mcp::dispatch::name_field;
 use crate::protocol::mcp::request::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
 
 type Response = hyper::Response<BoxBody>;
@@ -213,16 +214,6 @@ pub async fn read_body(
     }
 }
 
-/// The body field that `Mcp-Name` mirrors for `method`, if any.
-fn name_field(method: &str) -> Option<&'static str> {
-    match method {
-        "tools/call" | "prompts/get" => Some("name"),
-        "resources/read" => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
-        _ => None,
-    }
-}
-
 /// Decodes a header value in the `=?base64?…?=` form; plain values as is.
 pub fn decode_header_value(value: &str) -> Option<String> {
     match value
@@ -311,8 +302,8 @@ pub fn check_headers(
 
 /// The HTTP status for a 2026-07-28 answer: 400 for the errors a client
 /// must fix before retrying, 404 for an unknown method, else 200.
-pub fn stateless_status(response: &Value) -> StatusCode {
-    match response.pointer("/error/code").and_then(Value::as_i64) {
+pub fn stateless_status(error: Option<i64>) -> StatusCode {
+    match error {
         Some(HEADER_MISMATCH | MISSING_CAPABILITY | UNSUPPORTED_VERSION) => StatusCode::BAD_REQUEST,
         Some(jsonrpc::METHOD_NOT_FOUND) => StatusCode::NOT_FOUND,
         _ => StatusCode::OK,
@@ -463,27 +454,23 @@ mod tests {
 
     #[test]
     fn statuses_for_stateless_errors() {
-        let e =
-            |code: i64| jsonrpc::error_response(&jsonrpc::Id::null(), &ErrorObject::new(code, "x"));
+        let e = Some;
         assert_eq!(
-            stateless_status(&e(HEADER_MISMATCH)),
+            stateless_status(e(HEADER_MISMATCH)),
             StatusCode::BAD_REQUEST
         );
         assert_eq!(
-            stateless_status(&e(MISSING_CAPABILITY)),
+            stateless_status(e(MISSING_CAPABILITY)),
             StatusCode::BAD_REQUEST
         );
         assert_eq!(
-            stateless_status(&e(UNSUPPORTED_VERSION)),
+            stateless_status(e(UNSUPPORTED_VERSION)),
             StatusCode::BAD_REQUEST
         );
         assert_eq!(
-            stateless_status(&e(jsonrpc::METHOD_NOT_FOUND)),
+            stateless_status(e(jsonrpc::METHOD_NOT_FOUND)),
             StatusCode::NOT_FOUND
         );
-        assert_eq!(
-            stateless_status(&serde_json::json!({"result": {}})),
-            StatusCode::OK
-        );
+        assert_eq!(stateless_status(None), StatusCode::OK);
     }
 }

@@ -8,6 +8,7 @@
 //! body.
 
 use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,11 +25,14 @@ use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
 };
 use super::{Entry, Shared, stream_slot};
+use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
+use crate::protocol::mcp::dispatch::{self, Answered, Long, long_kind};
+use crate::protocol::mcp::request::Meta;
 use crate::protocol::mcp::request::{read_meta, unsupported_version};
-use crate::protocol::mcp::revision::{self, META_VERSION, Revision};
-use crate::protocol::mcp::{Door, Long, Session, long_kind};
+use crate::protocol::mcp::revision::{META_VERSION, Revision};
+use crate::protocol::mcp::{Server, Session};
 use crate::protocol::outbox::Outbox;
 use crate::sync::lock;
 
@@ -81,7 +85,7 @@ async fn post_checked(
             &jsonrpc::error_response(&id, &error),
         ));
     }
-    let stateless = revision::is_stateless(version.flatten(), single);
+    let stateless = dispatch::is_stateless(version.flatten(), single);
     if single.is_some_and(|r| r.method == "initialize") {
         if stateless {
             // Revision 2026-07-28 has no initialize.
@@ -96,13 +100,14 @@ async fn post_checked(
         }
         return Ok(initialize(shared, incoming, token, peer).await);
     }
-    let session = if stateless {
-        check_stateless(&headers, &incoming)?;
-        Session::new(shared.server.clone(), token, Door::HttpRequest(peer))
+    let (session, meta) = if stateless {
+        let meta = check_stateless(&headers, &incoming)?;
+        let caller = Caller::of(token.as_ref(), Caller::Peer(peer));
+        (shared.server.open_session(token, caller), meta)
     } else {
-        find_session(shared, &headers, token.as_ref())?
+        (find_session(shared, &headers, token.as_ref())?, None)
     };
-    Ok(answer(shared, session, incoming, sse_ok, stateless).await)
+    Ok(answer(shared, session, incoming, meta, sse_ok, stateless).await)
 }
 
 /// Whether the client takes an SSE answer; 406 when it takes neither JSON
@@ -126,10 +131,12 @@ fn accepts_sse(headers: &HeaderMap) -> Result<bool, Response<BoxBody>> {
 
 /// Runs a body on `session` and answers it: 202 for notifications and
 /// replies, JSON for a response, or an SSE stream when messages precede it.
+/// `meta` is a 2026-07-28 request's `_meta`, read once by its checks.
 async fn answer(
     shared: &Arc<Shared>,
     session: Arc<Session>,
     incoming: Incoming,
+    meta: Option<Meta>,
     sse_ok: bool,
     stateless: bool,
 ) -> Response<BoxBody> {
@@ -143,7 +150,10 @@ async fn answer(
     if !has_requests {
         // Notifications and replies: accepted, nothing to answer — unless
         // the input itself was invalid.
-        return match session.handle_incoming(incoming, &Outbox::closed()).await {
+        return match run(&shared.server, &session, incoming, meta, &Outbox::closed())
+            .await
+            .body
+        {
             None => empty(StatusCode::ACCEPTED),
             Some(error) => json(StatusCode::BAD_REQUEST, &error),
         };
@@ -186,10 +196,11 @@ async fn answer(
     // Polled here rather than spawned (one task and wake-up less per
     // request); it moves into the stream's task if the answer streams.
     // Dropping it (the client went away) drops the call and so cancels it.
+    let server = shared.server.clone();
     let mut work = CatchPanic(Box::pin(async move {
-        let response = session.handle_incoming(incoming, &out).await;
+        let answered = run(&server, &session, incoming, meta, &out).await;
         drop((permit, stream));
-        response
+        answered
     }));
     let finish = |done| finish_json(done, stateless);
     let Some(mut inbox) = inbox else {
@@ -231,7 +242,7 @@ async fn answer(
                             return;
                         }
                     }
-                    if let Ok(Some(response)) = done {
+                    if let Ok(Answered { body: Some(response), .. }) = done {
                         let _ = tx.send(sse_event(&response)).await;
                     }
                     return;
@@ -239,7 +250,7 @@ async fn answer(
             }
         }
         tokio::select! {
-            done = work => if let Ok(Some(response)) = done {
+            done = work => if let Ok(Answered { body: Some(response), .. }) = done {
                 let _ = tx.send(sse_event(&response)).await;
             },
             () = tx.closed() => {}
@@ -248,18 +259,38 @@ async fn answer(
     response
 }
 
+/// Runs a body: a 2026-07-28 request with the `_meta` its checks read, or
+/// anything else as it came.
+async fn run(
+    server: &Arc<Server>,
+    session: &Arc<Session>,
+    incoming: Incoming,
+    meta: Option<Meta>,
+    out: &Outbox,
+) -> Answered {
+    match (incoming, meta) {
+        (Incoming::Single(message), Some(meta)) => {
+            dispatch::handle_stateless(server, session, message, meta, out).await
+        }
+        (incoming, _) => dispatch::handle(server, session, incoming, out).await,
+    }
+}
+
 /// The JSON answer to a POST; a 2026-07-28 error gets its own status.
-fn finish_json(done: Result<Option<Value>, Panicked>, stateless: bool) -> Response<BoxBody> {
+fn finish_json(done: Result<Answered, Panicked>, stateless: bool) -> Response<BoxBody> {
     match done {
-        Ok(Some(response)) => {
+        Ok(Answered {
+            body: Some(response),
+            error,
+        }) => {
             let status = match stateless {
-                true => stateless_status(&response),
+                true => stateless_status(error),
                 false => StatusCode::OK,
             };
             json(status, &response)
         }
         // Cancelled by the client: there is no response to give.
-        Ok(None) => empty(StatusCode::ACCEPTED),
+        Ok(Answered { body: None, .. }) => empty(StatusCode::ACCEPTED),
         Err(Panicked) => {
             tracing::error!("an MCP request failed: its handler panicked");
             rpc_error_status(StatusCode::INTERNAL_SERVER_ERROR, "Internal error")
@@ -270,16 +301,19 @@ fn finish_json(done: Result<Option<Value>, Panicked>, stateless: bool) -> Respon
 /// Checks a 2026-07-28 POST before it runs: a single message, the
 /// per-request `_meta` (400 with -32602 or -32022) and, for a request, the
 /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers against the
-/// body (400 with -32020).
+/// body (400 with -32020). Gives the request's `_meta`, read once here.
 #[allow(clippy::result_large_err)]
-fn check_stateless(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Response<BoxBody>> {
+fn check_stateless(
+    headers: &HeaderMap,
+    incoming: &Incoming,
+) -> Result<Option<Meta>, Response<BoxBody>> {
     let bad = |id: &Id, error: &ErrorObject| {
         json(StatusCode::BAD_REQUEST, &jsonrpc::error_response(id, error))
     };
     let request = match incoming {
         Incoming::Single(Message::Request(request)) => request,
         // Notifications and replies: nothing to check (202 later).
-        Incoming::Single(_) => return Ok(()),
+        Incoming::Single(_) => return Ok(None),
         Incoming::Error(error) => return Err(bad(&Id::null(), error)),
         Incoming::Batch(_) => {
             let error = ErrorObject::invalid_request(
@@ -289,7 +323,7 @@ fn check_stateless(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Respo
         }
     };
     let Some(id) = request.id.as_ref() else {
-        return Ok(());
+        return Ok(None);
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let body_version = request
@@ -313,17 +347,16 @@ fn check_stateless(headers: &HeaderMap, incoming: &Incoming) -> Result<(), Respo
         );
         return Err(bad(id, &error));
     }
-    read_meta(request.params.as_ref())
-        .and_then(|_| {
-            check_headers(
-                header(VERSION_HEADER),
-                header("mcp-method"),
-                header("mcp-name"),
-                request,
-                body_version.unwrap_or_default(),
-            )
-        })
-        .map_err(|error| bad(id, &error))
+    let meta = read_meta(request.params.as_ref()).map_err(|error| bad(id, &error))?;
+    check_headers(
+        header(VERSION_HEADER),
+        header("mcp-method"),
+        header("mcp-name"),
+        request,
+        body_version.unwrap_or_default(),
+    )
+    .map_err(|error| bad(id, &error))?;
+    Ok(Some(meta))
 }
 
 /// `initialize`: a new session, named in the `Mcp-Session-Id` header.
@@ -333,11 +366,20 @@ async fn initialize(
     token: Option<Token>,
     peer: SocketAddr,
 ) -> Response<BoxBody> {
-    let session = Session::new(shared.server.clone(), token, Door::HttpSession(peer));
-    let Some(answer) = session.handle_incoming(incoming, &Outbox::closed()).await else {
+    let key = shared.next_session.fetch_add(1, Ordering::Relaxed);
+    let caller = Caller::of(
+        token.as_ref(),
+        Caller::Session {
+            key,
+            peer: Some(peer),
+        },
+    );
+    let session = shared.server.open_session(token, caller);
+    let answered = dispatch::handle(&shared.server, &session, incoming, &Outbox::closed()).await;
+    let Some(answer) = answered.body else {
         return empty(StatusCode::ACCEPTED);
     };
-    if answer.get("result").is_none() {
+    if answered.error.is_some() {
         return json(StatusCode::OK, &answer);
     }
     let id = hex::encode(rand::random::<[u8; 16]>());
@@ -412,7 +454,7 @@ pub fn delete(shared: &Shared, headers: &HeaderMap, token: Option<&Token>) -> Re
     if let Some(id) = headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
         lock(&shared.sessions).remove(id);
     }
-    session.cancel_all();
+    shared.server.cancel_session(&session);
     session.set_standing(None);
     empty(StatusCode::NO_CONTENT)
 }

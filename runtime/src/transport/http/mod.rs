@@ -49,7 +49,7 @@ mod ops;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -133,6 +133,8 @@ struct Shared {
     /// Open long-lived streams.
     streams: Arc<Slots>,
     /// Set when shutdown begins: `/readyz` turns 503, new calls get 503.
+    /// Numbers the MCP sessions opened here (the audit log's callers).
+    next_session: AtomicU64,
     draining: AtomicBool,
 }
 
@@ -164,6 +166,7 @@ pub async fn serve(
         connections: Slots::new(config.max_connections),
         streams: Slots::new(config.max_streams),
         draining: AtomicBool::new(false),
+        next_session: AtomicU64::new(1),
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();

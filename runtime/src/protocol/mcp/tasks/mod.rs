@@ -11,7 +11,8 @@
 //! the session's standing stream, tagged with its task id.
 
 mod shared;
-mod store;
+pub mod store;
+pub mod task;
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
@@ -20,15 +21,16 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use shared::Found;
-pub use store::{Owner, RELATED_TASK, Snapshot, Status, Task, TaskStore, relate};
+pub use store::TaskStore;
+use task::task_not_found;
+pub use task::{Owner, RELATED_TASK, Snapshot, Status, Task, relate};
 
 use super::confirm;
-use super::request::{
-    Answer, Client, Ctx, cursor_after, invalid_cursor, read_cursor, required_str,
-};
+use super::context::Ctx;
+use super::outcome::{Observer, outcome_of};
+use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor, required_str};
 use super::revision::Revision;
 use super::session::Session;
-use super::tools::{Observer, outcome_of};
 use crate::call::PreparedCall;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::{Inbox, Outbox};
@@ -237,11 +239,6 @@ async fn find<'c>(ctx: &'c Ctx<'_>, params: &Value) -> Result<Found<'c>, ErrorOb
         .find(id, &owner)
         .await?
         .ok_or_else(task_not_found)
-}
-
-/// No task of the caller has the id asked.
-pub(super) fn task_not_found() -> ErrorObject {
-    ErrorObject::invalid_param("taskId", "Failed to retrieve task: Task not found")
 }
 
 /// `tasks/get`.

@@ -25,8 +25,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use super::store::{MAX_TASKS_PER_OWNER, Owner, Snapshot, Status, Task, too_many_tasks};
-use super::task_not_found;
+use super::task::{
+    MAX_TASKS_PER_OWNER, Mirror, Owner, Snapshot, Status, Task, task_not_found, too_many_tasks,
+};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::state::{SharedState, StateError};
 use crate::sync::lock;
@@ -38,7 +39,7 @@ const POLL: Duration = Duration::from_millis(100);
 
 /// The key a shared task's owner is indexed by; `None` for owners whose
 /// tasks are not shared.
-fn owner_key(owner: &Owner) -> Option<String> {
+pub(super) fn owner_key(owner: &Owner) -> Option<String> {
     match owner {
         Owner::Token(name) => Some(format!("token:{name}")),
         Owner::Anyone => Some("anyone".into()),
@@ -47,7 +48,7 @@ fn owner_key(owner: &Owner) -> Option<String> {
 }
 
 /// Whether `task` is shared with the other replicas and still running.
-fn runs_shared(task: &Task) -> bool {
+pub(super) fn runs_shared(task: &Task) -> bool {
     owner_key(&task.owner).is_some() && !task.status().is_terminal()
 }
 
@@ -87,7 +88,7 @@ pub struct Shared {
     /// the task's lock, under which they are queued in order).
     queue: mpsc::UnboundedSender<Record>,
     /// Changes sent and not yet written.
-    pending: Arc<AtomicUsize>,
+    pub(super) pending: Arc<AtomicUsize>,
 }
 
 /// What the store says to a failing Redis, for the client; the operator's
@@ -130,7 +131,7 @@ impl Shared {
 
     /// Queues a task's new state for the store; one writer writes the
     /// changes of every task in order.
-    pub(super) fn mirror(&self, task: Snapshot, owner: &Owner) {
+    fn queue(&self, task: Snapshot, owner: &Owner) {
         let Some(owner) = owner_key(owner) else {
             return;
         };
@@ -298,108 +299,18 @@ async fn watch(state: Arc<SharedState>, tasks: Weak<Mutex<HashMap<String, Arc<Ta
     }
 }
 
+impl Mirror for Shared {
+    /// Queues a task's new state for the store; one writer writes the
+    /// changes of every task in order.
+    fn mirror(&self, task: Snapshot, owner: &Owner) {
+        self.queue(task, owner);
+    }
+}
+
 /// A task found by its id: running here, or another replica's.
 pub enum Found<'a> {
     Here(Arc<Task>),
     Elsewhere(&'a Shared, Box<Record>),
-}
-
-impl super::TaskStore {
-    /// A store whose tasks the replicas sharing `state` see too.
-    pub fn shared(state: Arc<SharedState>) -> Self {
-        let tasks = Arc::default();
-        let shared = Shared::start(state, &tasks);
-        super::TaskStore {
-            tasks,
-            shared: Some(shared),
-        }
-    }
-
-    /// Creates a `working` task (see `create`), and stores it for the
-    /// other replicas when it is shared.
-    pub async fn open(
-        &self,
-        owner: Owner,
-        tool: &str,
-        ttl_ms: Option<u64>,
-        cancel: crate::sandbox::CancelToken,
-    ) -> Result<Arc<Task>, ErrorObject> {
-        let shared = self.shared.as_ref().zip(owner_key(&owner));
-        let Some((shared, key)) = shared else {
-            return self.create(owner, tool, ttl_ms, cancel, None);
-        };
-        shared.check_room(&key).await?;
-        let task = self.create(owner, tool, ttl_ms, cancel, Some(shared.clone()))?;
-        if let Err(error) = shared.publish(&task, &key).await {
-            lock(&self.tasks).remove(&task.id);
-            return Err(error);
-        }
-        Ok(task)
-    }
-
-    /// The task with this id, here or on another replica, if `owner` may
-    /// see it.
-    pub async fn find(&self, id: &str, owner: &Owner) -> Result<Option<Found<'_>>, ErrorObject> {
-        if let Some(task) = self.get(id, owner) {
-            return Ok(Some(Found::Here(task)));
-        }
-        match self.shared.as_ref().zip(owner_key(owner)) {
-            Some((shared, key)) => Ok(shared
-                .find(id, &key)
-                .await?
-                .map(|r| Found::Elsewhere(shared, Box::new(r)))),
-            None => Ok(None),
-        }
-    }
-
-    /// [`Self::list`] over every replica.
-    pub async fn list_all(
-        &self,
-        owner: &Owner,
-        after: Option<&str>,
-    ) -> Result<Option<(Vec<Snapshot>, bool)>, ErrorObject> {
-        let Some((shared, key)) = self.shared.as_ref().zip(owner_key(owner)) else {
-            return Ok(super::store::page(self.list_here(owner), after));
-        };
-        let here: HashMap<String, Snapshot> = self
-            .list_here(owner)
-            .into_iter()
-            .map(|t| (t.id.clone(), t))
-            .collect();
-        let mut all: Vec<Snapshot> = shared
-            .owned(&key)
-            .await?
-            .into_iter()
-            .filter(|r| !here.contains_key(&r.task.id))
-            .map(|r| Snapshot {
-                outcome: None,
-                ..r.task
-            })
-            .collect();
-        all.extend(here.into_values());
-        Ok(super::store::page(all, after))
-    }
-
-    /// Waits, at most `bound`, until every shared task running here has
-    /// ended and its last change is written (at shutdown: the other
-    /// replicas then answer for those tasks with their real outcome).
-    pub async fn settle(&self, bound: Duration) {
-        let Some(shared) = &self.shared else {
-            return;
-        };
-        let deadline = tokio::time::Instant::now() + bound;
-        loop {
-            let running = lock(&self.tasks).values().any(|t| runs_shared(t));
-            if !running && shared.pending.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                tracing::warn!("shutting down before every task change reached the shared store");
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    }
 }
 
 #[cfg(test)]
@@ -413,7 +324,7 @@ mod tests {
         UNIX_EPOCH + Duration::from_millis(ms)
     }
 
-    fn snapshot(status: Status, outcome: Option<super::super::store::Outcome>) -> Snapshot {
+    fn snapshot(status: Status, outcome: Option<super::super::task::Outcome>) -> Snapshot {
         Snapshot {
             id: "ab".repeat(16),
             tool: "t".into(),

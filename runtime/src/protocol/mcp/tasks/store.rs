@@ -1,376 +1,22 @@
-//! MCP tasks: a tool call that runs in the background while the client
-//! polls for it (revision 2025-11-25, and the `io.modelcontextprotocol/tasks`
-//! extension of 2026-07-28).
-//!
-//! This module keeps the state only: the [`TaskStore`] shared by every
-//! session of a server, each [`Task`]'s status, its result once it ends,
-//! its lifetime (`ttl`) and its owner. Running the call and sending the
+//! Every task of a server: the [`TaskStore`] shared by every session,
+//! holding the tasks running here and, with `--state`, the way to those of
+//! the other replicas ([`super::shared`]). Running the call and sending the
 //! notifications is the business of [`super`].
-//!
-//! Security: a task belongs to its [`Owner`] (the bearer token's name when
-//! the caller authenticated, else the session that created it); a request
-//! from anyone else finds no such task. Task ids are 128 bits from the
-//! operating system's random number generator, so they cannot be guessed
-//! even where there is no owner to bind them to (stateless, unauthenticated).
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
-use tokio::sync::watch;
-
-use super::shared::Shared;
-use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::protocol::mcp::{Revision, request};
-use crate::protocol::outbox::Outbox;
+use super::shared::{Found, Shared, owner_key, runs_shared};
+use super::task::{
+    DEFAULT_TTL_MS, MAX_TASKS_PER_OWNER, MAX_TTL_MS, MIN_TTL_MS, Mirror, Owner, Snapshot, Status,
+    Task, page, too_many_tasks,
+};
+use crate::protocol::jsonrpc::ErrorObject;
 use crate::sandbox::CancelToken;
+use crate::state::SharedState;
 use crate::sync::lock;
-
-/// Lifetime of a task when the client asks for none (milliseconds).
-pub const DEFAULT_TTL_MS: u64 = 10 * 60 * 1000;
-/// Longest lifetime granted, whatever the client asks (milliseconds).
-pub const MAX_TTL_MS: u64 = 60 * 60 * 1000;
-/// Shortest lifetime granted, so a result can still be fetched (milliseconds).
-pub const MIN_TTL_MS: u64 = 1000;
-/// Suggested time between two `tasks/get` polls (milliseconds).
-pub const POLL_INTERVAL_MS: u64 = 500;
-/// Tasks one owner may hold at once (running or kept for their result).
-pub const MAX_TASKS_PER_OWNER: usize = 100;
-/// Tasks per `tasks/list` page.
-pub const LIST_PAGE: usize = 50;
-/// The `_meta` key tying a message to its task.
-pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
-
-/// Where a task is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl Status {
-    pub const ALL: [Status; 5] = [
-        Status::Working,
-        Status::InputRequired,
-        Status::Completed,
-        Status::Failed,
-        Status::Cancelled,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Working => "working",
-            Status::InputRequired => "input_required",
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Cancelled => "cancelled",
-        }
-    }
-
-    /// `completed`, `failed` and `cancelled` never change again.
-    pub fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
-    }
-}
-
-/// Who may see a task.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Owner {
-    /// Callers presenting this bearer token (by its name in the policy).
-    Token(String),
-    /// The MCP session (2025-11-25) that created it, when unauthenticated.
-    Session(u64),
-    /// Anyone who knows the id: stateless requests without authentication.
-    Anyone,
-}
-
-/// What a finished task answers: the result of the underlying request, or
-/// the JSON-RPC error it would have returned.
-pub type Outcome = Result<Value, ErrorObject>;
-
-/// One task.
-pub struct Task {
-    pub id: String,
-    pub owner: Owner,
-    /// The tool it calls (for logs).
-    pub tool: String,
-    expires: Instant,
-    cancel: CancelToken,
-    /// What it is now; every change goes through [`Snapshot`]'s moves.
-    state: Mutex<Snapshot>,
-    /// Flips to true once the task is terminal.
-    done: watch::Sender<bool>,
-    /// Streams of clients waiting in `tasks/result`, where messages of the
-    /// task (progress, an elicitation request) should go first.
-    listeners: Mutex<Vec<Outbox>>,
-    /// Where its changes go when replicas share tasks.
-    shared: Option<Shared>,
-}
-
-fn timestamp(at: SystemTime) -> String {
-    humantime::format_rfc3339_millis(at).to_string()
-}
-
-/// A task as it is at one moment, here or on another replica: what the
-/// `Task` objects of both revisions are made of, and what the shared store
-/// keeps of it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub id: String,
-    pub tool: String,
-    pub created: SystemTime,
-    pub ttl_ms: u64,
-    pub status: Status,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    pub updated: SystemTime,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<Outcome>,
-}
-
-impl Snapshot {
-    /// The `Task` object of `revision`: 2025-11-25's (`tasks/get`, the
-    /// `CreateTaskResult`, `notifications/tasks/status`), or the 2026-07-28
-    /// extension's (`ttlMs`, `pollIntervalMs`, and for a terminal task its
-    /// `result` or `error`).
-    ///
-    /// The extension keeps `failed` for JSON-RPC errors: a tool error
-    /// (`isError: true`) is a `completed` task whose result says so.
-    pub fn to_mcp(&self, revision: Revision) -> Value {
-        let extension = revision.is_stateless();
-        let status = match (self.status, &self.outcome) {
-            (Status::Failed, Some(Ok(_))) if extension => Status::Completed,
-            (status, _) => status,
-        };
-        let (ttl, poll) = match extension {
-            true => ("ttlMs", "pollIntervalMs"),
-            false => ("ttl", "pollInterval"),
-        };
-        let mut task = json!({
-            "taskId": self.id,
-            "status": status.as_str(),
-            "createdAt": timestamp(self.created),
-            "lastUpdatedAt": timestamp(self.updated),
-            ttl: self.ttl_ms,
-            poll: POLL_INTERVAL_MS,
-        });
-        if let Some(message) = &self.message {
-            task["statusMessage"] = message.clone().into();
-        }
-        let ended = matches!(self.status, Status::Completed | Status::Failed);
-        match &self.outcome {
-            Some(Ok(result)) if extension && ended => task["result"] = result.clone(),
-            Some(Err(error)) if extension && self.status == Status::Failed => {
-                task["error"] = json!(error);
-            }
-            _ => {}
-        }
-        task
-    }
-
-    /// Moves between `working` and `input_required`; false when the task
-    /// is terminal or already there (nothing changes then).
-    pub fn set_status(&mut self, status: Status, message: Option<String>) -> bool {
-        debug_assert!(!status.is_terminal());
-        if self.status.is_terminal() || self.status == status {
-            return false;
-        }
-        self.status = status;
-        self.message = message;
-        self.updated = SystemTime::now();
-        true
-    }
-
-    /// Ends the task as `status`; false when it had ended already (a task
-    /// ends once: a cancel made first stays).
-    pub fn end(&mut self, status: Status, message: Option<String>, outcome: Outcome) -> bool {
-        if self.status.is_terminal() {
-            return false;
-        }
-        self.status = status;
-        self.message = message;
-        self.updated = SystemTime::now();
-        self.outcome = Some(outcome);
-        true
-    }
-
-    /// Ends the task with how its call ended: `completed`, or `failed` for
-    /// a JSON-RPC error or a result with `isError: true`.
-    pub fn finish(&mut self, outcome: Outcome) -> bool {
-        let (status, message) = match &outcome {
-            Ok(result) if result.get("isError") == Some(&Value::Bool(true)) => {
-                let text = result
-                    .pointer("/content/0/text")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the tool failed");
-                (Status::Failed, Some(jsonrpc::shorten(text, 500)))
-            }
-            Ok(_) => (Status::Completed, None),
-            Err(error) => (Status::Failed, Some(error.message.clone())),
-        };
-        self.end(status, message, outcome)
-    }
-
-    /// Ends the task as `cancelled`, saying why.
-    pub fn cancel(&mut self, why: &str) -> bool {
-        let outcome = Ok(cancelled_result(why));
-        self.end(Status::Cancelled, Some(why.to_string()), outcome)
-    }
-}
-
-/// What a cancelled task answers: a tool error saying why.
-pub fn cancelled_result(why: &str) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": format!("the task was cancelled: {why}") }],
-        "isError": true,
-    })
-}
-
-/// Ties a message's params, or a result, to task `id` in its `_meta`.
-pub fn relate(value: &mut Value, id: &str) {
-    if let Some(map) = value.as_object_mut() {
-        let meta = map.entry("_meta").or_insert_with(|| json!({}));
-        if meta.is_object() {
-            meta[RELATED_TASK] = json!({ "taskId": id });
-        }
-    }
-}
-
-/// The refusal of a task over the owner's limit.
-pub fn too_many_tasks() -> ErrorObject {
-    ErrorObject::new(
-        jsonrpc::BUSY,
-        format!("too many tasks ({MAX_TASKS_PER_OWNER}); wait for some to expire or cancel them"),
-    )
-}
-
-impl Task {
-    pub fn status(&self) -> Status {
-        lock(&self.state).status
-    }
-
-    pub fn cancel_token(&self) -> &CancelToken {
-        &self.cancel
-    }
-
-    pub fn ttl_ms(&self) -> u64 {
-        lock(&self.state).ttl_ms
-    }
-
-    /// The task as it is now.
-    pub fn snapshot(&self) -> Snapshot {
-        self.view(true)
-    }
-
-    /// The task as it is now, without its outcome (what lists and the
-    /// 2025-11-25 `Task` object show).
-    pub fn summary(&self) -> Snapshot {
-        self.view(false)
-    }
-
-    fn view(&self, with_outcome: bool) -> Snapshot {
-        let state = lock(&self.state);
-        Snapshot {
-            id: state.id.clone(),
-            tool: state.tool.clone(),
-            message: state.message.clone(),
-            outcome: state.outcome.as_ref().filter(|_| with_outcome).cloned(),
-            ..*state
-        }
-    }
-
-    /// The `Task` object of `revision` ([`Snapshot::to_mcp`]); only the
-    /// 2026-07-28 one shows the outcome, so only it copies it.
-    pub fn to_mcp(&self, revision: Revision) -> Value {
-        self.view(revision.is_stateless()).to_mcp(revision)
-    }
-
-    /// Applies one of [`Snapshot`]'s moves; when it changed the task,
-    /// sends the change to the shared store (if any) and, when the task
-    /// ended, wakes its waiters.
-    fn change(&self, change: impl FnOnce(&mut Snapshot) -> bool) -> bool {
-        let mut state = lock(&self.state);
-        if !change(&mut state) {
-            return false;
-        }
-        let ended = state.status.is_terminal();
-        if let Some(shared) = &self.shared {
-            shared.mirror(state.clone(), &self.owner);
-        }
-        drop(state);
-        if ended {
-            self.done.send_replace(true);
-        }
-        true
-    }
-
-    /// Moves between `working` and `input_required`; false when the task
-    /// is already terminal (nothing changes then).
-    pub fn set_status(&self, status: Status, message: Option<String>) -> bool {
-        self.change(|s| s.set_status(status, message))
-    }
-
-    /// Records how the call ended ([`Snapshot::finish`]). False when the
-    /// task was already terminal (cancelled): a cancelled task stays
-    /// cancelled.
-    pub fn finish(&self, outcome: Outcome) -> bool {
-        self.change(|s| s.finish(outcome))
-    }
-
-    /// Cancels the task: it becomes `cancelled` at once and its guest is
-    /// stopped. `Err` with the status when the task is already terminal.
-    pub fn cancel(&self, why: &str) -> Result<(), Status> {
-        if !self.change(|s| s.cancel(why)) {
-            return Err(self.status());
-        }
-        self.cancel.cancel();
-        Ok(())
-    }
-
-    /// Waits until the task is terminal.
-    pub async fn wait(&self) {
-        let mut rx = self.done.subscribe();
-        let _ = rx.wait_for(|done| *done).await;
-    }
-
-    /// The outcome of a terminal task.
-    pub fn outcome(&self) -> Option<Outcome> {
-        lock(&self.state).outcome.clone()
-    }
-
-    /// Adds a stream that wants the task's messages (a `tasks/result`
-    /// waiter); closed streams are dropped on the way.
-    pub fn listen(&self, out: Outbox) {
-        let mut listeners = lock(&self.listeners);
-        listeners.retain(|l| !l.is_closed());
-        listeners.push(out);
-    }
-
-    pub fn unlisten(&self, out: &Outbox) {
-        lock(&self.listeners).retain(|l| !l.is_closed() && !l.same_stream(out));
-    }
-
-    /// Queues `message` on the newest listener with room for it; gives it
-    /// back when there is none.
-    pub fn deliver(&self, message: Value) -> Result<(), Value> {
-        let mut listeners = lock(&self.listeners);
-        listeners.retain(|l| !l.is_closed());
-        let mut message = message;
-        for listener in listeners.iter().rev() {
-            match listener.try_send(message) {
-                Ok(()) => return Ok(()),
-                Err(back) => message = back,
-            }
-        }
-        Err(message)
-    }
-}
 
 /// Every task of a server: those running here, and with `--state` the
 /// way to those of the other replicas ([`super::shared`]).
@@ -378,31 +24,6 @@ impl Task {
 pub struct TaskStore {
     pub(super) tasks: Arc<Mutex<HashMap<String, Arc<Task>>>>,
     pub(super) shared: Option<Shared>,
-}
-
-/// The tasks after the one with id `after`, oldest first, at most
-/// [`LIST_PAGE`]; and whether more follow. `None` when `after` is not among
-/// them (an invalid cursor).
-pub(super) fn page(mut all: Vec<Snapshot>, after: Option<&str>) -> Option<(Vec<Snapshot>, bool)> {
-    all.sort_by(|a, b| a.created.cmp(&b.created).then_with(|| a.id.cmp(&b.id)));
-    let start = match after {
-        Some(after) => all.iter().position(|t| t.id == after)? + 1,
-        None => 0,
-    };
-    Some(request::page(all.into_iter().skip(start), LIST_PAGE))
-}
-
-/// A task id: 128 bits from the OS random number generator, as hex.
-pub fn new_task_id() -> Result<String, ErrorObject> {
-    use rand::TryRng as _;
-    let mut bytes = [0u8; 16];
-    rand::rngs::SysRng
-        .try_fill_bytes(&mut bytes)
-        .map_err(|err| {
-            tracing::error!("the OS random number generator failed: {err}");
-            ErrorObject::internal()
-        })?;
-    Ok(hex::encode(bytes))
 }
 
 impl TaskStore {
@@ -433,34 +54,13 @@ impl TaskStore {
         tool: &str,
         ttl_ms: Option<u64>,
         cancel: CancelToken,
-        shared: Option<Shared>,
+        shared: Option<Arc<dyn Mirror>>,
     ) -> Result<Arc<Task>, ErrorObject> {
         let ttl_ms = ttl_ms
             .unwrap_or(DEFAULT_TTL_MS)
             .clamp(MIN_TTL_MS, MAX_TTL_MS);
-        let id = new_task_id()?;
-        let now = SystemTime::now();
-        let (done, _) = watch::channel(false);
-        let task = Arc::new(Task {
-            id: id.clone(),
-            owner,
-            tool: tool.to_string(),
-            expires: Instant::now() + Duration::from_millis(ttl_ms),
-            cancel,
-            state: Mutex::new(Snapshot {
-                id: id.clone(),
-                tool: tool.to_string(),
-                created: now,
-                ttl_ms,
-                status: Status::Working,
-                message: None,
-                updated: now,
-                outcome: None,
-            }),
-            done,
-            listeners: Mutex::new(Vec::new()),
-            shared,
-        });
+        let task = Arc::new(Task::new(owner, tool, ttl_ms, cancel, shared)?);
+        let id = task.id.clone();
         let mut tasks = lock(&self.tasks);
         Self::purge(&mut tasks);
         let held = tasks.values().filter(|t| t.owner == task.owner).count();
@@ -511,9 +111,112 @@ impl TaskStore {
     }
 }
 
+impl TaskStore {
+    /// A store whose tasks the replicas sharing `state` see too.
+    pub fn shared(state: Arc<SharedState>) -> Self {
+        let tasks = Arc::default();
+        let shared = Shared::start(state, &tasks);
+        TaskStore {
+            tasks,
+            shared: Some(shared),
+        }
+    }
+
+    /// Creates a `working` task (see `create`), and stores it for the
+    /// other replicas when it is shared.
+    pub async fn open(
+        &self,
+        owner: Owner,
+        tool: &str,
+        ttl_ms: Option<u64>,
+        cancel: crate::sandbox::CancelToken,
+    ) -> Result<Arc<Task>, ErrorObject> {
+        let shared = self.shared.as_ref().zip(owner_key(&owner));
+        let Some((shared, key)) = shared else {
+            return self.create(owner, tool, ttl_ms, cancel, None);
+        };
+        shared.check_room(&key).await?;
+        let task = self.create(owner, tool, ttl_ms, cancel, Some(Arc::new(shared.clone())))?;
+        if let Err(error) = shared.publish(&task, &key).await {
+            lock(&self.tasks).remove(&task.id);
+            return Err(error);
+        }
+        Ok(task)
+    }
+
+    /// The task with this id, here or on another replica, if `owner` may
+    /// see it.
+    pub async fn find(&self, id: &str, owner: &Owner) -> Result<Option<Found<'_>>, ErrorObject> {
+        if let Some(task) = self.get(id, owner) {
+            return Ok(Some(Found::Here(task)));
+        }
+        match self.shared.as_ref().zip(owner_key(owner)) {
+            Some((shared, key)) => Ok(shared
+                .find(id, &key)
+                .await?
+                .map(|r| Found::Elsewhere(shared, Box::new(r)))),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Self::list`] over every replica.
+    pub async fn list_all(
+        &self,
+        owner: &Owner,
+        after: Option<&str>,
+    ) -> Result<Option<(Vec<Snapshot>, bool)>, ErrorObject> {
+        let Some((shared, key)) = self.shared.as_ref().zip(owner_key(owner)) else {
+            return Ok(page(self.list_here(owner), after));
+        };
+        let here: HashMap<String, Snapshot> = self
+            .list_here(owner)
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect();
+        let mut all: Vec<Snapshot> = shared
+            .owned(&key)
+            .await?
+            .into_iter()
+            .filter(|r| !here.contains_key(&r.task.id))
+            .map(|r| Snapshot {
+                outcome: None,
+                ..r.task
+            })
+            .collect();
+        all.extend(here.into_values());
+        Ok(page(all, after))
+    }
+
+    /// Waits, at most `bound`, until every shared task running here has
+    /// ended and its last change is written (at shutdown: the other
+    /// replicas then answer for those tasks with their real outcome).
+    pub async fn settle(&self, bound: Duration) {
+        let Some(shared) = &self.shared else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + bound;
+        loop {
+            let running = lock(&self.tasks).values().any(|t| runs_shared(t));
+            if !running && shared.pending.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                tracing::warn!("shutting down before every task change reached the shared store");
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::task::*;
     use super::*;
+    use crate::protocol::jsonrpc;
+    use crate::protocol::mcp::revision::Revision;
+    use crate::protocol::outbox::Outbox;
+    use serde_json::json;
 
     const OLD: Revision = Revision::V2025_11_25;
     const NEW: Revision = Revision::V2026_07_28;

@@ -1,0 +1,633 @@
+//! The one table of MCP methods and the one dispatch over it.
+//!
+//! A method is one entry in [`METHODS`]: its name, the revisions that have
+//! it, what its caller needs (tasks on, a token), what it holds while it
+//! runs (a call, a wait), the params field its `Mcp-Name` header mirrors
+//! (2026-07-28), and its handler. Transports ask the table what a message
+//! is before it runs ([`long_kind`], [`name_field`], [`is_stateless`]) and
+//! get back a typed answer ([`Answered`]: the body and its error code), so
+//! no transport reads an answer's JSON back or decides a method's facts
+//! again. The capabilities `initialize` and `server/discover` announce are
+//! read from the same table.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::AtomicU8;
+
+use serde_json::{Value, json};
+
+use super::context::Ctx;
+use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_meta};
+use super::revision::{META_VERSION, Revision};
+use super::server::Server;
+use super::session::Session;
+use super::{lifecycle, subscriptions, tasks, tools};
+use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Request};
+use crate::protocol::outbox::Outbox;
+use crate::tool::Level;
+
+/// What a request that may take long holds while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Long {
+    /// It runs a guest: one of the server's calls in flight.
+    Call,
+    /// It only waits (for a task, for notifications): a stream, no call.
+    Wait,
+}
+
+/// The revisions that have a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Revisions {
+    /// Sessions (2025-03-26 … 2025-11-25).
+    Sessions,
+    /// Revision 2026-07-28 only.
+    Stateless,
+    Both,
+}
+
+/// What a caller needs for a method, besides its revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    Nothing,
+    /// Tasks on: in the core protocol, or the extension the request
+    /// declares (-32021 when a 2026-07-28 request does not).
+    Tasks,
+    /// Tasks on, and a bearer token (listing needs an owner worth the name).
+    TasksAndToken,
+}
+
+type Handled<'c> = Pin<Box<dyn Future<Output = Answer> + Send + 'c>>;
+type Handler = for<'c> fn(&'c Ctx<'c>, Value) -> Handled<'c>;
+
+/// How a method is answered.
+#[derive(Clone, Copy)]
+enum Handling {
+    Handler(Handler),
+    /// By the session itself, in any state (`initialize`, `ping`).
+    Session,
+    /// Part of MCP but not served here: known for its `Mcp-Name` field.
+    NotServed,
+}
+
+/// One MCP method: everything the server knows of it.
+pub struct Method {
+    pub name: &'static str,
+    pub revisions: Revisions,
+    pub needs: Needs,
+    /// What it holds while it runs, when it may take long.
+    pub long: Option<Long>,
+    /// The params field its `Mcp-Name` header mirrors (2026-07-28).
+    pub name_field: Option<&'static str>,
+    handling: Handling,
+}
+
+/// A handler: `|ctx, params| body`, the body an `Answer` (`params` owned
+/// and mutable).
+macro_rules! handler {
+    (|$ctx:ident, $params:ident| $body:expr) => {{
+        #[allow(unused_mut)]
+        fn handle<'c>($ctx: &'c Ctx<'c>, mut $params: Value) -> Handled<'c> {
+            Box::pin(async move { $body })
+        }
+        Handling::Handler(handle as Handler)
+    }};
+}
+
+/// Every method, in one place.
+static METHODS: [Method; 14] = [
+    Method {
+        name: "initialize",
+        revisions: Revisions::Sessions,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: Handling::Session,
+    },
+    Method {
+        name: "ping",
+        revisions: Revisions::Sessions,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: Handling::Session,
+    },
+    Method {
+        name: "server/discover",
+        revisions: Revisions::Stateless,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(
+            |ctx, _params| Answer::Result(lifecycle::discover(capabilities(
+                ctx.revision,
+                ctx.caller().token().is_some()
+            )))
+        ),
+    },
+    Method {
+        name: "logging/setLevel",
+        revisions: Revisions::Sessions,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| lifecycle::set_level(ctx, &params).into()),
+    },
+    Method {
+        name: "tools/list",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| tools::list(ctx, &params).into()),
+    },
+    Method {
+        name: "tools/call",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: Some(Long::Call),
+        name_field: Some("name"),
+        handling: handler!(|ctx, params| tools::call(ctx, &mut params).await),
+    },
+    Method {
+        name: "tasks/get",
+        revisions: Revisions::Both,
+        needs: Needs::Tasks,
+        long: None,
+        name_field: Some("taskId"),
+        handling: handler!(|ctx, params| tasks::get(ctx, &params).await.into()),
+    },
+    Method {
+        name: "tasks/cancel",
+        revisions: Revisions::Both,
+        needs: Needs::Tasks,
+        long: None,
+        name_field: Some("taskId"),
+        handling: handler!(|ctx, params| tasks::cancel(ctx, &params).await.into()),
+    },
+    Method {
+        name: "tasks/result",
+        revisions: Revisions::Sessions,
+        needs: Needs::Tasks,
+        long: Some(Long::Wait),
+        name_field: None,
+        handling: handler!(|ctx, params| tasks::result(ctx, &params).await),
+    },
+    Method {
+        name: "tasks/list",
+        revisions: Revisions::Sessions,
+        needs: Needs::TasksAndToken,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| tasks::list(ctx, &params).await.into()),
+    },
+    Method {
+        name: "tasks/update",
+        revisions: Revisions::Stateless,
+        needs: Needs::Tasks,
+        long: None,
+        name_field: Some("taskId"),
+        handling: handler!(|ctx, params| tasks::update(ctx, &params).await.into()),
+    },
+    Method {
+        name: "subscriptions/listen",
+        revisions: Revisions::Stateless,
+        needs: Needs::Nothing,
+        long: Some(Long::Wait),
+        name_field: None,
+        handling: handler!(|ctx, params| subscriptions::listen(ctx, &params).await),
+    },
+    Method {
+        name: "prompts/get",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: Some("name"),
+        handling: Handling::NotServed,
+    },
+    Method {
+        name: "resources/read",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: Some("uri"),
+        handling: Handling::NotServed,
+    },
+];
+
+/// The method named `name`, served or not.
+pub fn method(name: &str) -> Option<&'static Method> {
+    METHODS.iter().find(|m| m.name == name)
+}
+
+impl Method {
+    /// Whether a request of `revision` reaches this method (with `tasks`
+    /// on and a `token` or not); `Err` says what to answer instead.
+    fn reached(
+        &self,
+        revision: Revision,
+        client_tasks: bool,
+        token: bool,
+    ) -> Result<(), ErrorObject> {
+        let not_found = || ErrorObject::method_not_found(self.name);
+        let stateless = revision.is_stateless();
+        let in_revision = match self.revisions {
+            Revisions::Sessions => !stateless,
+            Revisions::Stateless => stateless,
+            Revisions::Both => true,
+        };
+        if !in_revision || matches!(self.handling, Handling::NotServed) {
+            return Err(not_found());
+        }
+        if self.needs == Needs::Nothing {
+            return Ok(());
+        }
+        // A task of the 2026-07-28 extension is reached only by requests
+        // that declare it.
+        if stateless && !client_tasks {
+            return Err(missing_capability(
+                format!(
+                    "{} belongs to the {TASKS_EXTENSION} extension, which the request does not declare",
+                    self.name
+                ),
+                json!({ "extensions": { TASKS_EXTENSION: {} } }),
+            ));
+        }
+        let tasks_on = revision.has_core_tasks() || stateless;
+        if !tasks_on || (self.needs == Needs::TasksAndToken && !token) {
+            return Err(not_found());
+        }
+        Ok(())
+    }
+}
+
+/// What `initialize` (a session of `revision`) and `server/discover`
+/// announce: read from the table, so a method and its capability cannot
+/// disagree.
+pub fn capabilities(revision: Revision, token: bool) -> Value {
+    let reached =
+        |name: &str| method(name).is_some_and(|m| m.reached(revision, true, token).is_ok());
+    let mut capabilities = json!({ "logging": {} });
+    if reached("tools/list") {
+        capabilities["tools"] = json!({ "listChanged": true });
+    }
+    if revision.has_core_tasks() {
+        let mut tasks = json!({ "requests": { "tools": { "call": {} } } });
+        for (method, key) in [("tasks/cancel", "cancel"), ("tasks/list", "list")] {
+            if reached(method) {
+                tasks[key] = json!({});
+            }
+        }
+        capabilities["tasks"] = tasks;
+    }
+    if revision.is_stateless() {
+        capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
+    }
+    capabilities
+}
+
+/// Whether handling `message` may take long, and what it holds meanwhile,
+/// so a transport does not wait for it before reading on, and bounds it.
+pub fn long_kind(message: &Message) -> Option<Long> {
+    match message {
+        Message::Request(r) if r.id.is_some() => method(&r.method)?.long,
+        _ => None,
+    }
+}
+
+/// Whether handling `message` may take long (it runs a guest or waits).
+pub fn runs_long(message: &Message) -> bool {
+    long_kind(message).is_some()
+}
+
+/// The params field that `Mcp-Name` mirrors for `method`, if any.
+pub fn name_field(method_name: &str) -> Option<&'static str> {
+    method(method_name)?.name_field
+}
+
+/// The revision a request declares for itself: 2026-07-28 when its
+/// `_meta` names a revision, or when its method exists only there (it then
+/// fails that revision's checks); `None` for a request of a session.
+pub fn declared(request: &Request) -> Option<Revision> {
+    if request.method == "initialize" {
+        return None;
+    }
+    let names_one = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta"))
+        .and_then(|m| m.get(META_VERSION))
+        .is_some();
+    let stateless_only =
+        method(&request.method).is_some_and(|m| m.revisions == Revisions::Stateless);
+    (names_one || stateless_only).then_some(Revision::V2026_07_28)
+}
+
+/// Whether a body belongs to the stateless revision: the transport's
+/// `MCP-Protocol-Version` header says so, or its single request does.
+pub fn is_stateless(header: Option<&str>, request: Option<&Request>) -> bool {
+    header
+        .map(str::trim)
+        .and_then(Revision::parse)
+        .is_some_and(Revision::is_stateless)
+        || request.and_then(declared).is_some()
+}
+
+/// What the server answers to a body or line: the response to send (none
+/// for notifications, replies and cancelled requests) and, for a single
+/// error response, its code (a transport's status depends on it).
+#[derive(Debug)]
+pub struct Answered {
+    pub body: Option<Value>,
+    pub error: Option<i64>,
+}
+
+impl Answered {
+    fn of(id: &Id, answer: Answer) -> Answered {
+        match answer {
+            Answer::Result(result) => Answered {
+                body: Some(jsonrpc::response(id, result)),
+                error: None,
+            },
+            Answer::Error(error) => Answered {
+                error: Some(error.code),
+                body: Some(jsonrpc::error_response(id, &error)),
+            },
+            Answer::Nothing => Answered::nothing(),
+        }
+    }
+
+    fn nothing() -> Answered {
+        Answered {
+            body: None,
+            error: None,
+        }
+    }
+
+    fn error(id: &Id, error: &ErrorObject) -> Answered {
+        Answered {
+            body: Some(jsonrpc::error_response(id, error)),
+            error: Some(error.code),
+        }
+    }
+}
+
+/// Handles a whole body or line that came through `session`: a single
+/// message, a batch (its responses in one array), or what failed to parse.
+pub async fn handle(
+    server: &Arc<Server>,
+    session: &Arc<Session>,
+    incoming: Incoming,
+    out: &Outbox,
+) -> Answered {
+    match incoming {
+        Incoming::Error(error) => Answered::error(&Id::null(), &error),
+        Incoming::Single(message) => one(server, session, message, None, out).await,
+        Incoming::Batch(messages) => {
+            let mut responses = Vec::new();
+            for message in messages {
+                if let Some(response) = one(server, session, message, None, out).await.body {
+                    responses.push(response);
+                }
+            }
+            Answered {
+                body: (!responses.is_empty()).then_some(Value::Array(responses)),
+                error: None,
+            }
+        }
+    }
+}
+
+/// Handles one request of revision 2026-07-28 whose `_meta` the transport
+/// already read and checked ([`read_meta`]): it is not read again.
+pub async fn handle_stateless(
+    server: &Arc<Server>,
+    session: &Arc<Session>,
+    message: Message,
+    meta: Meta,
+    out: &Outbox,
+) -> Answered {
+    one(server, session, message, Some(meta), out).await
+}
+
+async fn one(
+    server: &Arc<Server>,
+    session: &Arc<Session>,
+    message: Message,
+    meta: Option<Meta>,
+    out: &Outbox,
+) -> Answered {
+    match message {
+        Message::Invalid(id, error) => Answered::error(&id, &error),
+        Message::Reply(reply) => {
+            session.reply(reply);
+            Answered::nothing()
+        }
+        Message::Request(mut request) => {
+            let Some(id) = request.id.clone() else {
+                session.notification(&request);
+                return Answered::nothing();
+            };
+            let answer = answer(server, session, &id, &mut request, meta, out).await;
+            Answered::of(&id, answer)
+        }
+    }
+}
+
+/// Builds the request's context and answers it; takes its params (no copy
+/// of large arguments).
+async fn answer(
+    server: &Arc<Server>,
+    session: &Arc<Session>,
+    id: &Id,
+    request: &mut Request,
+    meta: Option<Meta>,
+    out: &Outbox,
+) -> Answer {
+    let declared = match meta {
+        Some(_) => Some(Revision::V2026_07_28),
+        None => declared(request),
+    };
+    let params = request.params.take();
+    let name = request.method.as_str();
+    let (revision, client, log_level) = match declared {
+        Some(revision) => {
+            let meta = match meta.map_or_else(|| read_meta(params.as_ref()), Ok) {
+                Ok(meta) => meta,
+                Err(error) => return Answer::Error(error),
+            };
+            // No level asked: no logs at all.
+            let level = meta
+                .log_level
+                .map_or(Level::ALL.len() as u8, |level| level as u8);
+            (revision, meta.client, Arc::new(AtomicU8::new(level)))
+        }
+        None => match (name, session.revision()) {
+            ("initialize", _) => {
+                let params = params.unwrap_or(Value::Null);
+                return lifecycle::initialize(session, &params, |revision| {
+                    capabilities(revision, session.token_name().is_some())
+                })
+                .into();
+            }
+            ("ping", _) => return Answer::Result(json!({})),
+            (_, None) => {
+                return Answer::Error(ErrorObject::invalid_request(
+                    "the session is not initialized; send initialize first",
+                ));
+            }
+            (_, Some(revision)) => (revision, session.client(), session.level().clone()),
+        },
+    };
+    let ctx = Ctx {
+        server,
+        session,
+        id,
+        revision,
+        client,
+        log_level,
+        out,
+    };
+    let handler = match method(name).map(|m| (m, m.handling)) {
+        Some((m, Handling::Handler(handler))) => {
+            match m.reached(revision, client.tasks, ctx.caller().token().is_some()) {
+                Ok(()) => handler,
+                Err(error) => return Answer::Error(error),
+            }
+        }
+        _ => return Answer::Error(ErrorObject::method_not_found(name)),
+    };
+    match handler(&ctx, params.unwrap_or_else(|| json!({}))).await {
+        Answer::Result(result) if revision.is_stateless() => {
+            Answer::Result(lifecycle::decorate(result))
+        }
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(text: &str) -> Request {
+        match jsonrpc::message(serde_json::from_str(text).expect("json")) {
+            Message::Request(r) => r,
+            _ => panic!("not a request"),
+        }
+    }
+
+    const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    #[test]
+    fn stateless_requests_are_recognized() {
+        let with_meta = request(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{"_meta":{META}}}}}"#
+        ));
+        assert_eq!(declared(&with_meta), Some(Revision::V2026_07_28));
+        let discover = request(r#"{"jsonrpc":"2.0","id":1,"method":"server/discover"}"#);
+        assert_eq!(declared(&discover), Some(Revision::V2026_07_28));
+        let progress = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1}}}"#,
+        );
+        assert_eq!(declared(&progress), None);
+        let initialize = request(&format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"_meta":{META}}}}}"#
+        ));
+        assert_eq!(declared(&initialize), None);
+        assert!(is_stateless(Some(" 2026-07-28 "), None));
+        assert!(!is_stateless(Some("2025-11-25"), Some(&progress)));
+        assert!(is_stateless(None, Some(&with_meta)));
+        assert!(!is_stateless(Some("garbage"), None));
+    }
+
+    /// Every method of the table, in every revision, with and without the
+    /// tasks extension and a token: reached, not found, or a missing
+    /// capability — the rules the old dispatch wrote as guards.
+    #[test]
+    fn who_reaches_each_method() {
+        use Revision::*;
+        let reach = |name: &str, revision, tasks, token| match method(name)
+            .expect("in the table")
+            .reached(revision, tasks, token)
+        {
+            Ok(()) => "ok",
+            Err(e) if e.code == jsonrpc::METHOD_NOT_FOUND => "none",
+            Err(e) if e.code == super::super::request::MISSING_CAPABILITY => "declare",
+            Err(e) => panic!("{name}: {e:?}"),
+        };
+        for (name, old, tasks_session, stateless, stateless_tasks) in [
+            ("tools/call", "ok", "ok", "ok", "ok"),
+            ("logging/setLevel", "ok", "ok", "none", "none"),
+            ("server/discover", "none", "none", "ok", "ok"),
+            ("subscriptions/listen", "none", "none", "ok", "ok"),
+            ("tasks/get", "none", "ok", "declare", "ok"),
+            ("tasks/cancel", "none", "ok", "declare", "ok"),
+            ("tasks/update", "none", "none", "declare", "ok"),
+            ("tasks/result", "none", "ok", "none", "none"),
+            ("prompts/get", "none", "none", "none", "none"),
+        ] {
+            assert_eq!(
+                reach(name, V2025_06_18, false, false),
+                old,
+                "{name} 2025-06-18"
+            );
+            assert_eq!(
+                reach(name, V2025_11_25, false, false),
+                tasks_session,
+                "{name} 2025-11-25"
+            );
+            assert_eq!(
+                reach(name, V2026_07_28, false, false),
+                stateless,
+                "{name} 2026-07-28"
+            );
+            assert_eq!(
+                reach(name, V2026_07_28, true, false),
+                stateless_tasks,
+                "{name} +tasks"
+            );
+        }
+        assert_eq!(reach("tasks/list", V2025_11_25, false, false), "none");
+        assert_eq!(reach("tasks/list", V2025_11_25, false, true), "ok");
+        assert_eq!(reach("tasks/list", V2026_07_28, true, true), "none");
+    }
+
+    #[test]
+    fn the_table_answers_what_transports_ask() {
+        let call = jsonrpc::message(json!({"jsonrpc":"2.0","id":1,"method":"tools/call"}));
+        assert_eq!(long_kind(&call), Some(Long::Call));
+        let listen =
+            jsonrpc::message(json!({"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}));
+        assert_eq!(long_kind(&listen), Some(Long::Wait));
+        let notification = jsonrpc::message(json!({"jsonrpc":"2.0","method":"tools/call"}));
+        assert_eq!(long_kind(&notification), None);
+        assert_eq!(name_field("tools/call"), Some("name"));
+        assert_eq!(name_field("resources/read"), Some("uri"));
+        assert_eq!(name_field("tasks/update"), Some("taskId"));
+        assert_eq!(name_field("tools/list"), None);
+        // Each name once.
+        for (i, m) in METHODS.iter().enumerate() {
+            assert!(METHODS[..i].iter().all(|o| o.name != m.name), "{}", m.name);
+        }
+    }
+
+    #[test]
+    fn capabilities_follow_the_table() {
+        let session = capabilities(Revision::V2025_11_25, false);
+        assert_eq!(session["tools"], json!({"listChanged": true}));
+        assert_eq!(session["tasks"]["cancel"], json!({}));
+        assert!(session["tasks"].get("list").is_none());
+        assert_eq!(
+            capabilities(Revision::V2025_11_25, true)["tasks"]["list"],
+            json!({})
+        );
+        assert!(
+            capabilities(Revision::V2025_06_18, false)
+                .get("tasks")
+                .is_none()
+        );
+        let stateless = capabilities(Revision::V2026_07_28, false);
+        assert!(stateless["extensions"][TASKS_EXTENSION].is_object());
+        assert!(stateless.get("tasks").is_none());
+    }
+}
