@@ -232,9 +232,9 @@ impl Runtime {
         report
     }
 
-    /// Adds what loading `file` gave to the catalog being served (a
-    /// component that finished loading after serving began, see
-    /// [`crate::loading`]); refused when one of its names is served already.
+    /// Adds what loading `file` gave to the catalog being served; refused
+    /// when one of its names is served already (the first to arrive wins:
+    /// [`crate::loading`] keeps file order instead, whichever arrives first).
     pub fn admit(&self, file: PathBuf, loaded: Result<Vec<Tool>, LoadError>) -> LoadReport {
         self.loading.remove(&file);
         let mut report = LoadReport::default();
