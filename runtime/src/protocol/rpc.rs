@@ -5,6 +5,12 @@
 //! `{"result": …}` for MCP; else its content blocks. Errors use the
 //! standard codes; a tool's own failure is `-32000` with its message.
 //! Nothing internal reaches the client.
+//!
+//! `rpc.discover` answers the OpenRPC document of the methods the caller
+//! may use ([`super::openrpc`]). A read-only tool that is not destructive
+//! may also be called as `GET /rpc?method=NAME&params=JSON&id=ID`
+//! ([`get_call`]): the same call as a POST of that request, through the
+//! same [`handle`].
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -12,8 +18,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
+use super::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Request};
 use super::mcp::Server;
+use super::openrpc;
 use crate::call::{CallError, Caller};
 use crate::observe::Unobserved;
 use crate::policy::Token;
@@ -97,6 +104,9 @@ async fn call(
     method: &str,
     params: Option<Value>,
 ) -> Result<Value, ErrorObject> {
+    if method == openrpc::DISCOVER {
+        return Ok(openrpc::document(&server.runtime.catalog(), token));
+    }
     if token.is_some_and(|t| !t.allows_tool(method)) {
         return Err(ErrorObject::method_not_found(method));
     }
@@ -159,7 +169,9 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
     let catalog = server.runtime.catalog();
     let mut text = String::from(
         "JSON-RPC 2.0 methods (POST /rpc; params by name as an object, or by position as an \
-         array in the order below)\n",
+         array in the order below; the methods marked GET also as \
+         GET /rpc?method=NAME&params=JSON; rpc.discover or GET /rpc/openrpc.json answers \
+         their OpenRPC document)\n",
     );
     let mut any = false;
     for tool in catalog.tools() {
@@ -179,6 +191,15 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
             hints.join(", ")
         };
         let _ = writeln!(text, "  hints: {hints}");
+        let _ = writeln!(
+            text,
+            "  calls: {}",
+            if openrpc::allows_get(&info.hints) {
+                "POST, GET"
+            } else {
+                "POST only (not read-only, or destructive)"
+            }
+        );
         for line in info.description.lines() {
             let _ = writeln!(text, "  {line}");
         }
@@ -209,4 +230,87 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
         text.push_str("\n(no methods)\n");
     }
     text
+}
+
+/// What `GET /rpc` asks for, read from its query.
+pub enum GetCall {
+    /// The request to run through [`handle`]; `cacheable` when the tool is
+    /// idempotent (read-only it is, or it would not be here).
+    Run { incoming: Incoming, cacheable: bool },
+    /// A tool that is not read-only, or is destructive: only POST calls it,
+    /// whatever the policy allows. The error response says so.
+    PostOnly(Value),
+    /// A query that names no method, or repeats or garbles a key.
+    Bad(Value),
+}
+
+/// Reads `method=NAME&params=JSON&id=ID` (URL-encoded; `params` and `id`
+/// may be left out, `id` is JSON or else a string, null when absent). A
+/// method the caller may not see goes on to [`handle`], which answers it as
+/// it answers a POST (`-32601`).
+pub fn get_call(server: &Server, token: Option<&Token>, query: &str) -> GetCall {
+    let (mut method, mut params, mut id) = (None, None, None);
+    for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+        let slot = match key.as_ref() {
+            "method" => &mut method,
+            "params" => &mut params,
+            "id" => &mut id,
+            other => return bad(&format!("unknown query key {:?}", shorten(other))),
+        };
+        if slot.replace(value.into_owned()).is_some() {
+            return bad(&format!("{key} given twice"));
+        }
+    }
+    let Some(method) = method else {
+        return bad("GET /rpc needs ?method=NAME (and &params=JSON, &id=ID when wanted)");
+    };
+    let id = match id {
+        None => Id::null(),
+        Some(text) => serde_json::from_str(&text)
+            .ok()
+            .and_then(Id::from_value)
+            .unwrap_or_else(|| Id::from_value(Value::String(text)).unwrap_or_else(Id::null)),
+    };
+    let params = match params.map(|text| serde_json::from_str::<Value>(&text)) {
+        None => None,
+        Some(Ok(params @ (Value::Object(_) | Value::Array(_)))) => Some(params),
+        Some(_) => {
+            let error = ErrorObject::invalid_params("params must be a JSON object or array");
+            return GetCall::Bad(jsonrpc::error_response(&id, &error));
+        }
+    };
+    let catalog = server.runtime.catalog();
+    let visible = token.is_none_or(|t| t.allows_tool(&method));
+    let mut cacheable = false;
+    if let Some(tool) = catalog.tool(&method).filter(|_| visible) {
+        if !openrpc::allows_get(&tool.info.hints) {
+            let error = ErrorObject::invalid_request(&format!(
+                "{} is not read-only, or is destructive: call it with POST /rpc",
+                shorten(&method)
+            ));
+            return GetCall::PostOnly(jsonrpc::error_response(&id, &error));
+        }
+        cacheable = tool.info.hints.idempotent;
+    }
+    let request = Request {
+        id: Some(id),
+        method,
+        params,
+    };
+    GetCall::Run {
+        incoming: Incoming::Single(Message::Request(request)),
+        cacheable,
+    }
+}
+
+fn bad(why: &str) -> GetCall {
+    GetCall::Bad(jsonrpc::error_response(
+        &Id::null(),
+        &ErrorObject::invalid_request(why),
+    ))
+}
+
+/// At most 100 characters of a name a client sent.
+fn shorten(text: &str) -> String {
+    text.chars().take(100).collect()
 }

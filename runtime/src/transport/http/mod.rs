@@ -45,6 +45,7 @@ mod checks;
 mod limits;
 mod mcp;
 mod ops;
+mod rpc_get;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -298,7 +299,7 @@ async fn answer(
     }
     let known = matches!(
         path.as_str(),
-        "/mcp" | "/rpc" | "/rpc/describe" | "/metrics"
+        "/mcp" | "/rpc" | "/rpc/describe" | "/rpc/openrpc.json" | "/metrics"
     );
     if !known {
         return plain(
@@ -321,7 +322,11 @@ async fn answer(
         ("/mcp", &Method::GET) => mcp::get(shared, req.headers(), token.as_ref()),
         ("/mcp", _) => not_allowed("GET, POST, DELETE"),
         ("/rpc", &Method::POST) => rpc_post(shared, req, token, peer).await,
-        ("/rpc", _) => not_allowed("POST"),
+        ("/rpc", &Method::GET) => {
+            rpc_get::call(shared, req.uri().query().unwrap_or(""), token, peer).await
+        }
+        ("/rpc", _) => not_allowed("GET, POST"),
+        ("/rpc/openrpc.json", &Method::GET) => rpc_get::document(shared, token.as_ref()),
         ("/metrics", &Method::GET) if token.as_ref().is_some_and(|t| !t.allows_metrics()) => plain(
             StatusCode::FORBIDDEN,
             "forbidden: /metrics names every tool; this token is limited to some tools \
