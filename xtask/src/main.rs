@@ -5,7 +5,8 @@
 //! - `cargo xtask serve`  — build, then serve the example tools over HTTP
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line; includes the clients no one here wrote
-//!   (MCP conformance suite, Python SDK, Inspector CLI: `tests/clients/`;
+//!   (MCP conformance suite, Python SDK, Inspector CLI, the OpenRPC
+//!   tools: `tests/clients/`;
 //!   Debian's docker-registry and the ORAS Python SDK: `tests/registry/`)
 //! - `cargo xtask bench`  — the benchmark suite; writes `BENCHMARKS.md`
 //! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
@@ -17,9 +18,10 @@ use std::process::{Command, Stdio};
 use anyhow::{Context, Result, bail};
 
 mod clients;
+mod openrpc;
 mod toolchains;
 
-use clients::{client_tests, test_clients};
+use clients::{client_tests, test_clients, test_openrpc};
 use toolchains::{build_examples, ensure_apt, ensure_venv, language_tests};
 
 const TARGET: &str = "wasm32-wasip2";
@@ -39,6 +41,7 @@ fn main() -> Result<()> {
         Some("serve") => serve(&root, &args[1..]),
         Some("test") => test(&root),
         Some("test-clients") => test_clients(&root),
+        Some("test-openrpc") => test_openrpc(&root),
         Some("build-examples") => build_examples(&root),
         Some("bench") => bench(&root, &args[1..]),
         Some("fuzz") => fuzz(&root, &args[1..]),
@@ -52,6 +55,8 @@ fn main() -> Result<()> {
                  test    build, run every test, cargo fmt --check and clippy; prints a summary\n  \
                  test-clients  only the MCP clients (conformance suite, Python SDK, Inspector)\n          \
                  against target/debug/airlock and target/components\n  \
+                 test-openrpc  only the OpenRPC tools (schema-utils-js, test-coverage,\n          \
+                 generator) against target/debug/airlock\n  \
                  build-examples  install the pinned Python/JS toolchains under target/ and\n          \
                  build examples/python/* and examples/js/* into target/examples/ (and the\n          \
                  plain Python/JS test components into target/test-components/)\n  \

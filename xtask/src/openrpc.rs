@@ -1,0 +1,217 @@
+//! The OpenRPC project's own tools on airlock's OpenRPC document (#39), all
+//! pinned in `tests/clients/package.json` and run from `tests/clients/openrpc/`:
+//!
+//! - `@open-rpc/schema-utils-js` validates the document `airlock inspect
+//!   --openrpc` prints for every component of `target/components` and
+//!   `target/examples`, and for `target/test-components/plain.wasm` (a
+//!   plain WIT function of every type of the type table);
+//! - `@open-rpc/test-coverage` calls every method that has an example
+//!   against `airlock serve` and checks each answer against the method's
+//!   result schema (`tests/clients/openrpc/expected-failures.txt` lists the
+//!   methods that answer an error by design);
+//! - `@open-rpc/generator` makes a TypeScript client from the document of
+//!   `target/components` (before anything is served), `typescript` builds
+//!   it with `client-test.ts`, which calls a tool by position and by name
+//!   and checks the typed errors of bad arguments.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use crate::Tally;
+use crate::clients::Served;
+
+/// Runs the three tools; every check counts in `tally`.
+pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mut Tally) {
+    let mut record = |what: &str, result: Result<(u64, u64)>| match result {
+        Ok((passed, failed)) => {
+            tally.passed += passed;
+            tally.failed += failed;
+            if failed > 0 {
+                tally
+                    .failures
+                    .push(format!("openrpc {what}: {failed} failed"));
+            }
+        }
+        Err(err) => {
+            println!("openrpc {what}: FAILED ({err:#})");
+            tally.failed += 1;
+            tally.failures.push(format!("openrpc {what}: {err:#}"));
+        }
+    };
+    let work = dir.join("openrpc");
+    let _ = std::fs::remove_dir_all(&work);
+    let node = node_bin.join("node");
+    record("documents", documents(root, dir, &work, &node));
+    let served = Served::start_with(
+        root,
+        &dir.join("serve-openrpc.log"),
+        &[root.join("target/components"), root.join("target/examples")],
+    );
+    let served = match served {
+        Ok(served) => served,
+        Err(err) => {
+            record("serve", Err(err));
+            return;
+        }
+    };
+    let base = served.base();
+    record("test-coverage", coverage(root, dir, &node, &base));
+    record("generated client", client(root, dir, &work, &node, &base));
+}
+
+/// The documents of every example component, validated.
+fn documents(root: &Path, dir: &Path, work: &Path, node: &Path) -> Result<(u64, u64)> {
+    let docs = work.join("documents");
+    std::fs::create_dir_all(&docs)?;
+    let mut components = Vec::new();
+    for folder in ["target/components", "target/examples"] {
+        for entry in std::fs::read_dir(root.join(folder)).with_context(|| folder.to_string())? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "wasm") {
+                components.push(path);
+            }
+        }
+    }
+    components.push(root.join("target/test-components/plain.wasm"));
+    components.sort();
+    let mut files = Vec::new();
+    for component in &components {
+        let name = component
+            .file_stem()
+            .context("a file name")?
+            .to_string_lossy();
+        let file = docs.join(format!("{name}.json"));
+        inspect(root, std::slice::from_ref(component), &file)?;
+        files.push(file);
+    }
+    let out = node_output(
+        node_command(node, dir)
+            .arg(root.join("tests/clients/openrpc/validate.cjs"))
+            .args(&files)
+            .current_dir(dir),
+    )?;
+    Ok(count(&out, "valid", "INVALID"))
+}
+
+/// `airlock inspect --openrpc PATHS > file`.
+fn inspect(root: &Path, paths: &[PathBuf], file: &Path) -> Result<()> {
+    let output = Command::new(root.join("target/debug/airlock"))
+        .args(["inspect", "--openrpc"])
+        .args(paths)
+        .output()
+        .context("cannot run target/debug/airlock inspect")?;
+    if !output.status.success() {
+        bail!(
+            "airlock inspect --openrpc {paths:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    std::fs::write(file, &output.stdout)?;
+    Ok(())
+}
+
+/// test-coverage against the server; its own summary line is counted.
+fn coverage(root: &Path, dir: &Path, node: &Path, base: &str) -> Result<(u64, u64)> {
+    let out = node_output(
+        node_command(node, dir)
+            .arg(root.join("tests/clients/openrpc/coverage.cjs"))
+            .arg(base)
+            .arg(root.join("tests/clients/openrpc/expected-failures.txt"))
+            .current_dir(dir),
+    )?;
+    let summary = out
+        .lines()
+        .find_map(|l| l.strip_prefix("openrpc test-coverage: "))
+        .context("test-coverage printed no summary")?;
+    let number = |what: &str| {
+        summary
+            .split(", ")
+            .find_map(|part| part.strip_suffix(what))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let (passed, failed) = (number(" passed"), number(" failed"));
+    if passed == 0 && failed == 0 {
+        bail!("test-coverage made no calls");
+    }
+    Ok((passed, failed))
+}
+
+/// The generated TypeScript client, built and run against the server.
+fn client(root: &Path, dir: &Path, work: &Path, node: &Path, base: &str) -> Result<(u64, u64)> {
+    let document = work.join("components.json");
+    inspect(root, &[root.join("target/components")], &document)?;
+    let generated = work.join("generated");
+    node_output(
+        node_command(node, dir)
+            .arg(dir.join("node_modules/@open-rpc/generator/build/cli.js"))
+            .args([
+                "generate",
+                "-t",
+                "client",
+                "-l",
+                "typescript",
+                "-n",
+                "airlockClient",
+            ])
+            .arg("-d")
+            .arg(&document)
+            .arg("-o")
+            .arg(&generated)
+            .current_dir(dir),
+    )?;
+    let project = generated.join("client/typescript");
+    let sources = root.join("tests/clients/openrpc");
+    std::fs::copy(
+        sources.join("client-test.ts"),
+        project.join("src/client-test.ts"),
+    )?;
+    std::fs::copy(
+        sources.join("tsconfig.json"),
+        project.join("tsconfig.test.json"),
+    )?;
+    node_output(
+        node_command(node, dir)
+            .arg(dir.join("node_modules/typescript/bin/tsc"))
+            .args(["-p", "tsconfig.test.json"])
+            .current_dir(&project),
+    )?;
+    let out = node_output(
+        node_command(node, dir)
+            .arg("build/client-test.js")
+            .arg(base)
+            .current_dir(&project),
+    )?;
+    Ok(count(&out, "passed", "FAILED"))
+}
+
+/// `node` finding the pinned packages from scripts kept in `tests/clients/`.
+fn node_command(node: &Path, dir: &Path) -> Command {
+    let mut cmd = Command::new(node);
+    cmd.env("NODE_PATH", dir.join("node_modules"));
+    cmd
+}
+
+/// Lines ending in `pass` and lines holding `fail`.
+fn count(out: &str, pass: &str, fail: &str) -> (u64, u64) {
+    let passed = out.lines().filter(|l| l.ends_with(pass)).count() as u64;
+    let failed = out.lines().filter(|l| l.contains(fail)).count() as u64;
+    (passed, failed)
+}
+
+/// Runs `cmd`, shows its output, fails when it does.
+fn node_output(cmd: &mut Command) -> Result<String> {
+    eprintln!("+ {cmd:?}");
+    let output = cmd
+        .output()
+        .with_context(|| format!("cannot run {cmd:?}"))?;
+    let text = String::from_utf8_lossy(&output.stdout).into_owned();
+    print!("{text}");
+    eprint!("{}", String::from_utf8_lossy(&output.stderr));
+    if !output.status.success() && !text.contains("INVALID") && !text.contains("FAILED") {
+        bail!("{cmd:?} failed with {}", output.status);
+    }
+    Ok(text)
+}
