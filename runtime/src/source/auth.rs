@@ -205,32 +205,76 @@ impl Credentials {
     }
 }
 
+/// How long a credential helper may take: one that waits for a keychain to
+/// be unlocked, or a passphrase nobody types, must not hold a fetch (whose
+/// own deadline counts only its requests) for good.
+const HELPER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Asks `docker-credential-HELPER get` for the login of `registry`.
 fn helper_login(helper: &str, registry: &str) -> Option<Login> {
-    use std::io::Write as _;
+    let program = format!("docker-credential-{helper}");
+    run_helper(
+        std::process::Command::new(&program),
+        &program,
+        registry,
+        HELPER_TIMEOUT,
+    )
+}
+
+/// Runs `helper get` (`shown` names it) with `registry` on its stdin, for
+/// at most `timeout` (then it is killed, and there is no login).
+fn run_helper(
+    mut helper: std::process::Command,
+    shown: &str,
+    registry: &str,
+    timeout: std::time::Duration,
+) -> Option<Login> {
+    use std::io::{Read as _, Write as _};
     #[derive(Deserialize)]
     #[serde(rename_all = "PascalCase")]
     struct Answer {
         username: String,
         secret: String,
     }
-    let program = format!("docker-credential-{helper}");
-    let mut child = std::process::Command::new(&program)
+    let mut child = helper
         .arg("get")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
-        .map_err(|e| tracing::warn!("cannot run {program}: {e}"))
+        .map_err(|e| tracing::warn!("cannot run {shown}: {e}"))
         .ok()?;
     if let Some(mut stdin) = child.stdin.take() {
         let _ = stdin.write_all(registry.as_bytes());
     }
-    let out = child.wait_with_output().ok()?;
-    if !out.status.success() {
+    // Its answer is a line of JSON: it fits the pipe while it runs.
+    let started = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if started.elapsed() < timeout => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            other => {
+                let _ = child.kill();
+                let _ = child.wait();
+                if other.is_ok() {
+                    tracing::warn!(
+                        "{shown} gave no login within {}s; it was stopped (is it waiting for a \
+                         keychain or a passphrase?)",
+                        timeout.as_secs()
+                    );
+                }
+                return None;
+            }
+        }
+    };
+    let mut stdout = Vec::new();
+    child.stdout.take()?.read_to_end(&mut stdout).ok()?;
+    if !status.success() {
         return None;
     }
-    let answer: Answer = serde_json::from_slice(&out.stdout).ok()?;
+    let answer: Answer = serde_json::from_slice(&stdout).ok()?;
     Some(Login {
         user: answer.username,
         secret: answer.secret,
@@ -310,6 +354,26 @@ fn parse_params(text: &str) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A helper that runs the shell `script` (`$1` is `get`).
+    #[cfg(unix)]
+    fn helper(script: &str) -> std::process::Command {
+        let mut command = std::process::Command::new("/bin/sh");
+        command.args(["-c", script, "docker-credential-test"]);
+        command
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_helper_answers_or_is_stopped() {
+        let answers = helper(r#"read r; echo "{\"Username\":\"u-$r\",\"Secret\":\"s\"}""#);
+        let long = std::time::Duration::from_secs(60);
+        let login = run_helper(answers, "test", "r.example", long).expect("a login");
+        assert_eq!(login.user, "u-r.example");
+        let hung = helper("exec sleep 600");
+        let short = std::time::Duration::from_millis(100);
+        assert_eq!(run_helper(hung, "test", "r.example", short), None);
+    }
 
     #[test]
     fn challenges_of_both_kinds() {
