@@ -5,10 +5,11 @@
 //!   --openrpc` prints for every component of `target/components` and
 //!   `target/examples`, and for `target/test-components/plain.wasm` (a
 //!   plain WIT function of every type of the type table);
-//! - `@open-rpc/test-coverage` calls every method that has an example
-//!   against `airlock serve` and checks each answer against the method's
-//!   result schema (`tests/clients/openrpc/expected-failures.txt` lists the
-//!   methods that answer an error by design);
+//! - `@open-rpc/test-coverage` calls every method that has an example, and
+//!   with made-up arguments those listed in `fake-params.txt` (the type
+//!   table's echoes), against `airlock serve` and checks each answer
+//!   against the method's result schema (`expected-failures.txt` lists the
+//!   methods it cannot pass, and why);
 //! - `@open-rpc/generator` makes a TypeScript client from the document of
 //!   `target/components` (before anything is served), `typescript` builds
 //!   it with `client-test.ts`, which calls a tool by position and by name
@@ -119,6 +120,7 @@ fn coverage(root: &Path, dir: &Path, node: &Path, base: &str) -> Result<(u64, u6
             .arg(root.join("tests/clients/openrpc/coverage.cjs"))
             .arg(base)
             .arg(root.join("tests/clients/openrpc/expected-failures.txt"))
+            .arg(root.join("tests/clients/openrpc/fake-params.txt"))
             .current_dir(dir),
     )?;
     let summary = out

@@ -3,21 +3,26 @@
 // position: the document says `paramStructure: either`), and what it
 // answers is checked against the method's result schema.
 //
-// usage: node coverage.cjs http://127.0.0.1:PORT SKIP_FILE
+// usage: node coverage.cjs http://127.0.0.1:PORT SKIP_FILE FAKE_FILE
 //
 // The document is fetched from GET /rpc/openrpc.json and must equal what
 // rpc.discover answers. It names no server (airlock does not know the
 // address it is reached at), so its servers[0] is set to the /rpc it came
 // from: test-coverage calls servers[0].url. Methods without an example
-// (a required parameter with no declared value) are skipped, and so are
-// those listed in SKIP_FILE (`name: reason` a line); both are counted.
+// (a required parameter with no declared value) are skipped, unless
+// FAKE_FILE lists them: those answer whatever arguments their schema
+// allows, and are called with test-coverage's other rule, five times with
+// arguments json-schema-faker makes from the params' schemas. Methods
+// listed in SKIP_FILE are not called. Each kind is counted.
 "use strict";
 const fs = require("fs");
 const coverage = require("@open-rpc/test-coverage").default;
+const JsonSchemaFakerRule =
+  require("@open-rpc/test-coverage/build/rules/json-schema-faker-rule").default;
 const { parseOpenRPCDocument } = require("@open-rpc/schema-utils-js");
 
 async function main() {
-  const [base, skipFile] = process.argv.slice(2);
+  const [base, skipFile, fakeFile] = process.argv.slice(2);
   const fetched = await (await fetch(`${base}/rpc/openrpc.json`)).json();
   const discovered = await (
     await fetch(`${base}/rpc`, {
@@ -29,37 +34,56 @@ async function main() {
   if (JSON.stringify(discovered.result) !== JSON.stringify(fetched)) {
     throw new Error("rpc.discover and GET /rpc/openrpc.json answer different documents");
   }
-  const listed = new Map(
-    (skipFile ? fs.readFileSync(skipFile, "utf8") : "")
+  const names = fetched.methods.map((m) => m.name);
+  const read = (file) => {
+    const listed = fs
+      .readFileSync(file, "utf8")
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l && !l.startsWith("#"))
-      .map((l) => [l.split(":")[0].trim(), l.slice(l.indexOf(":") + 1).trim()]),
-  );
-  const names = fetched.methods.map((m) => m.name);
-  for (const name of listed.keys()) {
-    if (!names.includes(name)) throw new Error(`${skipFile} lists ${name}, which is not served`);
-  }
+      .map((l) => l.split(":")[0].trim());
+    for (const name of listed) {
+      if (!names.includes(name)) throw new Error(`${file} lists ${name}, which is not served`);
+    }
+    return listed;
+  };
+  const listed = read(skipFile);
+  const fake = read(fakeFile);
   const noExample = fetched.methods.filter((m) => !m.examples).map((m) => m.name);
+  for (const name of fake) {
+    if (!noExample.includes(name)) throw new Error(`${fakeFile}: ${name} has an example`);
+  }
   const document = await parseOpenRPCDocument(
     JSON.stringify({ ...fetched, servers: [{ name: "airlock", url: `${base}/rpc` }] }),
   );
-  const calls = await coverage({
-    openrpcDocument: document,
-    transport: "http",
-    // "console" ends the process itself; this one lets the summary follow.
-    reporters: ["console-streaming"],
-    skip: [...noExample, ...listed.keys()],
-    only: [],
-  });
+  const run = (options) =>
+    coverage({
+      openrpcDocument: document,
+      transport: "http",
+      // "console" ends the process itself; this one lets the summary follow.
+      reporters: ["console-streaming"],
+      skip: listed,
+      only: [],
+      ...options,
+    });
+  // The examples (test-coverage's ExamplesRule and, for no method here,
+  // its JsonSchemaFakerRule: every method left has an example).
+  const calls = await run({ skip: [...noExample, ...listed] });
+  // Made-up arguments for the methods that take any.
+  const faked = fake.filter((name) => !listed.includes(name));
+  if (faked.length > 0) {
+    calls.push(...(await run({ only: faked, rules: [new JsonSchemaFakerRule({ numCalls: 5 })] })));
+  }
   const failed = calls.filter((c) => !c.valid);
   for (const c of failed) {
     console.log(`FAILED ${c.methodName}: ${c.reason || JSON.stringify(c.error || c.requestError)}`);
   }
   console.log(
     `openrpc test-coverage: ${calls.length - failed.length} passed, ${failed.length} failed, ` +
-      `${listed.size} listed as expected failures, ${noExample.length} without an example ` +
-      `(of ${names.length} methods)`,
+      `${listed.length} listed as expected failures; ${names.length} methods: ` +
+      `${names.length - noExample.length} with an example, ${faked.length} with made-up ` +
+      `arguments, ${noExample.length - faked.length - listed.filter((n) => noExample.includes(n)).length} ` +
+      `not called (a required parameter without a declared value)`,
   );
   process.exit(failed.length === 0 && calls.length > 0 ? 0 : 1);
 }
