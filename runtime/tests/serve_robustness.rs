@@ -360,8 +360,9 @@ fn wrong_content_types_are_refused() {
     for (method, path) in [
         ("PUT", "/rpc"),
         ("PATCH", "/mcp"),
-        ("GET", "/rpc"),
+        ("DELETE", "/rpc"),
         ("POST", "/rpc/describe"),
+        ("POST", "/rpc/openrpc.json"),
     ] {
         let r = http(addr, method, path, &[JSON], body);
         assert_eq!(r.status, 405, "{method} {path}: {}", r.body);

@@ -164,8 +164,13 @@ def test_refusals_do_not_leak_internals(served):
         assert leak not in json.dumps(body)
 
 
-def test_get_is_not_allowed(served):
-    request = urllib.request.Request(served.base + "/rpc")
+def test_get_only_for_read_only_tools(served):
+    # A read-only tool (GET /rpc?method=NAME&params=JSON, #39) answers as POST.
+    query = "method=test_simple_text&params=%7B%7D&id=3"
+    with urllib.request.urlopen(served.base + "/rpc?" + query, timeout=10) as response:
+        assert json.loads(response.read())["id"] == 3
+    # A destructive one is POST only: 405, Allow: POST.
+    request = urllib.request.Request(served.base + "/rpc?method=restock")
     with pytest.raises(urllib.error.HTTPError) as error:
         urllib.request.urlopen(request, timeout=10)
     assert error.value.code == 405 and error.value.headers["Allow"] == "POST"
