@@ -942,3 +942,54 @@ fn tls_roots_and_operator_ca_bundles() {
         assert!(err.contains(what), "expected {what:?} in: {err}");
     }
 }
+
+/// `[networks.NAME]`: one grant, with its credentials, that several
+/// sections name instead of repeating it.
+#[test]
+fn a_named_network_is_shared_by_the_sections_that_name_it() {
+    let (policy, _dir) = ok("[networks.github.\"https://api.github.com\"]\n\
+         headers = { Authorization = { from = \"CATALOG_TOKEN\", format = \"Bearer {}\" } }\n\
+         [networks.github.\"uploads.github.com\"]\n\
+         [components.issues]\nnetwork = \"github\"\n\
+         [components.releases]\nnetwork = \"github\"\n\
+         [components.releases.tools.mirror]\nnetwork = [\"mirror.example.com\"]\n");
+    for component in ["issues", "releases"] {
+        let s = policy.settings_for(component, "list");
+        let hosts: Vec<String> = s.network.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            hosts,
+            ["https://api.github.com", "uploads.github.com"],
+            "{component}"
+        );
+        assert_eq!(s.credentials.len(), 1, "{component}");
+        assert_eq!(
+            s.credentials[0].describe(),
+            "authorization for https://api.github.com (from CATALOG_TOKEN)"
+        );
+    }
+    let mirror = policy.settings_for("releases", "mirror");
+    assert_eq!(mirror.network.len(), 1);
+    assert!(mirror.credentials.is_empty());
+
+    let other = policy.settings_for("other", "t");
+    assert!(other.network.is_empty());
+}
+
+#[test]
+fn a_network_name_must_name_a_networks_section() {
+    refused(
+        "[networks]\ngithub = [\"api.github.com\"]\n[components.a]\nnetwork = \"gihtub\"\n",
+        4,
+        "network \"gihtub\" names no [networks.gihtub] (the named ones are: github)",
+    );
+    refused(
+        "[components.a]\nnetwork = \"github\"\n",
+        2,
+        "the policy has no [networks.NAME] section",
+    );
+    refused(
+        "[networks]\na = \"b\"\n",
+        2,
+        "[networks.a] names another network",
+    );
+}

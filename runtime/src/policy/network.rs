@@ -15,6 +15,12 @@
 //! [components.github.network."https://api.github.com"]
 //! headers = { Authorization = { from = "GITHUB_TOKEN", format = "Bearer {}" } }
 //! [components.github.network."uploads.github.com"]   # listed, no headers
+//!
+//! # A named grant, in either form, that several sections share by name.
+//! [networks.github."https://api.github.com"]
+//! headers = { Authorization = { from = "GITHUB_TOKEN", format = "Bearer {}" } }
+//! [components.issues]
+//! network = "github"
 //! ```
 //!
 //! Checked here, when the policy is loaded: the patterns, the header names
@@ -172,6 +178,8 @@ const RESERVED_HEADERS: &[&str] = &[
 pub(super) enum RawNetwork {
     List(Vec<Spanned<String>>),
     Table(Vec<(Spanned<String>, RawHost)>),
+    /// `network = "NAME"`: the grant of `[networks.NAME]`.
+    Named(String),
 }
 
 /// The table of one pattern in the long form.
@@ -195,9 +203,12 @@ impl<'de> Deserialize<'de> for RawNetwork {
             type Value = RawNetwork;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str(
-                    "a list of host patterns, or one table per pattern \
-                     ([components.NAME.network.\"PATTERN\"])",
+                    "a list of host patterns, one table per pattern \
+                     ([components.NAME.network.\"PATTERN\"]), or the name of a [networks.NAME]",
                 )
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawNetwork, E> {
+                Ok(RawNetwork::Named(name.to_string()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNetwork, A::Error> {
                 let mut list = Vec::new();
@@ -243,10 +254,11 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
 }
 
 impl Parser<'_> {
-    /// Checks a section's `network` key.
-    pub(super) fn network(&self, raw: RawNetwork) -> Result<NetworkList, PolicyError> {
+    /// Checks a section's `network` key (written at byte `at`).
+    pub(super) fn network(&self, raw: RawNetwork, at: usize) -> Result<NetworkList, PolicyError> {
         let mut list = NetworkList::default();
         match raw {
+            RawNetwork::Named(name) => return self.named_network(&name, at),
             RawNetwork::List(patterns) => {
                 for p in patterns {
                     list.allow.push(self.pattern(&p)?);
@@ -274,6 +286,44 @@ impl Parser<'_> {
             }
         }
         Ok(list)
+    }
+
+    /// `network = "NAME"`: the checked grant of `[networks.NAME]`.
+    fn named_network(&self, name: &str, at: usize) -> Result<NetworkList, PolicyError> {
+        match self.networks.borrow().get(name) {
+            Some(Some(list)) => Ok(list.clone()),
+            // Its own errors are reported where it is written.
+            Some(None) => Ok(NetworkList::default()),
+            None => {
+                let names: Vec<String> = self.networks.borrow().keys().cloned().collect();
+                let known = match names.is_empty() {
+                    true => "the policy has no [networks.NAME] section".to_string(),
+                    false => format!("the named ones are: {}", names.join(", ")),
+                };
+                Err(self.error(
+                    at,
+                    format!(
+                        "network {name:?} names no [networks.{name}] ({known}); a list of host \
+                         patterns is written network = [{name:?}]"
+                    ),
+                ))
+            }
+        }
+    }
+
+    /// The `[networks.NAME]` grants, checked once, before the sections
+    /// that name them.
+    pub(super) fn named_networks(&self, raw: Vec<(String, usize, RawNetwork)>) {
+        for (name, at, network) in raw {
+            let checked = match network {
+                RawNetwork::Named(_) => Err(self.error(
+                    at,
+                    format!("[networks.{name}] names another network; list its hosts here"),
+                )),
+                network => self.network(network, at),
+            };
+            self.networks.borrow_mut().insert(name, self.keep(checked));
+        }
     }
 
     fn pattern(&self, p: &Spanned<String>) -> Result<HostPattern, PolicyError> {

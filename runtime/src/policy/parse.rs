@@ -11,6 +11,7 @@ use toml::Spanned;
 
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
 use super::grant::Consent;
+use super::network::NetworkList;
 use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
 use super::units::Size;
 use crate::source::{PublicKey, Source};
@@ -27,6 +28,8 @@ pub(super) struct Parser<'a> {
     env: &'a dyn Fn(&str) -> Result<String, VarError>,
     /// The errors found so far; the checks go on past each.
     errors: RefCell<Vec<PolicyError>>,
+    /// The `[networks.NAME]` grants (`None`: it has errors, reported).
+    pub(super) networks: RefCell<BTreeMap<String, Option<NetworkList>>>,
 }
 
 impl<'a> Parser<'a> {
@@ -42,6 +45,7 @@ impl<'a> Parser<'a> {
             base,
             env,
             errors: RefCell::default(),
+            networks: RefCell::default(),
         }
     }
 
@@ -89,6 +93,7 @@ impl<'a> Parser<'a> {
         for (at, message) in read_errors {
             self.errors.borrow_mut().push(self.error(at, message));
         }
+        self.named_networks(raw.networks);
         let mut verify = None;
         let defaults = match raw.defaults {
             Some(mut s) => {
@@ -264,7 +269,10 @@ impl<'a> Parser<'a> {
         }
         Section {
             folders: raw.folders.map(|f| self.folders(f)),
-            network: raw.network.and_then(|n| self.keep(self.network(n))),
+            network: raw.network.and_then(|n| {
+                let at = n.span().start;
+                self.keep(self.network(n.into_inner(), at))
+            }),
             tls: raw.tls,
             ca: raw.ca.and_then(|c| self.keep(self.ca(&c))),
             env: raw.env.map(|e| self.env(e)),

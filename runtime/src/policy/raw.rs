@@ -24,6 +24,8 @@ pub(super) struct RawPolicy {
     pub(super) defaults: Option<RawSection>,
     pub(super) components: BTreeMap<String, RawComponent>,
     pub(super) tokens: Vec<RawToken>,
+    /// `[networks.NAME]`: name, where it is written, the grant.
+    pub(super) networks: Vec<(String, usize, RawNetwork)>,
 }
 
 /// `[defaults]` and `[components.X.tools.Y]`.
@@ -31,7 +33,7 @@ pub(super) struct RawPolicy {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSection {
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<RawNetwork>,
+    pub(super) network: Option<Spanned<RawNetwork>>,
     pub(super) tls: Option<Roots>,
     pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
@@ -58,7 +60,7 @@ pub(super) struct RawComponent {
     pub(super) sha256: Option<Spanned<String>>,
     pub(super) verify: Option<Spanned<RawVerify>>,
     pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<RawNetwork>,
+    pub(super) network: Option<Spanned<RawNetwork>>,
     pub(super) tls: Option<Roots>,
     pub(super) ca: Option<Spanned<String>>,
     pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
@@ -174,7 +176,7 @@ pub(super) struct RawToken {
 pub(super) type ReadError = (usize, String);
 
 /// The top-level keys of a policy file.
-const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `tokens`";
+const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `networks`, `tokens`";
 
 /// Reads policy text: everything that could be read, and every error in
 /// it. A TOML syntax error stops there (what follows may be misread); past
@@ -192,6 +194,13 @@ pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
         match key.get_ref().as_ref() {
             "audit" => policy.audit = whole(value, &mut errors),
             "defaults" => policy.defaults = Some(section(value, &mut errors)),
+            "networks" => {
+                for (name, at, network) in table(value, &mut errors) {
+                    if let Some(network) = whole(network, &mut errors) {
+                        policy.networks.push((name, at, network));
+                    }
+                }
+            }
             "components" => {
                 for (name, at, c) in table(value, &mut errors) {
                     let mut c = component(c, &mut errors);
