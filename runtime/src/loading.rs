@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use crate::catalog::{Catalog, LoadError, Tool};
 use crate::pending::Phase;
+use crate::source::Source;
 use crate::{LoadReport, Runtime};
 
 type Loaded = (usize, PathBuf, Result<Vec<Tool>, LoadError>);
@@ -254,10 +255,17 @@ impl Work {
             index,
             file,
         } = self;
-        let loaded = runtime.read_component(&file).and_then(|(name, bytes)| {
-            let _place = places.take(index, || {
+        let take = || {
+            places.take(index, || {
                 runtime.loading_phase(&file, Phase::WaitingToCompile);
-            });
+            })
+        };
+        // A file is read once it has its place, so the bytes of those
+        // waiting are not all in memory at once; a fetch goes ahead.
+        let local = !Source::from_path(&file).is_ok_and(|s| s.is_remote());
+        let early = local.then(take);
+        let loaded = runtime.read_component(&file).and_then(|(name, bytes)| {
+            let _place = early.unwrap_or_else(take);
             runtime.loading_phase(&file, Phase::Compiling);
             runtime.compile_component(&file, name, &bytes)
         });
