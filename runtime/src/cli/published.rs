@@ -169,3 +169,36 @@ fn tool_text(out: &mut String, tool: &Value) {
         let _ = writeln!(out, "    annotations: {}", hints.join(" "));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `description` is as long as the label column: a space still
+    /// separates it from its value (#37: "descriptionairlock tools:").
+    #[test]
+    fn every_annotation_label_is_followed_by_a_space() {
+        let manifest = serde_json::from_value(json!({
+            "schemaVersion": 2,
+            "config": { "mediaType": "application/vnd.wasm.config.v0+json", "digest": "sha256:c", "size": 2 },
+            "layers": [],
+            "annotations": {
+                "org.opencontainers.image.description": "airlock tools: lookup",
+                "org.opencontainers.image.title": "catalog",
+            },
+        }))
+        .expect("a manifest");
+        let published = Published {
+            digest: "sha256:m".into(),
+            manifest,
+            locked: None,
+            signature: None,
+        };
+        let text = as_text("oci+http://127.0.0.1:5000/acme/catalog:1", &published, "");
+        assert!(
+            text.contains("\n  description airlock tools: lookup\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n  title      catalog\n"), "{text}");
+    }
+}
