@@ -8,9 +8,11 @@
 //! - `summary` its title (else the first line of its description),
 //!   `description` its description;
 //! - `params` its input schema's properties in order (the order `/rpc`
-//!   binds positional params in), each with its schema, its `required`
-//!   and its description; `paramStructure` `either`;
-//! - `result` the value `/rpc` answers: the tool's structured result,
+//!   binds positional params in), each with its schema (titled
+//!   `TOOL_PARAM` unless it has a title, so a generated client's types
+//!   have names), its `required` and its description; `paramStructure`
+//!   `either`;
+//! - `result` the value `/rpc` answers (titled `TOOL_result`): the tool's structured result,
 //!   unwrapped when its output schema carries `x-airlock-wrapped`, else its
 //!   MCP content blocks;
 //! - `errors` what a call can answer besides its result (`-32602` with
@@ -105,7 +107,10 @@ fn method(tool: &Tool) -> Value {
     method.insert("params".into(), Value::Array(params));
     method.insert(
         "result".into(),
-        json!({ "name": format!("{}_result", info.name), "schema": result_schema(info) }),
+        json!({
+            "name": format!("{}_result", info.name),
+            "schema": titled(result_schema(info), &format!("{}_result", info.name)),
+        }),
     );
     method.insert("errors".into(), errors(info));
     for (hint, on) in info.hints.annotations() {
@@ -135,10 +140,23 @@ fn params(info: &ToolInfo) -> Vec<Value> {
                 param.insert("description".into(), description.clone().into());
             }
             param.insert("required".into(), required.contains(&name.as_str()).into());
-            param.insert("schema".into(), schema::portable(property, root));
+            let schema = schema::portable(property, root);
+            param.insert(
+                "schema".into(),
+                titled(schema, &format!("{}_{name}", info.name)),
+            );
             Value::Object(param)
         })
         .collect()
+}
+
+/// `schema` with `title` when it has none: what a generator names its type
+/// after (`lookup_price_sku` becomes `LookupPriceSku`, not a hash).
+fn titled(mut schema: Value, title: &str) -> Value {
+    if let Value::Object(map) = &mut schema {
+        map.entry("title").or_insert_with(|| title.into());
+    }
+    schema
 }
 
 /// What `/rpc` answers for the tool, as a schema.

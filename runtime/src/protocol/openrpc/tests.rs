@@ -90,9 +90,13 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
     assert_eq!(
         price["params"],
         json!([{"name": "sku", "description": "Article number, e.g. SKU-1001", "required": true,
-                "schema": {"type": "string", "description": "Article number, e.g. SKU-1001"}}])
+                "schema": {"type": "string", "description": "Article number, e.g. SKU-1001",
+                           "title": "lookup_price_sku"}}])
     );
-    assert_eq!(price["result"]["schema"], json!({"type": "number"}));
+    assert_eq!(
+        price["result"]["schema"],
+        json!({"type": "number", "title": "lookup_price_result"})
+    );
     assert_eq!(price["errors"][0]["data"], json!({"parameter": "sku"}));
     assert_eq!(price["x-readOnlyHint"], true);
     assert_eq!(price["x-allowGet"], true);
@@ -104,7 +108,8 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
     assert_eq!(
         restock["params"][1]["schema"],
         json!({"type": "integer", "minimum": 0, "maximum": 4294967295u32,
-               "description": "Number of units to add (greater than zero)"})
+               "description": "Number of units to add (greater than zero)",
+               "title": "restock_units"})
     );
 
     // Params in the order /rpc binds them by position, with defaults.
@@ -146,7 +151,7 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
     let optional = &method(&doc, "echo_optional")["result"]["schema"];
     assert_eq!(
         optional,
-        &json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+        &json!({"anyOf": [{"type": "string"}, {"type": "null"}], "title": "echo_optional_result"})
     );
     // No output schema: the content blocks.
     let blocks = &method(&doc, "content_blocks")["result"]["schema"];
