@@ -13,9 +13,9 @@ use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Request, StatusCode};
 use serde_json::Value;
 
-use super::HttpConfig;
 use super::body::{BoxBody, plain};
 use super::limits::{BODY_MIN_RATE, body_allowance};
+use super::shared::HttpConfig;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::dispatch::name_field;

@@ -24,7 +24,7 @@ use super::body::{
 use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
 };
-use super::{Entry, Shared, stream_slot};
+use super::shared::{Entry, Shared, stream_slot};
 use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};

@@ -46,13 +46,14 @@ mod limits;
 mod mcp;
 mod ops;
 mod rpc_get;
+mod shared;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hyper::body::Incoming as IncomingBody;
 use hyper::{Method, Request, Response, StatusCode};
@@ -62,88 +63,16 @@ use tokio::sync::Semaphore;
 
 use crate::policy::Token;
 use crate::protocol::jsonrpc;
-use crate::protocol::mcp::{Server, Session};
+use crate::protocol::mcp::Server;
 use crate::protocol::rpc;
 use crate::sync::lock;
-use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, retry_later, typed};
+use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, typed};
 use checks::{
     authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
 };
-use limits::{Full, Slot, Slots};
-
-/// Limits and allow-lists of the HTTP server.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// Host names (no port) accepted in `Host` and `Origin`.
-    pub allowed_hosts: Vec<String>,
-    /// Largest request body, in bytes.
-    pub max_body: usize,
-    /// Requests running tool calls at once, over all clients.
-    pub max_calls: usize,
-    /// Open connections at once; more are closed on accept. A token holds
-    /// at most a quarter of them.
-    pub max_connections: usize,
-    /// Long-lived streams open at once (GET `/mcp`, `subscriptions/listen`,
-    /// `tasks/result` waits); a token holds at most a quarter of them.
-    pub max_streams: usize,
-    /// Open MCP sessions at once.
-    pub max_sessions: usize,
-    /// A session unused this long is forgotten (404 afterwards).
-    pub session_idle: Duration,
-    /// Time a client has to send its request headers.
-    pub header_timeout: Duration,
-    /// Time a request body has before it must keep up the minimum rate
-    /// ([`limits::BODY_MIN_RATE`]).
-    pub body_timeout: Duration,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        HttpConfig {
-            allowed_hosts: loopback_names(),
-            max_body: 4 * 1024 * 1024,
-            max_calls: 64,
-            max_connections: 1024,
-            max_streams: 256,
-            max_sessions: 4096,
-            session_idle: Duration::from_secs(3600),
-            header_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(10),
-        }
-    }
-}
-
-/// The host names that mean this machine.
-pub fn loopback_names() -> Vec<String> {
-    ["localhost", "127.0.0.1", "::1"].map(String::from).to_vec()
-}
-
-struct Entry {
-    session: Arc<Session>,
-    last_used: Mutex<Instant>,
-}
-
-struct Shared {
-    server: Arc<Server>,
-    config: HttpConfig,
-    tokens: Vec<Token>,
-    sessions: Mutex<HashMap<String, Arc<Entry>>>,
-    calls: Arc<Semaphore>,
-    /// Connections counted per token, from their first authenticated request.
-    connections: Arc<Slots>,
-    /// Open long-lived streams.
-    streams: Arc<Slots>,
-    /// Set when shutdown begins: `/readyz` turns 503, new calls get 503.
-    /// Numbers the MCP sessions opened here (the audit log's callers).
-    next_session: AtomicU64,
-    draining: AtomicBool,
-}
-
-impl Shared {
-    fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Relaxed)
-    }
-}
+use limits::Slots;
+use shared::{Bound, Shared, bind_connection};
+pub use shared::{HttpConfig, loopback_names};
 
 /// Serves until `shutdown` resolves, then drains: `/readyz` turns 503 and
 /// requests that would start a call are refused (503, `Retry-After`) while
@@ -166,8 +95,8 @@ pub async fn serve(
         calls: Arc::new(Semaphore::new(config.max_calls)),
         connections: Slots::new(config.max_connections),
         streams: Slots::new(config.max_streams),
-        draining: AtomicBool::new(false),
         next_session: AtomicU64::new(1),
+        draining: AtomicBool::new(false),
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -259,9 +188,6 @@ pub async fn serve(
     Ok(())
 }
 
-/// A connection's place among its token's connections, once it has one.
-type Bound = Arc<Mutex<Option<Slot>>>;
-
 async fn route(
     shared: &Arc<Shared>,
     req: Request<IncomingBody>,
@@ -350,63 +276,6 @@ async fn answer(
         ),
         _ => not_allowed("GET"),
     }
-}
-
-/// Counts the connection against `token` on its first request with it; a
-/// token over its share is answered 429 and the connection closed.
-#[allow(clippy::result_large_err)]
-fn bind_connection(
-    shared: &Shared,
-    bound: &Bound,
-    token: &str,
-    peer: SocketAddr,
-) -> Result<(), Response<BoxBody>> {
-    let mut bound = lock(bound);
-    if bound.is_some() {
-        return Ok(());
-    }
-    match shared.connections.take(Some(token)) {
-        Ok(slot) => {
-            *bound = Some(slot);
-            Ok(())
-        }
-        Err(full) => {
-            let limit = match full {
-                Full::Token(n) | Full::Total(n) => n,
-            };
-            tracing::warn!(
-                "token {token:?} holds {limit} connection(s), its share; closing one from {peer}"
-            );
-            let mut response = retry_later(&format!(
-                "too many connections: this token holds {limit}, its share of the server's; \
-                 reuse a connection or close idle ones\n"
-            ));
-            *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-            response.headers_mut().insert(
-                hyper::header::CONNECTION,
-                hyper::header::HeaderValue::from_static("close"),
-            );
-            Err(response)
-        }
-    }
-}
-
-/// A place among the open streams for a request of `token`, or the 503
-/// that says none is free.
-#[allow(clippy::result_large_err)]
-fn stream_slot(shared: &Shared, token: Option<&str>) -> Result<Slot, Response<BoxBody>> {
-    shared.streams.take(token).map_err(|full| {
-        let text = match full {
-            Full::Token(n) => format!(
-                "busy: this token has {n} streams open, its share; close one (an old GET /mcp \
-                 or subscriptions/listen) and retry\n"
-            ),
-            Full::Total(n) => {
-                format!("busy: {n} streams open, the server's limit; retry shortly\n")
-            }
-        };
-        retry_later(&text)
-    })
 }
 
 // --- /rpc ----------------------------------------------------------------

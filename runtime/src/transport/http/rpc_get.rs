@@ -14,8 +14,8 @@ use std::sync::Arc;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use super::Shared;
 use super::body::{BoxBody, busy, draining, json};
+use super::shared::Shared;
 use crate::policy::Token;
 use crate::protocol::openrpc;
 use crate::protocol::rpc::{self, GetCall};
