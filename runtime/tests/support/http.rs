@@ -64,6 +64,9 @@ pub fn read_request_head(reader: &mut impl BufRead) -> String {
     first.trim_end().to_string()
 }
 
+/// A port that was free a moment ago: only for servers that cannot be told
+/// to take port 0 and say which they got (the registry retries on another
+/// when it was taken meanwhile); `airlock serve` listens on port 0.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
@@ -107,8 +110,6 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
     let dir = tempfile::tempdir().expect("tempdir");
     let policy_path = dir.path().join("airlock.toml");
     std::fs::write(&policy_path, policy).expect("policy");
-    let port = free_port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().expect("addr");
     let mut child = command
         .arg("serve")
         .args(if extra.contains(&"--load-wait") {
@@ -118,8 +119,10 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
         })
         .arg("--policy")
         .arg(&policy_path)
+        // Port 0: the system picks a free one, and the server says which
+        // (no race with other tests for a port chosen before it listens).
         .arg("--listen")
-        .arg(addr.to_string())
+        .arg("127.0.0.1:0")
         .args(extra)
         .args(files)
         .stdin(Stdio::null())
@@ -136,12 +139,13 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
             if !line.contains("connection limit") {
                 eprintln!("[airlock] {line}");
             }
-            if line.contains("listening on") {
-                let _ = tx.send(());
+            if let Some(addr) = listening_address(&line) {
+                let _ = tx.send(addr);
             }
         }
     });
-    rx.recv_timeout(Duration::from_secs(120))
+    let addr = rx
+        .recv_timeout(Duration::from_secs(120))
         .expect("airlock did not start listening");
     Served {
         child,
@@ -183,6 +187,12 @@ pub fn sse_messages(text: &str) -> Vec<Value> {
 }
 
 /// Sends one request (Connection: close) and reads the whole response.
+/// The address in `airlock: listening on http://ADDR/mcp …`.
+pub fn listening_address(line: &str) -> Option<SocketAddr> {
+    let rest = line.split("listening on http://").nth(1)?;
+    rest.split('/').next()?.parse().ok()
+}
+
 pub fn http(
     addr: SocketAddr,
     method: &str,
