@@ -3,7 +3,7 @@
 //!
 //! [`effective`] is a pure function of the merged [`Settings`] and the
 //! tool's [`Hints`]. It can only take away: nothing here widens a grant.
-//! The rules (DESIGN.md, "Hints become capabilities"):
+//! The rules (for operators: `docs/policy.md`, "Capabilities"):
 //!
 //! | hints | folders | network | consent |
 //! | --- | --- | --- | --- |

@@ -3,8 +3,9 @@
 //!
 //! wasmtime-wasi mounts a folder read-only or read-write, nothing in
 //! between. A tool that is neither read-only nor destructive gets its
-//! read-write folders *create-only* (see DESIGN.md, "Hints become
-//! capabilities"): it may add new files and folders and write to what it
+//! read-write folders *create-only* (the rule is in
+//! `policy::effective`, the table of what each hint enforces in
+//! `docs/policy.md`, "Capabilities"): it may add new files and folders and write to what it
 //! created during this call, and must not modify, truncate, rename or delete
 //! anything that existed before the call.
 //!
