@@ -9,8 +9,8 @@
 //! `rpc.discover` answers the OpenRPC document of the methods the caller
 //! may use ([`super::openrpc`]). A read-only tool that is not destructive
 //! may also be called as `GET /rpc?method=NAME&params=JSON&id=ID`
-//! ([`get_call`]): the same call as a POST of that request, through the
-//! same [`handle`].
+//! ([`get_call`], [`handle_get`]): the same call as a POST of that
+//! request.
 
 use std::fmt::Write as _;
 use std::net::SocketAddr;
@@ -88,12 +88,29 @@ async fn one(
             ));
         }
     };
-    let result = call(server, token, caller, &request.method, request.params).await;
+    let result = call(
+        server,
+        token,
+        caller,
+        &request.method,
+        request.params,
+        Door::Post,
+    )
+    .await;
     let id = request.id?;
     Some(match result {
         Ok(value) => jsonrpc::response(&id, value),
         Err(error) => jsonrpc::error_response(&id, &error),
     })
+}
+
+/// How a call came: a POST may call any tool, a GET only one that
+/// [`openrpc::allows_get`] (checked on the tool the call runs, so a hot
+/// reload between [`get_call`]'s look and the call changes nothing).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Door {
+    Post,
+    Get,
 }
 
 /// Runs one tool as a method (no one can confirm a destructive call here).
@@ -103,6 +120,7 @@ async fn call(
     caller: &Caller,
     method: &str,
     params: Option<Value>,
+    door: Door,
 ) -> Result<Value, ErrorObject> {
     if method == openrpc::DISCOVER {
         return Ok(openrpc::document(&server.runtime.catalog(), token));
@@ -114,6 +132,9 @@ async fn call(
         .runtime
         .prepare(caller.clone(), method, params.unwrap_or(Value::Null))
         .map_err(|e| error_for(method, &e))?;
+    if door == Door::Get && !openrpc::allows_get(&prepared.tool().info.hints) {
+        return Err(post_only(method));
+    }
     let wrapped = prepared.tool().info.wraps_result();
     // The HTTP client hanging up drops this future, which stops the guest.
     match prepared.run_on_lane(Arc::new(Unobserved)).await {
@@ -234,9 +255,9 @@ pub fn describe(server: &Server, token: Option<&Token>) -> String {
 
 /// What `GET /rpc` asks for, read from its query.
 pub enum GetCall {
-    /// The request to run through [`handle`]; `cacheable` when the tool is
-    /// idempotent (read-only it is, or it would not be here).
-    Run { incoming: Incoming, cacheable: bool },
+    /// The request to run through [`handle_get`]; `cacheable` when the tool
+    /// is idempotent (read-only it is, or it would not be here).
+    Run { request: Request, cacheable: bool },
     /// A tool that is not read-only, or is destructive: only POST calls it,
     /// whatever the policy allows. The error response says so.
     PostOnly(Value),
@@ -246,8 +267,8 @@ pub enum GetCall {
 
 /// Reads `method=NAME&params=JSON&id=ID` (URL-encoded; `params` and `id`
 /// may be left out, `id` is JSON or else a string, null when absent). A
-/// method the caller may not see goes on to [`handle`], which answers it as
-/// it answers a POST (`-32601`).
+/// method the caller may not see goes on to [`handle_get`], which answers
+/// it as a POST is answered (`-32601`).
 pub fn get_call(server: &Server, token: Option<&Token>, query: &str) -> GetCall {
     let (mut method, mut params, mut id) = (None, None, None);
     for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
@@ -284,11 +305,7 @@ pub fn get_call(server: &Server, token: Option<&Token>, query: &str) -> GetCall 
     let mut cacheable = false;
     if let Some(tool) = catalog.tool(&method).filter(|_| visible) {
         if !openrpc::allows_get(&tool.info.hints) {
-            let error = ErrorObject::invalid_request(&format!(
-                "{} is not read-only, or is destructive: call it with POST /rpc",
-                shorten(&method)
-            ));
-            return GetCall::PostOnly(jsonrpc::error_response(&id, &error));
+            return GetCall::PostOnly(jsonrpc::error_response(&id, &post_only(&method)));
         }
         cacheable = tool.info.hints.idempotent;
     }
@@ -297,10 +314,35 @@ pub fn get_call(server: &Server, token: Option<&Token>, query: &str) -> GetCall 
         method,
         params,
     };
-    GetCall::Run {
-        incoming: Incoming::Single(Message::Request(request)),
-        cacheable,
+    GetCall::Run { request, cacheable }
+}
+
+/// Runs a request of `GET /rpc` as [`handle`] runs a POSTed one, but only
+/// a tool [`openrpc::allows_get`] (`rpc.discover` too).
+pub async fn handle_get(
+    server: &Arc<Server>,
+    token: Option<&Token>,
+    peer: SocketAddr,
+    request: Request,
+) -> Value {
+    let caller = match token {
+        Some(token) => Caller::Token(token.name.clone()),
+        None => Caller::Peer(peer),
+    };
+    let id = request.id.unwrap_or_else(Id::null);
+    let method = request.method;
+    match call(server, token, &caller, &method, request.params, Door::Get).await {
+        Ok(value) => jsonrpc::response(&id, value),
+        Err(error) => jsonrpc::error_response(&id, &error),
     }
+}
+
+/// The error a GET of a tool that is not read-only, or is destructive, gets.
+fn post_only(method: &str) -> ErrorObject {
+    ErrorObject::invalid_request(&format!(
+        "{} is not read-only, or is destructive: call it with POST /rpc",
+        shorten(method)
+    ))
 }
 
 fn bad(why: &str) -> GetCall {

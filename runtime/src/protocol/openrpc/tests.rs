@@ -209,3 +209,50 @@ fn get_only_for_read_only_tools_that_are_not_destructive() {
         );
     }
 }
+
+/// The GET door checks the tool the call runs, not only the query's look
+/// at the catalog: a destructive tool handed to it is refused, whatever
+/// the policy (here: destructive calls allowed), and a read-only one runs.
+#[tokio::test]
+async fn the_get_door_refuses_what_it_may_not_run() {
+    use crate::protocol::jsonrpc::{Id, Request};
+    use crate::protocol::{mcp::Server, rpc};
+
+    let policy =
+        Policy::parse("[defaults]\ndestructive = \"allow\"\n", Path::new(".")).expect("policy");
+    let cache =
+        CompileCache::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/test-cache"));
+    let sandbox =
+        Sandbox::new(&SandboxConfig::default().instances(4).cache(Some(cache))).expect("sandbox");
+    let runtime = Runtime::new(sandbox, policy);
+    let report = runtime.load(&components()[..1]);
+    assert!(report.refused.is_empty());
+    let server = Server::new(std::sync::Arc::new(runtime));
+    let peer = "127.0.0.1:1".parse().expect("address");
+    let request = |method: &str, params: Value| Request {
+        id: Id::from_value(json!(1)),
+        method: method.into(),
+        params: Some(params),
+    };
+    let answer = rpc::handle_get(
+        &server,
+        None,
+        peer,
+        request("restock", json!({"sku": "SKU-1001", "units": 1})),
+    )
+    .await;
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("POST"))
+    );
+    let answer = rpc::handle_get(
+        &server,
+        None,
+        peer,
+        request("lookup_price", json!(["SKU-1001"])),
+    )
+    .await;
+    assert_eq!(answer["result"], 12.5, "{answer}");
+}

@@ -1,8 +1,9 @@
 //! `GET /rpc?method=NAME&params=JSON&id=ID` and `GET /rpc/openrpc.json`.
 //!
 //! A GET call is a POST of the same request: the same front door (tokens,
-//! draining, the calls in flight), then [`rpc::handle`], so the same
-//! grants, limits, audit entry and errors. Only a read-only tool that is
+//! draining, the calls in flight), then the call [`rpc::handle`] makes
+//! ([`rpc::handle_get`]), so the same grants, limits, audit entry and
+//! errors. Only a read-only tool that is
 //! not destructive may be called so; any other is 405 (`Allow: POST`) with
 //! a JSON-RPC error that says to POST. A successful call of an idempotent
 //! tool may be cached by the client (`Cache-Control: private, max-age=60`,
@@ -30,11 +31,8 @@ pub(super) async fn call(
     token: Option<Token>,
     peer: SocketAddr,
 ) -> Response<BoxBody> {
-    let (incoming, cacheable) = match rpc::get_call(&shared.server, token.as_ref(), query) {
-        GetCall::Run {
-            incoming,
-            cacheable,
-        } => (incoming, cacheable),
+    let (request, cacheable) = match rpc::get_call(&shared.server, token.as_ref(), query) {
+        GetCall::Run { request, cacheable } => (request, cacheable),
         GetCall::PostOnly(error) => {
             let mut response = uncached(json(StatusCode::METHOD_NOT_ALLOWED, &error));
             response
@@ -50,9 +48,7 @@ pub(super) async fn call(
     let Ok(_permit) = shared.calls.clone().try_acquire_owned() else {
         return busy();
     };
-    let answer = rpc::handle(&shared.server, token.as_ref(), peer, incoming).await;
-    // A GET request always has an id, so there is always an answer.
-    let answer = answer.unwrap_or_default();
+    let answer = rpc::handle_get(&shared.server, token.as_ref(), peer, request).await;
     let mut response = json(StatusCode::OK, &answer);
     if cacheable && answer.get("error").is_none() {
         let headers = response.headers_mut();
