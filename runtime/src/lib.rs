@@ -26,8 +26,11 @@
 //! runtime   (catalog + policy + audit + sandbox; the entry point for calls)
 //! loading   (a server's components, loaded while it already serves)
 //! reload    (hot reload of the catalog)
-//! protocol  (JSON-RPC envelope, MCP of every revision, the plain /rpc, outbox)
-//! transport (stdio, HTTP on hyper: the front door's rules and statuses)
+//! protocol  (JSON-RPC envelope, MCP of every revision — one table of
+//!            methods, `protocol::mcp::dispatch` — the plain /rpc and its
+//!            OpenRPC document, outbox)
+//! transport (stdio, HTTP on hyper: the front door's rules, bounds and
+//!            statuses; transports pass a `Caller` and get typed answers)
 //! cli       (the `airlock` command)
 //! ```
 

@@ -3,7 +3,7 @@
 //! 2026-07-28 request, a task of either revision, `/rpc` (one call and a
 //! batch), stdio, and `airlock call`.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! working; and a served airlock keeps accepting while calls hold every
 //! descriptor the process leaves them.
 
-mod support;
+use crate::support;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::OnceLock;

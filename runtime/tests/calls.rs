@@ -2,7 +2,7 @@
 //! rules (coercion, defaults, named errors, positional binding), every row
 //! of the type table round-tripped, output schemas and tool errors.
 
-mod support;
+use crate::support;
 
 use std::sync::OnceLock;
 

@@ -1,7 +1,7 @@
 //! The `airlock` binary: `inspect`, `call` and `check` as a user runs them,
 //! with their output and exit codes.
 
-mod support;
+use crate::support;
 
 use std::process::{Command, Output};
 

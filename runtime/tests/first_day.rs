@@ -4,7 +4,7 @@
 //! at once, the desktop-client hint for an unset variable, component-level
 //! hints, a plain-HTTP registry, an empty folder and a truncated component.
 
-mod support;
+use crate::support;
 
 use std::io::{Read as _, Write as _};
 use std::path::Path;

@@ -6,7 +6,7 @@
 //! planted symlink. Each test compares the host folder byte for byte before
 //! and after.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fs;

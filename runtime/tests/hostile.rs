@@ -2,7 +2,7 @@
 //! with a named error, while a well-behaved call running at the same time
 //! completes and the runtime keeps serving.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, OnceLock};
 use std::thread;

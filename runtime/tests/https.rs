@@ -2,7 +2,7 @@
 //! component's HTTP tools against local HTTPS servers whose certificates a
 //! throwaway CA signed at test time (`support::tls`). Loopback only.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -584,7 +584,7 @@ fn the_javascript_example_picks_from_json_over_https_with_fetch() {
 
 /// Size of each open-world example and the mean time of a call that makes
 /// one HTTPS request to a local server (fresh instance, TLS handshake and
-/// all): `cargo test -p airlock --test https per_request -- --ignored
+/// all): `cargo test -p airlock --test runtime https::per_request -- --ignored
 /// --nocapture`. Measurements, not assertions (docs/authoring.md).
 #[test]
 #[ignore = "a measurement: run it by name"]

@@ -6,9 +6,9 @@
 //! The `new_project_*` tests are heavy (each installs its language's
 //! toolchain into the generated project, as its README says) and ignored by
 //! a plain `cargo test`; `cargo xtask test` runs them as their own step with
-//! `cargo test -p airlock --test languages -- --ignored`.
+//! `cargo test -p airlock --test runtime languages:: -- --ignored`.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
@@ -415,7 +415,7 @@ fn new_project_js_builds_and_passes_inspect() {
 /// three warm-up calls, then the mean of 50 calls (each a fresh instance).
 /// Prints the numbers that `docs/authoring.md` quotes.
 #[test]
-#[ignore = "measurement: cargo test -p airlock --test languages per_call -- --ignored --nocapture"]
+#[ignore = "measurement: cargo test -p airlock --test runtime languages::per_call -- --ignored --nocapture"]
 fn per_call_times() {
     let cases = [
         (

@@ -1,7 +1,7 @@
 //! Loading: components that lie in their metadata, or are not tool
 //! components at all, are refused whole with an error naming what is wrong.
 
-mod support;
+use crate::support;
 
 use std::path::PathBuf;
 

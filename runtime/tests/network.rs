@@ -2,7 +2,7 @@
 //! against real servers on 127.0.0.1 that record whether they were reached.
 //! A refused request must fail inside the guest *and* never arrive.
 
-mod support;
+use crate::support;
 
 use std::io::{BufReader, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -3,7 +3,7 @@
 //! JSON converted on the host; hints come only from the policy; components
 //! airlock cannot serve are refused before compiling, saying why.
 
-mod support;
+use crate::support;
 
 use airlock::Runtime;
 use airlock::call::CallError;

@@ -1,7 +1,7 @@
 //! The policy end to end: consent for destructive tools, and the audit log
 //! (one line per call, whatever the outcome, never an environment value).
 
-mod support;
+use crate::support;
 
 use airlock::call::{CallError, Confirmation};
 use serde_json::{Value, json};

@@ -5,7 +5,7 @@
 //! lock, the store, offline starts, moved tags, refusals that say which,
 //! and Basic authentication.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

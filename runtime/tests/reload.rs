@@ -2,7 +2,7 @@
 //! never takes over a tool name they serve, whatever the order of the file
 //! names, and a pinned component is replaced only by a file matching its pin.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

@@ -5,7 +5,7 @@
 //! path (grants, errors, audit entry) and never another one, whatever the
 //! policy allows.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -2,7 +2,7 @@
 //! loopback port and speaks HTTP/1.1 to it with a tiny std client, so what
 //! is tested is exactly what a client sees on the wire.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

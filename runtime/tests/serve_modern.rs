@@ -3,7 +3,7 @@
 //! modern client and a legacy (session) client at the same time, and every
 //! header and error rule of the stateless revision.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;

@@ -9,7 +9,7 @@
 //! that no answer carries internals (file paths, Rust error chains), and
 //! that a normal `tools/call` still works afterwards.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpStream};

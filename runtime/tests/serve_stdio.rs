@@ -1,7 +1,7 @@
 //! End to end over stdio: starts the real `airlock serve --stdio` and
 //! speaks newline-delimited JSON-RPC on its stdin/stdout.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};

@@ -4,7 +4,7 @@
 //! SDK by `cargo xtask build`, and a wasmcp tools component. Each is
 //! listed with exact schemas, called, and sandboxed.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::http::{Mcp, serve};

@@ -4,7 +4,7 @@
 //! byte at a time. Every download is bounded in size and time, a slow one
 //! holds back no other component, and every refusal says what was wrong.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener};

@@ -8,7 +8,7 @@
 //! each test with a compile cache of its own, so that optimised code is
 //! never found cached by accident.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;

@@ -10,7 +10,7 @@
 //! Blocks marked `text` or `sh` are not run; the guide says beside each
 //! why (a registry, a desktop client, a network, a server left running).
 //!
-//! `TRYCMD=overwrite cargo test -p airlock --test transcripts` writes what
+//! `TRYCMD=overwrite cargo test -p airlock --test runtime transcripts::` writes what
 //! the commands print now into the pages (then keep the elisions by hand).
 
 use std::path::Path;

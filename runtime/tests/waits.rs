@@ -12,7 +12,7 @@
 //! `ESPIPE`; on a regular file a stream is not ready only while its
 //! background operation runs.
 
-mod support;
+use crate::support;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Write};

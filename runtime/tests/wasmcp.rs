@@ -4,7 +4,7 @@
 //! results as MCP content; the few imports of wasmcp's composition airlock
 //! may answer are stubbed, the others refuse the component by name.
 
-mod support;
+use crate::support;
 
 use airlock::Runtime;
 use airlock::call::CallError;

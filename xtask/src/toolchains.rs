@@ -302,7 +302,7 @@ pub(crate) fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     let failed_before = tally.failed;
     let ok = run_counted(
         cargo(root)
-            .args(["test", "-p", "airlock", "--test", "languages"])
+            .args(["test", "-p", "airlock", "--test", "runtime", "languages::"])
             .args(["--", "--ignored"]),
         tally,
     )?;
@@ -310,7 +310,7 @@ pub(crate) fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         tally.failed += 1;
         tally
             .failures
-            .push("cargo test --test languages -- --ignored".into());
+            .push("cargo test --test runtime languages:: -- --ignored".into());
     }
     Ok(())
 }

@@ -1,8 +1,6 @@
 //! Shared helpers of the end-to-end tests: where the built components are,
 //! and a runtime with a given policy.
 
-#![allow(dead_code)]
-
 pub mod http;
 pub mod registry;
 pub mod tls;

@@ -163,11 +163,6 @@ impl Registry {
             .join(hex)
             .join("data")
     }
-
-    /// A file next to the registry's config (htpasswd, certificates).
-    pub fn file(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
 }
 
 impl Drop for Registry {

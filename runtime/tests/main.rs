@@ -1,0 +1,39 @@
+//! The end-to-end tests of the runtime, as one test binary: each file of
+//! this folder is one module (cargo builds and links one binary, with
+//! wasmtime and Cranelift once, instead of one per file), and `support/`
+//! holds what they share.
+//!
+//! Run one file's tests with its module's name as the filter:
+//! `cargo test -p airlock --test runtime serve_http::`.
+
+mod support;
+
+mod allocator;
+mod audit;
+mod budgets;
+mod calls;
+mod cli;
+mod doc_links;
+mod first_day;
+mod folders;
+mod hostile;
+mod https;
+mod languages;
+mod loading;
+mod module_graph;
+mod network;
+mod plain;
+mod policy;
+mod registry;
+mod reload;
+mod rpc_openrpc;
+mod serve_http;
+mod serve_modern;
+mod serve_robustness;
+mod serve_stdio;
+mod served_kinds;
+mod sources;
+mod tiers;
+mod transcripts;
+mod waits;
+mod wasmcp;
