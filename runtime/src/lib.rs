@@ -8,7 +8,7 @@
 //!                                      running call reports, JSON, guest text
 //! metrics   (process-wide counters for GET /metrics)
 //! lanes     (the threads guests run on; when a short call skips them)
-//! state     (what replicas share, in Redis: leases, keys, task records)
+//! replicas  (what replicas share, in Redis: leases, keys, task records)
 //! source    (references to registries and URLs, the content-addressed
 //!            store, the lock, cosign signatures: reference → verified bytes)
 //! policy    (policy file, grants, hints → effective grant)
@@ -55,7 +55,7 @@ pub mod reload;
 mod runtime;
 pub mod sandbox;
 pub mod source;
-pub mod state;
+pub mod replicas;
 mod sync;
 pub mod tool;
 pub mod transport;

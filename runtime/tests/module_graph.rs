@@ -302,7 +302,7 @@ const FOLDERS_WITH_CIRCLES: [&str; 2] = [
     // file → network → parse → raw → file: the policy's types, its parser
     // and the network rules' own parser.
     "policy",
-    // state ↔ folders, sockets, outgoing, waits: a call's store and the
+    // call_state ↔ folders, sockets, outgoing, waits: a call's store and the
     // host interfaces it holds.
     "sandbox",
 ];

@@ -211,12 +211,12 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
         }
         Some(url) => {
             let shared = tokio.block_on(async {
-                let state = crate::state::SharedState::connect(url).await?;
+                let state = crate::replicas::SharedState::connect(url).await?;
                 let shown = state.shown().to_string();
                 let replica = state.replica().to_string();
                 let server = Server::sharing(runtime.clone(), state).await?;
                 eprintln!("airlock: sharing state at {shown} as replica {replica}");
-                Ok::<_, crate::state::StateError>(server)
+                Ok::<_, crate::replicas::StateError>(server)
             });
             match shared {
                 Ok(server) => server,

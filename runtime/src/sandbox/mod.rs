@@ -25,7 +25,7 @@ pub mod redact;
 mod refusals;
 mod run;
 mod sockets;
-mod state;
+mod call_state;
 pub mod tier;
 mod tls;
 mod waits;
@@ -45,7 +45,7 @@ pub use engine::{SandboxConfig, Tuning};
 use engine::{TICK, engine_config};
 pub use plain::FunctionsPre;
 use run::Run;
-pub use state::{CallState, CancelToken};
+pub use call_state::{CallState, CancelToken};
 use tier::Backend;
 pub use tier::Tier;
 pub use tls::connector as tls_connector;
@@ -57,7 +57,7 @@ pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
 use pipe::CapturedOutput;
 use redact::Redactor;
-use state::{Interruption, Limiter};
+use call_state::{Interruption, Limiter};
 
 /// A call that did not produce a result, by cause.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -22,7 +22,7 @@ use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpH
 use super::budget::{Descriptors, Held};
 use super::network::{Denial, Destination, check_request, check_resolved, inject};
 use super::redact::Redactor;
-use super::state::CancelToken;
+use super::call_state::CancelToken;
 use super::tls;
 use crate::logtext::GuestText;
 use crate::policy::{Credential, Grant, NetworkGrant, Offline};

@@ -6,7 +6,7 @@
 use wasmtime::{Store, Trap};
 
 use super::pipe::CapturedOutput;
-use super::state::{CallState, Interruption};
+use super::call_state::{CallState, Interruption};
 use super::{RawOutput, RunError, ToolPre, bindings::types};
 use crate::logtext::GuestText;
 use crate::policy::Limits;

@@ -29,7 +29,7 @@ use wasmtime_wasi::p2::{SocketError, SocketResult};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 
 use super::budget::{Descriptors, Held, NoDescriptor};
-use super::state::CallState;
+use super::call_state::CallState;
 
 /// The sockets a call holds open, by resource handle.
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
-use super::state::CallState;
+use super::call_state::CallState;
 use super::{bindings, config, folders, sockets, waits, wasmcp};
 
 /// `AIRLOCK_TIERED=0` compiles every component with Cranelift before its

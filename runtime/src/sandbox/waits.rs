@@ -27,7 +27,7 @@ use wasmtime_wasi_io::bindings::wasi::io::streams::{
 };
 use wasmtime_wasi_io::streams::{DynInputStream, DynOutputStream};
 
-use super::state::{CallState, CancelToken, Interruption};
+use super::call_state::{CallState, CancelToken, Interruption};
 
 /// How often a wait looks at the cancellation flag.
 const CANCEL_CHECK: Duration = Duration::from_millis(10);

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::state::SharedState;
+use crate::replicas::SharedState;
 use crate::sync::lock;
 
 type HmacSha256 = Hmac<Sha256>;

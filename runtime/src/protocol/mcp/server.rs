@@ -15,7 +15,7 @@ use crate::Runtime;
 use crate::call::Caller;
 use crate::policy::Token;
 use crate::sandbox::CancelToken;
-use crate::state::{SharedState, StateError};
+use crate::replicas::{SharedState, StateError};
 use crate::sync::lock;
 
 /// What the whole server shares: the runtime, every session (for
@@ -67,7 +67,7 @@ impl Server {
     }
 
     /// Whether the shared state lets this replica take traffic (true
-    /// when there is none to reach): see [`crate::state::SharedState::is_ready`].
+    /// when there is none to reach): see [`crate::replicas::SharedState::is_ready`].
     pub fn state_ready(&self) -> bool {
         self.shared.as_ref().is_none_or(|s| s.is_ready())
     }

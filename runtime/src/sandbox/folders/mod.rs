@@ -81,7 +81,7 @@ mod host;
 use super::bounded_fs::{BoundedFs, bounded};
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget};
 use super::refusals::{Refusals, Rule};
-use super::state::CallState;
+use super::call_state::CallState;
 use crate::policy::{Access, Grant};
 
 /// The identity of a filesystem entry: wasmtime-wasi's metadata hash of its

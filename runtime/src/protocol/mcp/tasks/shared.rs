@@ -9,7 +9,7 @@
 //! [`WATCH`] and stops the guest. A record is final once terminal: no later
 //! write of the running replica undoes a cancel made elsewhere.
 //!
-//! A replica that dies stops renewing its lease ([`crate::state::LEASE`]);
+//! A replica that dies stops renewing its lease ([`crate::replicas::LEASE`]);
 //! the first replica to read one of its unfinished tasks after that marks
 //! it `failed`, saying the server running it stopped.
 //!
@@ -29,7 +29,7 @@ use super::task::{
     MAX_TASKS_PER_OWNER, Mirror, Owner, Snapshot, Status, Task, task_not_found, too_many_tasks,
 };
 use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::state::{SharedState, StateError};
+use crate::replicas::{SharedState, StateError};
 use crate::sync::lock;
 
 /// How often a replica looks for its running tasks cancelled elsewhere.

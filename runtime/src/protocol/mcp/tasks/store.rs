@@ -15,7 +15,7 @@ use super::task::{
 };
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::sandbox::CancelToken;
-use crate::state::SharedState;
+use crate::replicas::SharedState;
 use crate::sync::lock;
 
 /// Every task of a server: those running here, and with `--state` the

@@ -1,4 +1,4 @@
-//! The state replicas of one deployment share, in Redis (or Valkey):
+//! What the replicas of one deployment share, in Redis (or Valkey):
 //! `serve --state redis://HOST:PORT/DB`.
 //!
 //! This module is the store and nothing else: the connection (which
