@@ -14,6 +14,7 @@ mod bindings;
 mod bounded_fs;
 mod budget;
 mod cache;
+mod call_state;
 mod config;
 mod engine;
 mod folders;
@@ -25,7 +26,6 @@ pub mod redact;
 mod refusals;
 mod run;
 mod sockets;
-mod call_state;
 pub mod tier;
 mod tls;
 mod waits;
@@ -41,11 +41,11 @@ use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
+pub use call_state::{CallState, CancelToken};
 pub use engine::{SandboxConfig, Tuning};
 use engine::{TICK, engine_config};
 pub use plain::FunctionsPre;
 use run::Run;
-pub use call_state::{CallState, CancelToken};
 use tier::Backend;
 pub use tier::Tier;
 pub use tls::connector as tls_connector;
@@ -55,9 +55,9 @@ use crate::observe::CallObserver;
 use crate::policy::{Access, Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
+use call_state::{Interruption, Limiter};
 use pipe::CapturedOutput;
 use redact::Redactor;
-use call_state::{Interruption, Limiter};
 
 /// A call that did not produce a result, by cause.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
