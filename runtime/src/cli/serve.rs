@@ -53,23 +53,23 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     allow_host: Vec<String>,
     /// HTTP requests running tool calls at once; more get 503.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = at_least_one)]
     max_calls: usize,
     /// Largest HTTP request body in bytes; larger ones get 413.
     #[arg(long, value_name = "BYTES", default_value_t = 4 * 1024 * 1024)]
     max_body: usize,
     /// HTTP connections open at once; more are closed on accept. One bearer
     /// token holds at most a quarter (more get 429).
-    #[arg(long, value_name = "N", default_value_t = 1024)]
+    #[arg(long, value_name = "N", default_value_t = 1024, value_parser = at_least_one)]
     max_connections: usize,
     /// Long-lived HTTP streams open at once (GET /mcp, subscriptions/listen,
     /// tasks/result waits); one bearer token holds at most a quarter.
     /// They take no call's place in --max-calls.
-    #[arg(long, value_name = "N", default_value_t = 256)]
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = at_least_one)]
     max_streams: usize,
     /// Seconds an HTTP request body has, plus one per 64 KiB it delivered
     /// (a minimum rate); a slower one gets 408 and its connection closes.
-    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     body_timeout: u64,
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
@@ -102,6 +102,15 @@ pub struct Args {
 }
 
 const DEFAULT_LISTEN: &str = "127.0.0.1:8414";
+
+/// A count that must be 1 or more (0 would refuse everything).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("0 would refuse every request; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(err) => Err(format!("{err}: give a whole number, 1 or more")),
+    }
+}
 
 impl Args {
     /// Takes each key of `config` whose flag was not given on the command

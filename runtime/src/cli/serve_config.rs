@@ -127,6 +127,18 @@ impl ServeConfig {
                 "`load-wait` is a number of seconds, 0 or more, not {wait}"
             ));
         }
+        for (key, value) in [
+            ("max-calls", self.max_calls),
+            ("max-connections", self.max_connections),
+            ("max-streams", self.max_streams),
+            ("body-timeout", self.body_timeout.map(|t| t as usize)),
+        ] {
+            if value == Some(0) {
+                errors.push(format!(
+                    "`{key}` must be 1 or more (0 would refuse every request), not 0"
+                ));
+            }
+        }
         if self.fetch_timeout == Some(0) {
             errors.push(
                 "`fetch-timeout` is a number of seconds, 1 or more (a fetch must be allowed \
@@ -209,6 +221,17 @@ mod tests {
         let err = ServeConfig::parse("fetch-timeout = 0\n").unwrap_err();
         assert!(
             err[0].contains("`fetch-timeout` is a number of seconds, 1 or more"),
+            "{err:?}"
+        );
+        let err = ServeConfig::parse("max-streams = 0\nbody-timeout = 0\nmax-connections = 2\n")
+            .unwrap_err();
+        assert_eq!(err.len(), 2, "{err:?}");
+        assert!(
+            err[0].contains("`max-streams` must be 1 or more"),
+            "{err:?}"
+        );
+        assert!(
+            err[1].contains("`body-timeout` must be 1 or more"),
             "{err:?}"
         );
         let err = ServeConfig::parse("fetch-min-rate = -1\n").unwrap_err();
