@@ -97,10 +97,10 @@ pub fn jsonrpc_decode(data: &[u8]) {
         let server = &state.server;
         let session = server.open_session(None, Caller::Stdio);
         if data.len().is_multiple_of(2) {
-            let init = mcp::handle(server, &session, jsonrpc::parse(INITIALIZE), &out).await;
+            let init = mcp::handle(server, &session, jsonrpc::parse(INITIALIZE), None, &out).await;
             assert!(init.error.is_none() && init.body.is_some());
         }
-        let mcp = mcp::handle(server, &session, incoming.clone(), &out)
+        let mcp = mcp::handle(server, &session, incoming.clone(), None, &out)
             .await
             .body;
         let peer = std::net::SocketAddr::from(([127, 0, 0, 1], 1));

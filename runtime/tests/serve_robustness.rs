@@ -765,15 +765,7 @@ fn idle_subscriptions_hold_streams_not_calls_and_are_freed_when_clients_go() {
     assert_eq!(gauge(&served, "airlock_http_calls_held"), 0);
     // Calls of both tokens go through beside the idle streams.
     for token in [LIMITED, OPS] {
-        let r = http(
-            served.addr,
-            "POST",
-            "/rpc",
-            &[JSON, token],
-            br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
-        );
-        assert_eq!(r.status, 200, "{}", r.body);
-        assert!(r.json()["result"].is_number(), "{}", r.body);
+        assert_still_serves_with(&mut served, token);
     }
     // The clients go without a word: their streams are given back.
     for stream in &open {
@@ -793,7 +785,8 @@ fn idle_subscriptions_hold_streams_not_calls_and_are_freed_when_clients_go() {
     assert_still_serves_with(&mut served, OPS);
 }
 
-/// [`assert_still_serves`] for a server with tokens.
+/// [`assert_still_serves`] for a server with tokens: a call over `/rpc`
+/// with `token` answers its result.
 fn assert_still_serves_with(served: &mut Served, token: (&str, &str)) {
     served.assert_alive();
     let r = http(
@@ -804,6 +797,7 @@ fn assert_still_serves_with(served: &mut Served, token: (&str, &str)) {
         br#"{"jsonrpc":"2.0","id":1,"method":"lookup_price","params":["SKU-1001"]}"#,
     );
     assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["result"].is_number(), "{}", r.body);
 }
 
 /// Clients with a valid token sending their bodies a byte a second: each

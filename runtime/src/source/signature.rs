@@ -251,7 +251,11 @@ mod tests {
     }
 
     fn sign(signer: &Signer, digest: &str) -> Signature {
-        let payload = payload(digest);
+        sign_payload(signer, payload(digest))
+    }
+
+    /// `payload`, whatever it holds, signed by `signer`.
+    fn sign_payload(signer: &Signer, payload: Vec<u8>) -> Signature {
         let sig = signer
             .pair
             .sign(&SystemRandom::new(), &payload)
@@ -304,16 +308,7 @@ mod tests {
     #[test]
     fn the_right_key_over_another_payload_type_says_so() {
         let acme = signer("keys/acme.pub");
-        let signed = |payload: Vec<u8>| {
-            let sig = acme
-                .pair
-                .sign(&SystemRandom::new(), &payload)
-                .expect("sign");
-            Signature {
-                payload,
-                signature: base64::engine::general_purpose::STANDARD.encode(sig.as_ref()),
-            }
-        };
+        let signed = |payload: Vec<u8>| sign_payload(&acme, payload);
         let other_type = String::from_utf8(payload(DIGEST))
             .expect("text")
             .replace(PAYLOAD_TYPE, "https://in-toto.io/Statement/v1")

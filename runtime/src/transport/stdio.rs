@@ -83,13 +83,14 @@ where
                 if long {
                     let (server, session, out) = (server.clone(), session.clone(), out.clone());
                     calls.spawn(async move {
-                        let answered = mcp::handle(&server, &session, incoming, &out).await;
+                        let answered = mcp::handle(&server, &session, incoming, None, &out).await;
                         if let Some(response) = answered.body {
                             let _ = out.send(response).await;
                         }
                     });
-                } else if let Some(response) =
-                    mcp::handle(&server, &session, incoming, &out).await.body
+                } else if let Some(response) = mcp::handle(&server, &session, incoming, None, &out)
+                    .await
+                    .body
                 {
                     let _ = out.send(response).await;
                 }

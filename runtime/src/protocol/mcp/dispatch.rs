@@ -374,15 +374,18 @@ impl Answered {
 
 /// Handles a whole body or line that came through `session`: a single
 /// message, a batch (its responses in one array), or what failed to parse.
+/// `meta` is the `_meta` of a 2026-07-28 request that the transport has
+/// read and checked already ([`read_meta`]): it is not read again.
 pub async fn handle(
     server: &Arc<Server>,
     session: &Arc<Session>,
     incoming: Incoming,
+    meta: Option<Meta>,
     out: &Outbox,
 ) -> Answered {
     match incoming {
         Incoming::Error(error) => Answered::error(&Id::null(), &error),
-        Incoming::Single(message) => one(server, session, message, None, out).await,
+        Incoming::Single(message) => one(server, session, message, meta, out).await,
         Incoming::Batch(messages) => {
             let mut responses = Vec::new();
             for message in messages {
@@ -396,18 +399,6 @@ pub async fn handle(
             }
         }
     }
-}
-
-/// Handles one request of revision 2026-07-28 whose `_meta` the transport
-/// already read and checked ([`read_meta`]): it is not read again.
-pub async fn handle_stateless(
-    server: &Arc<Server>,
-    session: &Arc<Session>,
-    message: Message,
-    meta: Meta,
-    out: &Outbox,
-) -> Answered {
-    one(server, session, message, Some(meta), out).await
 }
 
 async fn one(

@@ -40,7 +40,7 @@ pub mod tasks;
 pub mod tools;
 
 pub use context::Ctx;
-pub use dispatch::{Answered, Long, Method, handle, handle_stateless, method};
+pub use dispatch::{Answered, Long, Method, handle, method};
 pub use revision::Revision;
 pub use server::Server;
 pub use session::Session;

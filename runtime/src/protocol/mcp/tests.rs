@@ -56,6 +56,7 @@ impl Conn {
             &self.server,
             &self.session,
             jsonrpc::parse(text.as_bytes()),
+            None,
             out,
         )
         .await

@@ -28,11 +28,11 @@ use super::shared::{Entry, Shared, stream_slot};
 use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
+use crate::protocol::mcp::Session;
 use crate::protocol::mcp::dispatch::{self, Answered, Long, long_kind};
 use crate::protocol::mcp::request::Meta;
 use crate::protocol::mcp::request::{read_meta, unsupported_version};
 use crate::protocol::mcp::revision::{META_VERSION, Revision};
-use crate::protocol::mcp::{Server, Session};
 use crate::protocol::outbox::Outbox;
 use crate::sync::lock;
 
@@ -150,7 +150,7 @@ async fn answer(
     if !has_requests {
         // Notifications and replies: accepted, nothing to answer — unless
         // the input itself was invalid.
-        return match run(&shared.server, &session, incoming, meta, &Outbox::closed())
+        return match dispatch::handle(&shared.server, &session, incoming, meta, &Outbox::closed())
             .await
             .body
         {
@@ -198,7 +198,7 @@ async fn answer(
     // Dropping it (the client went away) drops the call and so cancels it.
     let server = shared.server.clone();
     let mut work = CatchPanic(Box::pin(async move {
-        let answered = run(&server, &session, incoming, meta, &out).await;
+        let answered = dispatch::handle(&server, &session, incoming, meta, &out).await;
         drop((permit, stream));
         answered
     }));
@@ -257,23 +257,6 @@ async fn answer(
         }
     });
     response
-}
-
-/// Runs a body: a 2026-07-28 request with the `_meta` its checks read, or
-/// anything else as it came.
-async fn run(
-    server: &Arc<Server>,
-    session: &Arc<Session>,
-    incoming: Incoming,
-    meta: Option<Meta>,
-    out: &Outbox,
-) -> Answered {
-    match (incoming, meta) {
-        (Incoming::Single(message), Some(meta)) => {
-            dispatch::handle_stateless(server, session, message, meta, out).await
-        }
-        (incoming, _) => dispatch::handle(server, session, incoming, out).await,
-    }
 }
 
 /// The JSON answer to a POST; a 2026-07-28 error gets its own status.
@@ -375,7 +358,8 @@ async fn initialize(
         },
     );
     let session = shared.server.open_session(token, caller);
-    let answered = dispatch::handle(&shared.server, &session, incoming, &Outbox::closed()).await;
+    let answered =
+        dispatch::handle(&shared.server, &session, incoming, None, &Outbox::closed()).await;
     let Some(answer) = answered.body else {
         return empty(StatusCode::ACCEPTED);
     };
