@@ -19,7 +19,6 @@ use super::redact::Redactor;
 use super::sockets::{SocketHolds, Sockets};
 use super::waits::{Bounded, Limit};
 use crate::observe::CallObserver;
-use crate::policy::Grant;
 use crate::tool::Level;
 
 /// Why the runtime stopped a guest from outside.
@@ -150,15 +149,18 @@ pub struct CallState {
 }
 
 impl CallState {
+    /// A call's store data: what its grant provides comes in ready-made
+    /// (see [`super::provision`]), or is set on the fields afterwards.
     pub fn new(
         wasi: WasiCtx,
         limiter: Limiter,
         output: CapturedOutput,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-        grant: &Grant,
+        folder_guard: FolderGuard,
+        notices: Notices,
     ) -> Self {
-        let folder_guard = FolderGuard::for_grant(grant);
+        // Sockets count against the same descriptors as open files.
         let socket_holds = SocketHolds::new(folder_guard.descriptors());
         CallState {
             wasi,
@@ -172,9 +174,9 @@ impl CallState {
             net: HttpFilter::default(),
             folder_guard,
             socket_holds,
-            notices: Notices::new(grant.limits.messages, grant.limits.log),
+            notices,
             deadline: std::time::Instant::now(),
-            config: grant.config.clone(),
+            config: Vec::new(),
             redactor: Redactor::default(),
             last_progress: None,
         }

@@ -7,8 +7,14 @@
 //! message is read from the guest's captured stderr).
 //!
 //! Everything a call hands back passes [`redact`] on its way out (the
-//! result and error here, log and progress messages in `state`), so a
+//! result and error here, log and progress messages in `call_state`), so a
 //! secret injected into the call's requests never reaches the client.
+//!
+//! Where things are: `linker` links every host interface; `provision` makes
+//! a call's store from its grant, capability by capability; `tier` picks
+//! the compiler; `call_state` is what a store holds; the host interfaces
+//! that bound what a guest does are each a module of their own (`folders`,
+//! `sockets`, `waits`, `outgoing`, `config`, …).
 
 mod bindings;
 mod bounded_fs;
@@ -18,10 +24,12 @@ mod call_state;
 mod config;
 mod engine;
 mod folders;
+mod linker;
 mod network;
 mod outgoing;
 mod pipe;
 mod plain;
+mod provision;
 pub mod redact;
 mod refusals;
 mod run;
@@ -33,11 +41,10 @@ mod wasmcp;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
-use wasmtime_wasi::{FsPerms, WasiCtxBuilder};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
@@ -52,12 +59,9 @@ pub use tls::connector as tls_connector;
 pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::observe::CallObserver;
-use crate::policy::{Access, Grant, Limits};
+use crate::policy::{Grant, Limits};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
-use call_state::{Interruption, Limiter};
-use pipe::CapturedOutput;
-use redact::Redactor;
 
 /// A call that did not produce a result, by cause.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -242,9 +246,10 @@ impl Sandbox {
     /// call; the benchmarks time the phases of a call with it.
     #[doc(hidden)]
     pub fn bench_store(&self, grant: &Grant) -> Result<Store<CallState>, RunError> {
-        let run = self.start(
+        let run = provision::start(
             &self.optimized.engine,
             grant,
+            self.fuel,
             Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
         )?;
@@ -329,8 +334,8 @@ impl Sandbox {
     pub fn link(&self, component: &Component, kind: Exports) -> wasmtime::Result<Linked> {
         let backend = self.backend(component);
         let linker = match kind {
-            Exports::Wasmcp => &backend.wasmcp_linker,
-            _ => &backend.linker,
+            Exports::Wasmcp => &backend.linkers.wasmcp,
+            _ => &backend.linkers.tool,
         };
         let pre = linker.instantiate_pre(component)?;
         Ok(match kind {
@@ -363,7 +368,7 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<RawOutput, RunError>, Teardown) {
-        let mut run = match self.start(pre.engine(), grant, observer, cancel) {
+        let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
@@ -390,67 +395,13 @@ impl Sandbox {
             limits: DESCRIBE_LIMITS,
             ..Grant::default()
         };
-        self.start(
+        provision::start(
             engine,
             &grant,
+            self.fuel,
             Arc::new(crate::observe::Unobserved),
             CancelToken::new(),
         )
-    }
-
-    /// A store on `engine` (the one that compiled the code it will run).
-    fn start(
-        &self,
-        engine: &Engine,
-        grant: &Grant,
-        observer: Arc<dyn CallObserver>,
-        cancel: CancelToken,
-    ) -> Result<Run, RunError> {
-        let output = CapturedOutput::new(grant.limits.log);
-        let wasi = wasi_context(grant, &output).map_err(|e| RunError::Setup(e.to_string()))?;
-        let mut state = CallState::new(
-            wasi,
-            Limiter::new(grant.limits.memory),
-            output.clone(),
-            observer,
-            cancel.clone(),
-            grant,
-        );
-        let redactor = Redactor::for_grant(grant);
-        state.net = outgoing::HttpFilter::for_grant(
-            grant,
-            cancel,
-            state.folder_guard.descriptors(),
-            redactor.clone(),
-        );
-        state.redactor = redactor;
-        let deadline = Instant::now() + grant.limits.time;
-        state.deadline = deadline;
-        let mut store = Store::new(engine, state);
-        store.limiter(|state| &mut state.limiter);
-        if self.fuel {
-            store
-                .set_fuel(grant.limits.fuel.unwrap_or(u64::MAX))
-                .map_err(|e| RunError::Setup(e.to_string()))?;
-        }
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |mut ctx| {
-            let state = ctx.data_mut();
-            let why = if state.cancel.is_cancelled() {
-                Interruption::Cancelled
-            } else if Instant::now() >= deadline {
-                Interruption::TimedOut
-            } else {
-                return Ok(wasmtime::UpdateDeadline::Continue(1));
-            };
-            state.interruption = Some(why);
-            Err(why.into())
-        });
-        Ok(Run {
-            store,
-            output,
-            limits: grant.limits,
-        })
     }
 }
 
@@ -547,25 +498,4 @@ impl Linked {
             .ok_or_else(|| wasmtime::format_err!("not an airlock tool component"))?
             .instantiate_call(store)
     }
-}
-
-fn wasi_context(grant: &Grant, output: &CapturedOutput) -> anyhow::Result<wasmtime_wasi::WasiCtx> {
-    let mut builder = WasiCtxBuilder::new();
-    builder.stdout(output.clone()).stderr(output.clone());
-    for (key, value) in &grant.env {
-        builder.env(key, value);
-    }
-    for mount in &grant.mounts {
-        let perms = match mount.access {
-            // Create-only is writable for wasmtime-wasi so creation works;
-            // the call's `FolderGuard` (see `folders`) refuses the rest.
-            Access::ReadWrite | Access::CreateOnly => FsPerms::ReadWrite,
-            Access::ReadOnly => FsPerms::ReadOnly,
-        };
-        builder
-            .preopened_dir(&mount.host, &mount.guest, perms)
-            .map_err(|e| anyhow::anyhow!("folder {} is not available: {e}", mount.guest))?;
-    }
-    network::configure_sockets(&mut builder, grant.network.as_ref());
-    Ok(builder.build())
 }

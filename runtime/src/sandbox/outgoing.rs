@@ -20,12 +20,12 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::budget::{Descriptors, Held};
+use super::call_state::CancelToken;
 use super::network::{Denial, Destination, check_request, check_resolved, inject};
 use super::redact::Redactor;
-use super::call_state::CancelToken;
 use super::tls;
 use crate::logtext::GuestText;
-use crate::policy::{Credential, Grant, NetworkGrant, Offline};
+use crate::policy::{Credential, NetworkGrant, Offline};
 
 /// The `wasi:http` hooks of one call: checks every request against the
 /// grant and sends the allowed ones itself.
@@ -61,17 +61,21 @@ impl Default for HttpFilter {
 }
 
 impl HttpFilter {
-    /// The filter of a call starting now with `grant`.
-    pub fn for_grant(
-        grant: &Grant,
+    /// The filter of a call with `network` (`None`: no network, for
+    /// the reason `offline`) until `deadline`. (What a grant makes of it:
+    /// `HttpFilter::for_grant` in `sandbox::provision`.)
+    pub fn new(
+        network: Option<NetworkGrant>,
+        offline: Offline,
+        deadline: Instant,
         cancel: CancelToken,
         descriptors: Descriptors,
         redactor: Redactor,
     ) -> Self {
         HttpFilter {
-            grant: grant.network.clone(),
-            offline: grant.offline,
-            deadline: Instant::now() + grant.limits.time,
+            grant: network,
+            offline,
+            deadline,
             cancel,
             descriptors: Some(descriptors),
             redactor,

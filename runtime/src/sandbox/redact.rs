@@ -39,7 +39,6 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use serde_json::Value;
 
 use super::{RawOutput, RunError};
-use crate::policy::Grant;
 use crate::tool::{Content, ResourceBody};
 
 /// What a secret is replaced with.
@@ -65,18 +64,9 @@ struct Inner {
 }
 
 impl Redactor {
-    /// The redactor of a call with `grant`: its credentials' secrets.
-    pub fn for_grant(grant: &Grant) -> Self {
-        let secrets: Vec<String> = grant
-            .network
-            .iter()
-            .flat_map(|n| &n.credentials)
-            .map(|c| c.secret.expose().to_string())
-            .collect();
-        Redactor::new(secrets)
-    }
-
-    fn new(secrets: Vec<String>) -> Self {
+    /// The redactor of a call whose requests may carry `secrets`. (Which
+    /// a grant's are: `Redactor::for_grant` in `sandbox::provision`.)
+    pub(super) fn new(secrets: Vec<String>) -> Self {
         if secrets.is_empty() {
             return Redactor::default();
         }

@@ -23,6 +23,7 @@ use wasmtime_wasi::p2::FsError;
 use wasmtime_wasi::p2::bindings::filesystem::types::ErrorCode;
 
 use crate::logtext::GuestText;
+#[cfg(test)] // the tests build their records from grants (`super::*`)
 use crate::policy::{Access, Grant};
 
 /// Which rule refused an operation.
@@ -46,21 +47,13 @@ pub struct Refusals {
 }
 
 impl Refusals {
-    pub fn for_grant(grant: &Grant) -> Self {
-        let by_hint = |guest: &str| {
-            grant
-                .narrowings
-                .iter()
-                .any(|n| n.what == guest && n.to == Access::ReadOnly.as_str())
-        };
+    /// A call's record, knowing its read-only mounts: each one's guest
+    /// path, and whether the tool's read-only hint made it so. (What a
+    /// grant makes of it: `Refusals::for_grant` in `sandbox::provision`.)
+    pub fn new(read_only: Vec<(String, bool)>) -> Self {
         Refusals {
             paths: HashMap::new(),
-            read_only: grant
-                .mounts
-                .iter()
-                .filter(|m| m.access == Access::ReadOnly)
-                .map(|m| (m.guest.clone(), by_hint(&m.guest)))
-                .collect(),
+            read_only,
             count: 0,
         }
     }

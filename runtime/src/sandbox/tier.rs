@@ -5,15 +5,14 @@
 //!
 //! Each tier has its own engine and linkers, because wasmtime code, stores
 //! and instances belong to one engine. Everything a call is granted is
-//! set up the same way on both: the linkers come from one function, and
-//! both engines run with epoch interruption (time limits, cancellation)
-//! and the same fuel setting; memory is limited per store on both.
+//! set up the same way on both: the linkers come from one place
+//! (`linker`), the stores from another (`provision`), and both engines run
+//! with epoch interruption (time limits, cancellation) and the same fuel
+//! setting; memory is limited per store on both.
 
 use wasmtime::Engine;
-use wasmtime::component::Linker;
 
-use super::call_state::CallState;
-use super::{bindings, config, folders, sockets, waits, wasmcp};
+use super::linker::Linkers;
 
 /// `AIRLOCK_TIERED=0` compiles every component with Cranelift before its
 /// first call (the benchmarks' control).
@@ -58,37 +57,13 @@ pub(super) fn first_tier(size: usize, tier_above: Option<usize>, optimized_cache
 /// One tier's engine and what components are linked against on it.
 pub(super) struct Backend {
     pub(super) engine: Engine,
-    pub(super) linker: Linker<CallState>,
-    /// `linker` plus airlock's answers to wasmcp's composition, for
-    /// wasmcp tools components only.
-    pub(super) wasmcp_linker: Linker<CallState>,
+    pub(super) linkers: Linkers,
 }
 
 impl Backend {
     pub(super) fn new(engine: Engine) -> anyhow::Result<Self> {
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        // `wasi:http/outgoing-handler` and `types`; each request goes
-        // through the call's `network::HttpFilter`.
-        wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
-        // Replaces `wasi:filesystem/types` with the create-only guard.
-        folders::add_to_linker(&mut linker)?;
-        config::add_to_linker(&mut linker)?;
-        waits::add_to_linker(&mut linker)?;
-        // Each TCP socket and name lookup holds a place among the call's
-        // descriptors.
-        sockets::add_to_linker(&mut linker)?;
-        bindings::Toolbox::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state| state,
-        )?;
-        let mut wasmcp_linker = linker.clone();
-        wasmcp::add_stubs(&mut wasmcp_linker)?;
-        Ok(Backend {
-            engine,
-            linker,
-            wasmcp_linker,
-        })
+        let linkers = Linkers::new(&engine)?;
+        Ok(Backend { engine, linkers })
     }
 }
 

@@ -80,8 +80,10 @@ mod host;
 
 use super::bounded_fs::{BoundedFs, bounded};
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget};
-use super::refusals::{Refusals, Rule};
 use super::call_state::CallState;
+use super::refusals::{Refusals, Rule};
+use crate::policy::Limits;
+#[cfg(test)] // the tests build their guards from grants (`super::*`)
 use crate::policy::{Access, Grant};
 
 /// The identity of a filesystem entry: wasmtime-wasi's metadata hash of its
@@ -109,12 +111,13 @@ pub struct FolderGuard {
 }
 
 impl FolderGuard {
-    /// The guard for a call with `grant`: create-only when any mount is,
-    /// with the grant's write, create and descriptor limits.
-    pub fn for_grant(grant: &Grant) -> Self {
-        let limits = &grant.limits;
+    /// A call's guard: `create_only` limits mutations to what the call
+    /// creates; `limits` gives its write, create and descriptor budgets.
+    /// (What a grant makes of it: `FolderGuard::for_grant` in
+    /// `sandbox::provision`.)
+    pub fn new(create_only: bool, limits: &Limits, refusals: Refusals) -> Self {
         FolderGuard {
-            create_only: grant.mounts.iter().any(|m| m.access == Access::CreateOnly),
+            create_only,
             created: HashSet::new(),
             written: WriteBudget::new(limits.write),
             files_left: limits.files,
@@ -122,7 +125,7 @@ impl FolderGuard {
             held: HashMap::new(),
             descriptors: Descriptors::new(limits.open),
             create_refused: false,
-            refusals: Refusals::for_grant(grant),
+            refusals,
         }
     }
 
