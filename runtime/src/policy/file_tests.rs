@@ -993,3 +993,27 @@ fn a_network_name_must_name_a_networks_section() {
         "[networks.a] names another network",
     );
 }
+
+/// A component's section is read as a section of grants plus its own keys
+/// (`raw::RawComponent`); an unknown key there still names every key a
+/// component may have, in both parts.
+#[test]
+fn an_unknown_component_key_names_every_key_of_a_component() {
+    let err = refused(
+        "[components.c]\nsource = \"c.wasm\"\nsha = \"x\"\n",
+        3,
+        "unknown field `sha`",
+    );
+    for key in [
+        "source", "sha256", "tools", "folders", "config", "hints", "verify", "limits",
+    ] {
+        assert!(err.contains(&format!("`{key}`")), "{key} in: {err}");
+    }
+    // A tool section has no component keys.
+    let err = refused(
+        "[components.c.tools.t]\nsha256 = \"x\"\n",
+        2,
+        "unknown field `sha256`",
+    );
+    assert!(!err.contains("`source`"), "{err}");
+}

@@ -156,19 +156,13 @@ impl<'a> Parser<'a> {
     }
 
     fn component(&self, name: &str, c: RawComponent) -> ComponentPolicy {
-        let section = self.section(RawSection {
-            folders: c.folders,
-            network: c.network,
-            tls: c.tls,
-            ca: c.ca,
-            env: c.env,
-            config: c.config,
-            limits: c.limits,
-            destructive: c.destructive,
-            hints: None,
-            verify: None,
-            at: c.at,
-        });
+        let mut own = c.section;
+        // A component's own section may declare hints and verify (checked
+        // here); in a tool section or `[defaults]`, `section` refuses one.
+        let component_hints = own.hints.take().map(|declared| self.hints(declared));
+        let verify = own.verify.take().and_then(|v| self.keep(self.verify(v)));
+        let at = own.at;
+        let section = self.section(own);
         let mut tools = BTreeMap::new();
         let mut hints = BTreeMap::new();
         let mut positions = BTreeMap::new();
@@ -181,12 +175,12 @@ impl<'a> Parser<'a> {
         }
         ComponentPolicy {
             name: name.to_string(),
-            component_hints: c.hints.map(|declared| self.hints(declared)),
-            position: self.position(c.at),
+            component_hints,
+            position: self.position(at),
             tool_positions: positions,
             source: c.source.and_then(|s| self.keep(self.source(s))),
             sha256: c.sha256.as_ref().and_then(|s| self.keep(self.sha256(s))),
-            verify: c.verify.and_then(|v| self.keep(self.verify(v))),
+            verify,
             section,
             tools,
             hints,

@@ -28,7 +28,9 @@ pub(super) struct RawPolicy {
     pub(super) networks: Vec<(String, usize, RawNetwork)>,
 }
 
-/// `[defaults]` and `[components.X.tools.Y]`.
+/// A section of grants: `[defaults]`, `[components.X.tools.Y]`, and the
+/// grants of `[components.X]` itself. One struct for the three, so a new
+/// kind of grant is one field here.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawSection {
@@ -40,41 +42,32 @@ pub(super) struct RawSection {
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
-    /// Only in a tool section (or a component's own): the hints of a tool
-    /// that declares none.
+    /// Only in a component's or a tool's section: the hints of a tool that
+    /// declares none (a tool section's own win over its component's).
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
     /// Only in `[defaults]` (and a component's own section).
     pub(super) verify: Option<Spanned<RawVerify>>,
-    /// Where a tool section's name is (byte offset), for errors about it.
+    /// Where the section's name is (byte offset), for errors about it.
     #[serde(skip)]
     pub(super) at: usize,
 }
 
-/// `[components.X]`: a section plus what only a component has. (Written out
-/// rather than flattened: serde cannot combine flatten with
-/// `deny_unknown_fields`.)
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
+/// `[components.X]`: its section of grants, plus what only a component
+/// has.
+///
+/// Not `#[serde(flatten)]` of the section: serde reads a flattened struct
+/// out of its own buffer of the table (`Content`), where `toml::Spanned`
+/// cannot be read ("expected a spanned value"), and with
+/// `deny_unknown_fields` its error for an unknown key no longer says which
+/// keys were expected. So [`read`] takes these keys out of the table, as it
+/// does `limits`, and reads the rest as the [`RawSection`].
+#[derive(Default)]
 pub(super) struct RawComponent {
     pub(super) source: Option<Spanned<String>>,
     pub(super) sha256: Option<Spanned<String>>,
-    pub(super) verify: Option<Spanned<RawVerify>>,
-    pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Spanned<RawNetwork>>,
-    pub(super) tls: Option<Roots>,
-    pub(super) ca: Option<Spanned<String>>,
-    pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    pub(super) limits: Option<RawLimits>,
-    pub(super) destructive: Option<RawConsent>,
-    /// The hints of each of its tools that declares none (a tool section's
-    /// own `hints` win).
-    pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
-    #[serde(default)]
+    /// Its own grants, `hints` and `verify`; `at` is where its name is.
+    pub(super) section: RawSection,
     pub(super) tools: BTreeMap<String, RawSection>,
-    /// Where the section's name is (byte offset), for errors about it.
-    #[serde(skip)]
-    pub(super) at: usize,
 }
 
 /// `verify = { key = "keys/acme.pub" }`: the signature a component needs.
@@ -204,7 +197,7 @@ pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
             "components" => {
                 for (name, at, c) in table(value, &mut errors) {
                     let mut c = component(c, &mut errors);
-                    c.at = at;
+                    c.section.at = at;
                     policy.components.insert(name, c);
                 }
             }
@@ -316,7 +309,10 @@ fn by_key<'i, T: Deserialize<'i> + Default>(
             Ok(_) => {
                 good.insert(key, value);
             }
-            Err(e) => errors.push(keyed_error(e, key.span().start, Some(key.get_ref()))),
+            Err(e) => {
+                let (at, message) = keyed_error(e, key.span().start, Some(key.get_ref()));
+                errors.push((at, also_expected(message, nested)));
+            }
         }
     }
     let good = Spanned::new(span.clone(), DeValue::Table(good));
@@ -325,6 +321,24 @@ fn by_key<'i, T: Deserialize<'i> + Default>(
         T::default()
     });
     (read, taken)
+}
+
+/// serde's "unknown field `x`, expected one of `a`, `b`" about a table
+/// whose `nested` keys were taken out before it was read: those keys are
+/// expected there too.
+fn also_expected(message: String, nested: &[&str]) -> String {
+    if !message.starts_with("unknown field `") {
+        return message;
+    }
+    let missing: Vec<String> = nested
+        .iter()
+        .map(|key| format!("`{key}`"))
+        .filter(|key| !message.contains(key.as_str()))
+        .collect();
+    match missing.is_empty() {
+        true => message,
+        false => format!("{message}, {}", missing.join(", ")),
+    }
 }
 
 /// `[defaults]` or a tool section, with its `limits` read key by key too.
@@ -338,12 +352,20 @@ fn limits(value: Option<Spanned<DeValue<'_>>>, errors: &mut Vec<ReadError>) -> O
     value.map(|v| by_key::<RawLimits>(v, &[], errors).0)
 }
 
-/// `[components.NAME]`, with its `limits` and each tool section read on
-/// their own.
+/// `[components.NAME]`: its own keys (`source`, `sha256`, `tools`) and
+/// its `limits` taken out and read on their own, each tool section too,
+/// and the rest read as its section of grants.
 fn component(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawComponent {
-    let (mut component, nested) = by_key::<RawComponent>(value, &["limits", "tools"], errors);
+    let (mut grants, nested) =
+        by_key::<RawSection>(value, &["limits", "source", "sha256", "tools"], errors);
     let mut nested = nested.into_iter();
-    component.limits = limits(nested.next().flatten(), errors);
+    grants.limits = limits(nested.next().flatten(), errors);
+    let mut component = RawComponent {
+        source: nested.next().flatten().and_then(|s| whole(s, errors)),
+        sha256: nested.next().flatten().and_then(|s| whole(s, errors)),
+        section: grants,
+        tools: BTreeMap::new(),
+    };
     if let Some(tools) = nested.next().flatten() {
         for (name, at, tool) in table(tools, errors) {
             let mut tool = section(tool, errors);
