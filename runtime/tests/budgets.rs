@@ -7,19 +7,20 @@
 
 use crate::support;
 
-use std::net::{SocketAddr, TcpListener};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
 use serde_json::json;
+use support::servers::Server;
 use support::{call, http, test_component, text};
 
 struct Fixture {
     runtime: Runtime,
     _dir: tempfile::TempDir,
-    /// A listed loopback address that accepts connections and holds them.
-    listener: SocketAddr,
+    /// A listed loopback address that accepts connections and holds them
+    /// until the other side closes them.
+    listener: Server,
 }
 
 fn fixture() -> &'static Fixture {
@@ -28,12 +29,13 @@ fn fixture() -> &'static Fixture {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("old.txt"), "existing\n").expect("old.txt");
         let host = dir.path().to_str().expect("utf-8 tempdir");
-        let listener = holding_listener();
+        let listener = Server::holding();
+        let addr = listener.addr;
         let policy = format!(
             r#"
 [components.hostile]
 destructive = "allow"
-network = ["{listener}"]
+network = ["{addr}"]
 folders = [{{ host = "{host}", guest = "/data", mode = "read-write" }}]
 limits = {{ time = "60s", write = "3MiB", files = 10, open = 20, concurrency = 64 }}
 "#
@@ -45,21 +47,6 @@ limits = {{ time = "60s", write = "3MiB", files = 10, open = 20, concurrency = 6
             listener,
         }
     })
-}
-
-/// A loopback listener that accepts every connection and keeps it open
-/// until the other side closes it.
-fn holding_listener() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a listener");
-    let addr = listener.local_addr().expect("address");
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let _ = std::io::copy(&mut &stream, &mut std::io::sink());
-            });
-        }
-    });
-    addr
 }
 
 /// Runs one filesystem op of the hostile component beside good calls and
@@ -128,7 +115,7 @@ fn folder_listings_count_as_open_descriptors() {
 #[test]
 fn tcp_sockets_count_as_open_descriptors() {
     // Each connection to a listed address is a socket held open.
-    let addr = fixture().listener.to_string();
+    let addr = fixture().listener.addr.to_string();
     for round in 0..3 {
         let (sockets, why) = attack_with("tcp_open", json!({ "addr": addr, "hoard": true }));
         assert_eq!(

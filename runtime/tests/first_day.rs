@@ -6,10 +6,10 @@
 
 use crate::support;
 
-use std::io::{Read as _, Write as _};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
+use support::servers::Server;
 use support::{component, test_component};
 
 /// `airlock ARGS` run in `dir`, stdin closed.
@@ -215,18 +215,11 @@ fn component_level_hints_are_applied_and_shown() {
 /// handshake's "corrupt message" becomes what to do.
 #[test]
 fn a_plain_http_registry_is_named_with_the_fix() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("listen");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut stream = stream;
-            let mut buf = [0u8; 1024];
-            let _ = stream.read(&mut buf);
-            let _ = stream.write_all(
-                b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-            );
-        }
-    });
+    // What a plain HTTP server says to a TLS handshake.
+    let plain = Server::canned(
+        b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".to_vec(),
+    );
+    let addr = plain.addr;
     let dir = tempfile::tempdir().expect("tempdir");
     let reference = format!("oci://{addr}/acme/catalog:1");
     let out = airlock_in(dir.path(), &["pull", &reference]);

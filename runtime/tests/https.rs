@@ -14,7 +14,8 @@ use airlock::policy::Policy;
 use airlock::tool::{Content, Level, Output};
 use base64::Engine as _;
 use serde_json::json;
-use support::tls::{Ca, HttpsServer, Leaf, stalled_server};
+use support::servers::Server;
+use support::tls::{Ca, Leaf, https_server};
 use support::{call, example, test_component, text};
 
 /// The secret the tests inject; the environment variable it comes from.
@@ -64,9 +65,9 @@ fn credential_tables(name: &str, port: u16) -> String {
 
 /// A local HTTPS server with a certificate `leaf` from a throwaway CA, and
 /// a folder holding that CA as `ca.pem` (for the policy's `ca`).
-fn local(leaf: Leaf) -> (HttpsServer, tempfile::TempDir) {
+fn local(leaf: Leaf) -> (Server, tempfile::TempDir) {
     let ca = Ca::new();
-    let server = HttpsServer::start(&ca, leaf);
+    let server = https_server(&ca, leaf);
     let dir = tempfile::tempdir().expect("dir");
     ca.write_pem(dir.path());
     (server, dir)
@@ -136,8 +137,8 @@ fn a_certificate_for_another_name_or_an_expired_one_is_refused() {
     let ca = Ca::new();
     let dir = tempfile::tempdir().expect("dir");
     ca.write_pem(dir.path());
-    let other = HttpsServer::start(&ca, Leaf::For(&["api.example.com"]));
-    let expired = HttpsServer::start(&ca, Leaf::Expired(LOOPBACK));
+    let other = https_server(&ca, Leaf::For(&["api.example.com"]));
+    let expired = https_server(&ca, Leaf::Expired(LOOPBACK));
     for server in [&other, &expired] {
         let port = server.port();
         let mut patterns = vec![format!("localhost:{port}")];
@@ -206,7 +207,8 @@ fn a_scheme_in_a_pattern_is_the_only_scheme_and_no_scheme_allows_both() {
 
 #[test]
 fn a_stalled_handshake_ends_at_the_call_deadline() {
-    let port = stalled_server();
+    let server = Server::stalled();
+    let port = server.port();
     let dir = tempfile::tempdir().expect("dir");
     let runtime = runtime_timed(
         dir.path(),
@@ -226,16 +228,16 @@ fn a_stalled_handshake_ends_at_the_call_deadline() {
 /// Two servers: `a` gets the credential (by name, `https://localhost:A`),
 /// `b` is listed without one.
 struct TwoHosts {
-    a: HttpsServer,
-    b: HttpsServer,
+    a: Server,
+    b: Server,
     runtime: Runtime,
     _dir: tempfile::TempDir,
 }
 
 fn two_hosts() -> TwoHosts {
     let ca = Ca::new();
-    let a = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
-    let b = HttpsServer::start(&ca, Leaf::For(LOOPBACK));
+    let a = https_server(&ca, Leaf::For(LOOPBACK));
+    let b = https_server(&ca, Leaf::For(LOOPBACK));
     let dir = tempfile::tempdir().expect("dir");
     ca.write_pem(dir.path());
     let (pa, pb) = (a.port(), b.port());
@@ -460,7 +462,7 @@ fn the_secret_never_reaches_the_log_or_the_audit_file() {
 fn example_runtime(
     name: &str,
     file: std::path::PathBuf,
-    server: &HttpsServer,
+    server: &Server,
     dir: &std::path::Path,
 ) -> Runtime {
     let text = format!(

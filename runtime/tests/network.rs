@@ -4,102 +4,37 @@
 
 use crate::support;
 
-use std::io::{BufReader, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex};
+use std::net::SocketAddr;
+use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
 use airlock::call::CallError;
 use serde_json::{Value, json};
-use support::http::read_request_head;
+use support::servers::{Answer, Server};
 use support::{call, test_component, text};
 
-/// A server that answers every connection with `200 hello` and records the
-/// first line of what arrived. `silent` servers accept and never answer.
-struct Recorder {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<String>>>,
+/// A server that answers every request with `200 hello` and records the
+/// request lines that arrived.
+fn recorder() -> Server {
+    Server::http(|_| Answer::ok("hello"))
 }
 
-impl Recorder {
-    fn start() -> Recorder {
-        Recorder::on("127.0.0.1:0", false)
-    }
-
-    fn on(bind: &str, silent: bool) -> Recorder {
-        let listener = TcpListener::bind(bind).expect("bind a recording server");
-        let addr = listener.local_addr().expect("address");
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = seen.clone();
-        thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                let record = record.clone();
-                thread::spawn(move || {
-                    stream
-                        .set_read_timeout(Some(Duration::from_secs(5)))
-                        .expect("timeout");
-                    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                    let first = read_request_head(&mut reader);
-                    record.lock().expect("record").push(first);
-                    if silent {
-                        thread::sleep(Duration::from_secs(10));
-                        return;
-                    }
-                    let _ = stream.write_all(
-                        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
-                    );
-                });
-            }
-        });
-        Recorder { addr, seen }
-    }
-
-    fn port(&self) -> u16 {
-        self.addr.port()
-    }
-
-    /// The first lines received so far (one per connection).
-    fn seen(&self) -> Vec<String> {
-        self.seen.lock().expect("seen").clone()
-    }
-
-    fn assert_not_reached(&self) {
-        // A refused request is refused before any connection; give a stray
-        // one time to arrive so that this check means something.
-        thread::sleep(Duration::from_millis(50));
-        assert!(
-            self.seen().is_empty(),
-            "server was reached: {:?}",
-            self.seen()
-        );
-    }
+/// A server that reads each request's head, records it, and never answers
+/// (the connection held for 10 s).
+fn silent() -> Server {
+    Server::http(|_| Answer::Silent(Duration::from_secs(10)))
 }
 
 /// A server that sends the response head at once and the body in two
 /// parts 100 ms apart, so a guest asking early finds it not ready.
-fn slow_body_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a slow server");
-    let port = listener.local_addr().expect("address").port();
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            thread::spawn(move || {
-                read_request_head(&mut BufReader::new(stream.try_clone().expect("clone")));
-                let _ = stream.write_all(
-                    b"HTTP/1.1 200 OK\r\ncontent-length: 11\r\nconnection: close\r\n\r\n",
-                );
-                for part in [&b"hello"[..], b" world"] {
-                    thread::sleep(Duration::from_millis(100));
-                    let _ = stream.write_all(part);
-                    let _ = stream.flush();
-                }
-            });
-        }
-    });
-    port
+fn slow_body_server() -> Server {
+    let pause = Duration::from_millis(100);
+    Server::http(move |_| Answer::Paced {
+        length: 11,
+        parts: vec![(pause, b"hello".to_vec()), (pause, b" world".to_vec())],
+    })
 }
 
 fn runtime(network: &[String]) -> Runtime {
@@ -133,7 +68,7 @@ fn tcp(runtime: &Runtime, tool: &str, addr: &str) -> Result<Value, CallError> {
 
 #[test]
 fn http_from_a_tool_that_is_not_open_world_is_refused() {
-    let server = Recorder::start();
+    let server = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
     let url = format!("http://127.0.0.1:{}/", server.port());
     refused(
@@ -145,21 +80,22 @@ fn http_from_a_tool_that_is_not_open_world_is_refused() {
 
 #[test]
 fn http_to_a_listed_address_reaches_it_and_returns_the_response() {
-    let server = Recorder::start();
+    let server = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
     let url = format!("http://127.0.0.1:{}/path?q=1", server.port());
     let out = http(&runtime, "http_open", "GET", &url).expect("allowed request");
     assert_eq!(out, "200 hello");
     // Only the path goes on the request line, never the absolute URL.
-    assert_eq!(server.seen(), vec!["GET /path?q=1 HTTP/1.1".to_string()]);
+    assert_eq!(server.lines(), vec!["GET /path?q=1 HTTP/1.1".to_string()]);
 }
 
 #[test]
 fn http_to_an_unlisted_host_is_refused() {
-    let listed = Recorder::start();
+    let listed = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
     // Another loopback address, and a name, on the listed port.
-    let other = Recorder::on(&format!("127.0.0.2:{}", listed.port()), false);
+    let other_addr = SocketAddr::from(([127, 0, 0, 2], listed.port()));
+    let other = Server::http_on(other_addr, |_| Answer::ok("hello"));
     let url = format!("http://127.0.0.2:{}/", listed.port());
     refused(
         http(&runtime, "http_open", "GET", &url),
@@ -176,8 +112,8 @@ fn http_to_an_unlisted_host_is_refused() {
 
 #[test]
 fn http_to_an_unlisted_port_of_a_listed_host_is_refused() {
-    let listed = Recorder::start();
-    let unlisted = Recorder::start();
+    let listed = recorder();
+    let unlisted = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
     let url = format!("http://127.0.0.1:{}/", unlisted.port());
     refused(
@@ -190,7 +126,7 @@ fn http_to_an_unlisted_port_of_a_listed_host_is_refused() {
 
 #[test]
 fn post_from_a_read_only_open_world_tool_is_refused_while_get_works() {
-    let server = Recorder::start();
+    let server = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", server.port())]);
     let url = format!("http://127.0.0.1:{}/", server.port());
     for method in ["POST", "PUT", "DELETE", "PATCH"] {
@@ -204,20 +140,20 @@ fn post_from_a_read_only_open_world_tool_is_refused_while_get_works() {
         http(&runtime, "http_read_only", method, &url).expect("a safe method");
     }
     assert_eq!(
-        server.seen(),
+        server.lines(),
         ["GET / HTTP/1.1", "HEAD / HTTP/1.1", "OPTIONS / HTTP/1.1"]
     );
     // The same POST from an open-world tool that is not read-only goes out.
     http(&runtime, "http_open", "POST", &url).expect("POST from a writing tool");
     assert_eq!(
-        server.seen().last().map(String::as_str),
+        server.lines().last().map(String::as_str),
         Some("POST / HTTP/1.1")
     );
 }
 
 #[test]
 fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it() {
-    let server = Recorder::start();
+    let server = recorder();
     let port = server.port();
     let url = format!("http://localhost:{port}/");
 
@@ -239,7 +175,7 @@ fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it()
     ]);
     let out = http(&with_addr, "http_open", "GET", &url).expect("listed address");
     assert_eq!(out, "200 hello");
-    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+    assert_eq!(server.lines(), ["GET / HTTP/1.1"]);
     // A raw socket may use the name too: what counts is the address.
     let out = tcp(&with_addr, "tcp_open", &format!("localhost:{port}")).expect("tcp");
     assert_eq!(out, json!("connected"));
@@ -247,28 +183,28 @@ fn a_name_resolving_to_loopback_is_refused_unless_an_address_pattern_allows_it()
 
 #[test]
 fn tcp_reaches_a_listed_address_only() {
-    let listed = Recorder::start();
-    let unlisted = Recorder::start();
+    let listed = recorder();
+    let unlisted = recorder();
     let runtime = runtime(&[format!("127.0.0.1:{}", listed.port())]);
 
     let out = tcp(&runtime, "tcp_open", &listed.addr.to_string()).expect("listed address");
     assert_eq!(out, json!("connected"));
     // The guest's line arrives (the server may still be reading it).
     let until = Instant::now() + Duration::from_secs(5);
-    while listed.seen().is_empty() && Instant::now() < until {
+    while listed.lines().is_empty() && Instant::now() < until {
         thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(listed.seen(), ["hello from the guest"]);
+    assert_eq!(listed.lines(), ["hello from the guest"]);
 
     tcp(&runtime, "tcp_open", &unlisted.addr.to_string()).expect_err("unlisted port");
     unlisted.assert_not_reached();
 
     // A tool that is not open-world gets no sockets at all.
-    let before = listed.seen().len();
+    let before = listed.connections();
     tcp(&runtime, "tcp_closed", &listed.addr.to_string()).expect_err("closed tool");
     thread::sleep(Duration::from_millis(50));
     assert_eq!(
-        listed.seen().len(),
+        listed.connections(),
         before,
         "closed tool reached the server"
     );
@@ -276,7 +212,7 @@ fn tcp_reaches_a_listed_address_only() {
 
 #[test]
 fn a_silent_server_does_not_hold_the_call_past_its_deadline() {
-    let server = Recorder::on("127.0.0.1:0", true);
+    let server = silent();
     let policy = format!(
         "[components.hostile]\nnetwork = [\"127.0.0.1:{}\"]\nlimits = {{ time = \"1s\" }}\n",
         server.port()
@@ -288,12 +224,12 @@ fn a_silent_server_does_not_hold_the_call_past_its_deadline() {
     let took = started.elapsed();
     assert!(result.is_err(), "a silent server cannot answer: {result:?}");
     assert!(took < Duration::from_secs(3), "the call took {took:?}");
-    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+    assert_eq!(server.lines(), ["GET / HTTP/1.1"]);
 }
 
 #[test]
 fn cancelling_a_call_ends_its_pending_request() {
-    let server = Recorder::on("127.0.0.1:0", true);
+    let server = silent();
     let policy = format!(
         "[components.hostile]\nnetwork = [\"127.0.0.1:{}\"]\nlimits = {{ time = \"60s\" }}\n",
         server.port()
@@ -311,10 +247,10 @@ fn cancelling_a_call_ends_its_pending_request() {
     let started = Instant::now();
     let pending = thread::spawn(move || prepared.run(Arc::new(airlock::observe::Unobserved)));
     let until = Instant::now() + Duration::from_secs(5);
-    while server.seen().is_empty() && Instant::now() < until {
+    while server.lines().is_empty() && Instant::now() < until {
         thread::sleep(Duration::from_millis(10));
     }
-    assert_eq!(server.seen(), ["GET / HTTP/1.1"]);
+    assert_eq!(server.lines(), ["GET / HTTP/1.1"]);
     cancel.cancel();
     let result = pending.join().expect("call thread");
     assert!(
@@ -332,7 +268,8 @@ fn cancelling_a_call_ends_its_pending_request() {
 fn non_blocking_reads_of_a_response_not_ready_yet_do_not_panic_the_host() {
     // `future-incoming-response.get` and `input-stream.read` before their
     // pollables are ready, in a loop: legal WASI, and once a host panic.
-    let port = slow_body_server();
+    let server = slow_body_server();
+    let port = server.port();
     let runtime = runtime(&[format!("127.0.0.1:{port}")]);
     let url = format!("http://127.0.0.1:{port}/");
     for eager in [true, false] {

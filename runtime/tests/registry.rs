@@ -17,6 +17,7 @@ use airlock::source::auth::Credentials;
 use airlock::source::{Resolver, Store};
 use serde_json::{Value, json};
 use support::registry::{Registry, keygen, oras_tool, sign};
+use support::servers::{Answer, Server};
 use support::{component, workspace};
 
 /// A folder for one test: the current folder of `airlock` (its lock goes
@@ -472,12 +473,11 @@ fn basic_auth_with_env_or_docker_config_and_clear_refusals() {
 /// A token service for the distribution token flow: checks Basic
 /// credentials `ci:s3cret` and answers an ES256 JWT for the scope asked,
 /// signed by a key whose self-signed certificate (in the `x5c` header) the
-/// registry trusts (`rootcertbundle`). Returns its address and the
-/// certificate's PEM.
-fn token_service(issuer: &'static str, service: &'static str) -> (std::net::SocketAddr, String) {
+/// registry trusts (`rootcertbundle`). Returns the service (stopped when
+/// dropped) and the certificate's PEM.
+fn token_service(issuer: &'static str, service: &'static str) -> (Server, String) {
     use base64::Engine as _;
     use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair};
-    use std::io::{BufRead, BufReader, Write};
     let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
     let key = rcgen::KeyPair::generate().expect("key");
     let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
@@ -492,80 +492,57 @@ fn token_service(issuer: &'static str, service: &'static str) -> (std::net::Sock
         &ring::rand::SystemRandom::new(),
     )
     .expect("signer");
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream);
-            let mut head = Vec::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) <= 2 {
-                    break;
-                }
-                head.push(line.trim_end().to_string());
-            }
-            let target = head
-                .first()
-                .and_then(|l| l.split(' ').nth(1))
-                .unwrap_or("/");
-            let url = url::Url::parse(&format!("http://token{target}")).expect("url");
-            let scope = url
-                .query_pairs()
-                .find(|(k, _)| k == "scope")
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default();
-            let authorized = head.iter().any(|h| {
-                h.to_ascii_lowercase().starts_with("authorization:")
-                    && h.ends_with(&base64::engine::general_purpose::STANDARD.encode("ci:s3cret"))
-            });
-            let mut stream = reader.into_inner();
-            if !authorized {
-                let _ = stream.write_all(
-                    b"HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                );
-                continue;
-            }
-            // repository:NAME:ACTIONS
-            let mut parts = scope.splitn(3, ':');
-            let (kind, name, actions) = (parts.next(), parts.next(), parts.next());
-            let access = match (kind, name, actions) {
-                (Some(kind), Some(name), Some(actions)) => json!([{
-                    "type": kind, "name": name, "actions": actions.split(',').collect::<Vec<_>>(),
-                }]),
-                _ => json!([]),
-            };
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .expect("clock")
-                .as_secs();
-            let header = json!({ "typ": "JWT", "alg": "ES256", "x5c": [x5c] });
-            let claims = json!({
-                "iss": issuer, "sub": "ci", "aud": service, "exp": now + 300,
-                "nbf": now - 10, "iat": now, "jti": format!("{now}-{}", rand_suffix()),
-                "access": access,
-            });
-            let signing_input = format!(
-                "{}.{}",
-                b64(header.to_string().as_bytes()),
-                b64(claims.to_string().as_bytes())
-            );
-            let signature = signer
-                .sign(&ring::rand::SystemRandom::new(), signing_input.as_bytes())
-                .expect("sign");
-            let token = format!("{signing_input}.{}", b64(signature.as_ref()));
-            let body = json!({ "token": token, "expires_in": 300 }).to_string();
-            let _ = stream.write_all(
-                format!(
-                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-                     Connection: close\r\n\r\n{body}",
-                    body.len()
-                )
-                .as_bytes(),
-            );
+    let server = Server::http(move |request| {
+        let url = url::Url::parse(&format!("http://token{}", request.target)).expect("url");
+        let scope = url
+            .query_pairs()
+            .find(|(k, _)| k == "scope")
+            .map(|(_, v)| v.into_owned())
+            .unwrap_or_default();
+        let authorized = request
+            .header("authorization")
+            .iter()
+            .any(|h| h.ends_with(&base64::engine::general_purpose::STANDARD.encode("ci:s3cret")));
+        if !authorized {
+            return Answer::status(401, Vec::new());
+        }
+        // repository:NAME:ACTIONS
+        let mut parts = scope.splitn(3, ':');
+        let (kind, name, actions) = (parts.next(), parts.next(), parts.next());
+        let access = match (kind, name, actions) {
+            (Some(kind), Some(name), Some(actions)) => json!([{
+                "type": kind, "name": name, "actions": actions.split(',').collect::<Vec<_>>(),
+            }]),
+            _ => json!([]),
+        };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_secs();
+        let header = json!({ "typ": "JWT", "alg": "ES256", "x5c": [x5c] });
+        let claims = json!({
+            "iss": issuer, "sub": "ci", "aud": service, "exp": now + 300,
+            "nbf": now - 10, "iat": now, "jti": format!("{now}-{}", rand_suffix()),
+            "access": access,
+        });
+        let signing_input = format!(
+            "{}.{}",
+            b64(header.to_string().as_bytes()),
+            b64(claims.to_string().as_bytes())
+        );
+        let signature = signer
+            .sign(&ring::rand::SystemRandom::new(), signing_input.as_bytes())
+            .expect("sign");
+        let token = format!("{signing_input}.{}", b64(signature.as_ref()));
+        Answer::Full {
+            status: 200,
+            headers: vec![("Content-Type".into(), "application/json".into())],
+            body: json!({ "token": token, "expires_in": 300 })
+                .to_string()
+                .into_bytes(),
         }
     });
-    (addr, cert.pem())
+    (server, cert.pem())
 }
 
 fn rand_suffix() -> u64 {
@@ -578,7 +555,8 @@ fn rand_suffix() -> u64 {
 #[test]
 fn bearer_token_flow_for_push_and_pull() {
     let work = Work::new();
-    let (token, cert) = token_service("airlock-test-issuer", "airlock-test");
+    let (token_server, cert) = token_service("airlock-test-issuer", "airlock-test");
+    let token = token_server.addr;
     let bundle = work.path("token.pem");
     std::fs::write(&bundle, cert).expect("bundle");
     let registry = Registry::with_auth(&format!(

@@ -6,11 +6,11 @@
 
 use crate::support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener};
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
@@ -19,106 +19,20 @@ use airlock::policy::Policy;
 use airlock::source::auth::Credentials;
 use airlock::source::store::digest_of;
 use airlock::source::{Expect, FetchLimits, Resolver, Source, Store};
-use support::http::{free_port, http, read_request_head};
+use support::http::{free_port, http};
+use support::servers::{Answer, Server};
 use support::tls::{Ca, Leaf};
 use support::{component, workspace};
 
-/// What a test server answers to one request.
-enum Answer {
-    /// Status, extra headers, body (with its Content-Length).
-    Body(u16, Vec<(String, String)>, Vec<u8>),
-    /// 200 with a chunked body that never ends.
-    Endless,
-    /// 200 declaring `Content-Length: N`, then a few bytes and the end.
-    Declares(u64),
-    /// 200 declaring `Content-Length: N`, then one byte every 0.5 s, for a
-    /// minute at most (or until the client goes).
-    Trickle(u64),
-    /// This body (200), after a pause.
-    Late(Duration, Vec<u8>),
-}
-
-type Route = Arc<dyn Fn(&str) -> Answer + Send + Sync>;
-
-/// Serves `route` on a loopback port (over TLS with `tls`), one thread per
-/// connection; returns the address and the request lines seen.
-fn serve(
-    route: Route,
-    tls: Option<Arc<rustls::ServerConfig>>,
-) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let (route, log, tls) = (route.clone(), log.clone(), tls.clone());
-            std::thread::spawn(move || match tls {
-                Some(config) => {
-                    let Ok(conn) = rustls::ServerConnection::new(config) else {
-                        return;
-                    };
-                    answer(rustls::StreamOwned::new(conn, stream), &*route, &log);
-                }
-                None => answer(stream, &*route, &log),
-            });
-        }
-    });
-    (addr, seen)
-}
-
-fn answer<S: Read + Write>(stream: S, route: &dyn Fn(&str) -> Answer, log: &Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(stream);
-    let head = read_request_head(&mut reader);
-    if head.is_empty() {
-        return;
+/// 200 declaring `length` bytes, then one byte every 0.5 s, for a minute
+/// at most (or until the client goes).
+fn trickle(length: u64) -> Answer {
+    Answer::Trickle {
+        length,
+        every: Duration::from_millis(500),
+        bytes: 1,
+        lasting: Duration::from_secs(60),
     }
-    log.lock().expect("log").push(head.clone());
-    let path = head.split(' ').nth(1).unwrap_or("/").to_string();
-    let mut stream = reader.into_inner();
-    match route(&path) {
-        Answer::Body(status, headers, body) => {
-            let mut text = format!(
-                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
-                body.len()
-            );
-            for (k, v) in headers {
-                text += &format!("{k}: {v}\r\n");
-            }
-            text += "\r\n";
-            let _ = stream.write_all(text.as_bytes());
-            let _ = stream.write_all(&body);
-        }
-        Answer::Endless => {
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
-            let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "x".repeat(64 * 1024));
-            while stream.write_all(chunk.as_bytes()).is_ok() {}
-        }
-        Answer::Declares(length) => {
-            let text = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\nxxxx");
-            let _ = stream.write_all(text.as_bytes());
-        }
-        Answer::Trickle(length) => {
-            let text = format!("HTTP/1.1 200 OK\r\nContent-Length: {length}\r\n\r\n");
-            let _ = stream.write_all(text.as_bytes());
-            let until = Instant::now() + Duration::from_secs(60);
-            while Instant::now() < until
-                && stream.write_all(b"x").and_then(|()| stream.flush()).is_ok()
-            {
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
-        Answer::Late(pause, body) => {
-            std::thread::sleep(pause);
-            let text = format!(
-                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(text.as_bytes());
-            let _ = stream.write_all(&body);
-        }
-    }
-    let _ = stream.flush();
 }
 
 /// A test CA (written to `dir/ca.pem`) and TLS settings for a server
@@ -142,11 +56,11 @@ fn https_sources_with_a_test_ca_are_locked_stored_and_served_offline() {
     let (ca_file, tls) = test_ca(dir.path());
     let catalog = std::fs::read(component("catalog")).expect("catalog");
     let body = catalog.clone();
-    let route: Route = Arc::new(move |path| match path {
-        "/dl/catalog.wasm" => Answer::Body(200, vec![], body.clone()),
-        _ => Answer::Body(404, vec![], b"no such file".to_vec()),
+    let server = Server::https(tls, move |request| match request.target.as_str() {
+        "/dl/catalog.wasm" => Answer::ok(body.clone()),
+        _ => Answer::status(404, "no such file"),
     });
-    let (addr, _) = serve(route, Some(tls));
+    let addr = server.addr;
     let url = format!("https://localhost:{}/dl/catalog.wasm", addr.port());
     let airlock = |ca: Option<&PathBuf>| {
         let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
@@ -205,11 +119,11 @@ fn https_sources_with_a_test_ca_are_locked_stored_and_served_offline() {
 fn endless_and_oversized_downloads_are_cut_off_with_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (ca_file, tls) = test_ca(dir.path());
-    let route: Route = Arc::new(|path| match path {
+    let server = Server::https(tls, |request| match request.target.as_str() {
         "/endless.wasm" => Answer::Endless,
-        _ => Answer::Declares(2 << 30),
+        _ => Answer::declares(2 << 30),
     });
-    let (addr, _) = serve(route, Some(tls));
+    let addr = server.addr;
     let resolver = resolver(dir.path())
         .with_tls(airlock::source_tls(Some(&ca_file)))
         .with_max_size(1 << 20);
@@ -245,27 +159,27 @@ fn a_registry_answering_garbage_or_too_much_is_refused_before_anything_loads() {
         .to_string()
         .into_bytes()
     };
-    let route: Route = Arc::new(move |path| {
-        let manifest = |body: Vec<u8>| Answer::Body(200, vec![], body);
-        match path {
+    let server = Server::http(move |request| {
+        let manifest = |body: Vec<u8>| Answer::ok(body);
+        match request.target.as_str() {
             "/v2/acme/garbage/manifests/1" => manifest(b"<html>Welcome to nginx!</html>".to_vec()),
             "/v2/acme/endless/manifests/1" => Answer::Endless,
             "/v2/acme/huge/manifests/1" => manifest(wasm_manifest(2 << 30)),
             "/v2/acme/liar/manifests/1" => manifest(wasm_manifest(1000)),
-            "/v2/acme/lying-digest/manifests/1" => Answer::Body(
-                200,
-                vec![("Docker-Content-Digest".into(), digest_of(b"another manifest"))],
-                wasm_manifest(1000),
-            ),
+            "/v2/acme/lying-digest/manifests/1" => Answer::Full {
+                status: 200,
+                headers: vec![("Docker-Content-Digest".into(), digest_of(b"another manifest"))],
+                body: wasm_manifest(1000),
+            },
             "/v2/acme/index/manifests/1" => manifest(
                 br#"{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[]}"#
                     .to_vec(),
             ),
             p if p.starts_with("/v2/acme/liar/blobs/") => Answer::Endless,
-            _ => Answer::Body(404, vec![], b"{\"errors\":[]}".to_vec()),
+            _ => Answer::status(404, b"{\"errors\":[]}".to_vec()),
         }
     });
-    let (addr, seen) = serve(route, None);
+    let addr = server.addr;
     let resolver = resolver(dir.path());
     let fetch = |repo: &str| {
         let reference = format!("oci+http://{addr}/acme/{repo}:1");
@@ -292,7 +206,7 @@ fn a_registry_answering_garbage_or_too_much_is_refused_before_anything_loads() {
         let err = fetch(repo);
         assert!(err.contains(what), "{repo}: {err}");
     }
-    let seen = seen.lock().expect("seen").clone();
+    let seen = server.lines();
     assert!(
         !seen.iter().any(|l| l.contains("/acme/huge/blobs/")),
         "the 2 GiB component was requested: {seen:?}"
@@ -388,7 +302,8 @@ impl Drop for Serving {
 #[test]
 fn a_trickling_source_holds_back_no_other_component() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = serve(Arc::new(|_: &str| Answer::Trickle(1 << 20)), None);
+    let trickling = Server::http(|_| trickle(1 << 20));
+    let server = trickling.addr;
     let slow = format!("http://{server}/slow.wasm");
     let local = component("catalog").display().to_string();
     let (serving, early) = Serving::start(
@@ -448,7 +363,8 @@ fn a_trickling_source_holds_back_no_other_component() {
 #[test]
 fn a_trickle_is_cut_off_by_the_minimum_rate_or_the_deadline() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (server, _) = serve(Arc::new(|_: &str| Answer::Trickle(1 << 20)), None);
+    let trickling = Server::http(|_| trickle(1 << 20));
+    let server = trickling.addr;
     let source = Source::parse(&format!("http://{server}/slow.wasm")).expect("url");
     let fetch = |limits: FetchLimits| {
         let started = Instant::now();
@@ -487,10 +403,13 @@ fn a_trickle_is_cut_off_by_the_minimum_rate_or_the_deadline() {
 fn the_first_file_wins_a_name_whichever_loads_first() {
     let dir = tempfile::tempdir().expect("tempdir");
     let hostile = std::fs::read(support::test_component("hostile")).expect("hostile");
-    let (server, _) = serve(
-        Arc::new(move |_: &str| Answer::Late(Duration::from_secs(2), hostile.clone())),
-        None,
-    );
+    let late = Server::http(move |_| {
+        Answer::Late(
+            Duration::from_secs(2),
+            Box::new(Answer::ok(hostile.clone())),
+        )
+    });
+    let server = late.addr;
     let url = format!("http://{server}/first.wasm");
     let local = dir.path().join("second.wasm");
     std::fs::copy(support::test_component("hostile"), &local).expect("copy");

@@ -15,8 +15,6 @@
 use crate::support;
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufReader, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::sync::mpsc;
@@ -27,7 +25,7 @@ use airlock::Runtime;
 use airlock::call::CallError;
 use airlock::sandbox::RunError;
 use serde_json::{Value, json};
-use support::http::read_request_head;
+use support::servers::{Answer, Server};
 use support::{call, test_component, text};
 
 /// The calls' wall time: every blocking case must end right after it.
@@ -36,7 +34,8 @@ const TIME: Duration = Duration::from_secs(1);
 struct Fixture {
     runtime: Runtime,
     dir: tempfile::TempDir,
-    port: u16,
+    /// The body server ([`body_server`]) the hostile component may reach.
+    server: Server,
 }
 
 fn fixture() -> &'static Fixture {
@@ -44,7 +43,8 @@ fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("hello.txt"), "hello").expect("hello.txt");
-        let port = body_server();
+        let server = body_server();
+        let port = server.port();
         let host = dir.path().to_str().expect("utf-8 tempdir");
         let policy = format!(
             r#"
@@ -57,44 +57,36 @@ limits = {{ time = "{}ms", concurrency = 64 }}
             TIME.as_millis()
         );
         let runtime = support::runtime(&policy, &[test_component("hostile")]);
-        Fixture { runtime, dir, port }
+        Fixture {
+            runtime,
+            dir,
+            server,
+        }
     })
 }
 
 /// A server whose path says when the response body comes: `/now` sends
 /// `hello` with the head, `/later` 300 ms after it, `/never` sends the head
 /// only and holds the connection. `/sink` reads whatever is sent to it.
-fn body_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a body server");
-    let port = listener.local_addr().expect("address").port();
-    thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            thread::spawn(move || {
-                stream
-                    .set_read_timeout(Some(Duration::from_secs(30)))
-                    .expect("timeout");
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let first = read_request_head(&mut reader);
-                if first.contains("/sink") {
-                    let _ = std::io::copy(&mut reader, &mut std::io::sink());
-                    return;
-                }
-                let head = b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\n";
-                let _ = stream.write_all(head);
-                let _ = stream.flush();
-                if first.contains("/now") {
-                    let _ = stream.write_all(b"hello");
-                } else if first.contains("/later") {
-                    thread::sleep(Duration::from_millis(300));
-                    let _ = stream.write_all(b"hello");
-                } else {
-                    thread::sleep(Duration::from_secs(30));
-                }
-            });
+fn body_server() -> Server {
+    Server::http(|request| {
+        let first = &request.line;
+        if first.contains("/sink") {
+            Answer::Drain
+        } else if first.contains("/now") {
+            Answer::Paced {
+                length: 5,
+                parts: vec![(Duration::ZERO, b"hello".to_vec())],
+            }
+        } else if first.contains("/later") {
+            Answer::Paced {
+                length: 5,
+                parts: vec![(Duration::from_millis(300), b"hello".to_vec())],
+            }
+        } else {
+            Answer::head_only(5, Duration::from_secs(30))
         }
-    });
-    port
+    })
 }
 
 /// Makes a FIFO at `path` (with the system's `mkfifo`).
@@ -255,7 +247,7 @@ fn output_ops(ready: bool) -> Vec<(&'static str, Expect)> {
 }
 
 fn url(path: &str) -> String {
-    format!("http://127.0.0.1:{}/{path}", fixture().port)
+    format!("http://127.0.0.1:{}/{path}", fixture().server.port())
 }
 
 /// Runs every case's every operation (a call each, 12 at a time) and

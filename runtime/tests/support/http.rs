@@ -52,18 +52,6 @@ impl Drop for Served {
     }
 }
 
-/// Reads a request's head (for the tests' own small servers); returns its
-/// request line, empty when the client sent nothing.
-pub fn read_request_head(reader: &mut impl BufRead) -> String {
-    let mut first = String::new();
-    let _ = reader.read_line(&mut first);
-    let mut line = String::new();
-    while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
-        line.clear();
-    }
-    first.trim_end().to_string()
-}
-
 /// A port that was free a moment ago: only for servers that cannot be told
 /// to take port 0 and say which they got (the registry retries on another
 /// when it was taken meanwhile); `airlock serve` listens on port 0.

@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod registry;
+pub mod servers;
 pub mod tls;
 
 use std::path::{Path, PathBuf};

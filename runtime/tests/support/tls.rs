@@ -1,26 +1,23 @@
 //! A throwaway certificate authority and a local HTTPS server for the
 //! tests of outgoing `https` requests. Everything is made at test time
-//! (`rcgen`) and served on 127.0.0.1, on a random port.
+//! (`rcgen`) and served on 127.0.0.1, on a random port, by the stand-in
+//! [`Server`] of `support::servers` over TLS.
 //!
 //! The server answers `GET /echo` with the request's headers, one
-//! `name: value` line each, `/json` with [`JSON`], `/page` with [`PAGE`],
-//! and anything else with `hello`; it records what arrived. A stalled
-//! server accepts TCP and never says a word.
+//! `name: value` line each, `/echo.json` with them as JSON, `/json` with
+//! [`JSON`], `/page` with [`PAGE`], and anything else with `hello`; it
+//! records what arrived ([`Server::seen`]). A stalled server for a TLS
+//! handshake that never ends is [`Server::stalled`].
 
-use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::thread;
-use std::time::Duration;
+use std::sync::Arc;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DnType, IsCa, KeyPair, KeyUsagePurpose,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+
+use super::servers::{Answer, Request, Server};
 
 /// What `/json` answers.
 pub const JSON: &str = r#"{"name":"airlock","release":{"version":"1.2.3","assets":[{"size":42}]}}"#;
@@ -100,103 +97,19 @@ impl Ca {
     }
 }
 
-/// One request as the server saw it.
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub path: String,
-    /// Every header line, names lower case, in the order they arrived.
-    pub headers: Vec<(String, String)>,
+/// A local HTTPS server with a certificate `leaf` signed by `ca`,
+/// answering as the module says and recording what arrived;
+/// stopped when dropped.
+pub fn https_server(ca: &Ca, leaf: Leaf) -> Server {
+    Server::https(ca.server_config(leaf), answer)
 }
 
-impl Seen {
-    /// Every value of header `name`.
-    pub fn header(&self, name: &str) -> Vec<String> {
-        self.headers
-            .iter()
-            .filter(|(n, _)| n == name)
-            .map(|(_, v)| v.clone())
-            .collect()
-    }
-}
-
-/// A local HTTPS server, running until the test process ends.
-pub struct HttpsServer {
-    pub addr: SocketAddr,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-impl HttpsServer {
-    /// Serves on 127.0.0.1 with a certificate `leaf` signed by `ca`.
-    pub fn start(ca: &Ca, leaf: Leaf) -> HttpsServer {
-        let acceptor = tokio_rustls::TlsAcceptor::from(ca.server_config(leaf));
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind an HTTPS server");
-        listener.set_nonblocking(true).expect("non-blocking");
-        let addr = listener.local_addr().expect("address");
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let record = seen.clone();
-        thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .expect("server runtime");
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else {
-                        continue;
-                    };
-                    let (acceptor, record) = (acceptor.clone(), record.clone());
-                    tokio::spawn(async move {
-                        // A client that refuses the certificate ends here.
-                        let Ok(tls) = acceptor.accept(tcp).await else {
-                            return;
-                        };
-                        let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                            let record = record.clone();
-                            async move {
-                                Ok::<_, std::convert::Infallible>(answer(&req, &record))
-                            }
-                        });
-                        let _ = hyper::server::conn::http1::Builder::new()
-                            .serve_connection(TokioIo::new(tls), service)
-                            .await;
-                    });
-                }
-            });
-        });
-        HttpsServer { addr, seen }
-    }
-
-    pub fn port(&self) -> u16 {
-        self.addr.port()
-    }
-
-    /// The requests that arrived so far.
-    pub fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().expect("seen").clone()
-    }
-}
-
-fn answer(
-    req: &hyper::Request<hyper::body::Incoming>,
-    record: &Mutex<Vec<Seen>>,
-) -> hyper::Response<Full<Bytes>> {
-    let seen = Seen {
-        path: req.uri().path().to_string(),
-        headers: req
-            .headers()
-            .iter()
-            .map(|(n, v)| {
-                (
-                    n.as_str().to_string(),
-                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                )
-            })
-            .collect(),
-    };
-    let (body, kind) = match seen.path.as_str() {
+/// What the HTTPS server answers to `request`.
+fn answer(request: &Request) -> Answer {
+    let (body, kind) = match request.path.as_str() {
         "/echo" => (
-            seen.headers
+            request
+                .headers
                 .iter()
                 .map(|(n, v)| format!("{n}: {v}\n"))
                 .collect::<String>(),
@@ -208,7 +121,8 @@ fn answer(
         "/echo.json" => (
             format!(
                 "{{{}}}",
-                seen.headers
+                request
+                    .headers
                     .iter()
                     .map(|(n, v)| {
                         let escaped: String =
@@ -224,29 +138,9 @@ fn answer(
         "/page" => (PAGE.to_string(), "text/html; charset=utf-8"),
         _ => ("hello".to_string(), "text/plain"),
     };
-    record.lock().expect("record").push(seen);
-    let mut response = hyper::Response::new(Full::new(Bytes::from(body)));
-    response.headers_mut().insert(
-        hyper::header::CONTENT_TYPE,
-        hyper::header::HeaderValue::from_static(kind),
-    );
-    response
-}
-
-/// A server that accepts TCP connections and never answers (a TLS
-/// handshake with it stalls). Returns its port.
-pub fn stalled_server() -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind a stalled server");
-    let port = listener.local_addr().expect("address").port();
-    thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming() {
-            held.push(stream);
-            // Keep every connection open, silent, for a while.
-            if held.len() > 64 {
-                thread::sleep(Duration::from_secs(30));
-            }
-        }
-    });
-    port
+    Answer::Full {
+        status: 200,
+        headers: vec![("Content-Type".to_string(), kind.to_string())],
+        body: body.into_bytes(),
+    }
 }
