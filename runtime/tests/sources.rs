@@ -19,7 +19,7 @@ use airlock::policy::Policy;
 use airlock::source::auth::Credentials;
 use airlock::source::store::digest_of;
 use airlock::source::{Expect, FetchLimits, Resolver, Source, Store};
-use support::http::{free_port, http};
+use support::http::{http, listening_address};
 use support::servers::{Answer, Server};
 use support::tls::{Ca, Leaf};
 use support::{component, workspace};
@@ -241,9 +241,10 @@ impl Serving {
     /// Serves `paths` from `dir` (store and lock there) with `extra` flags;
     /// returns once it listens, with the lines logged until then.
     fn start(dir: &std::path::Path, paths: &[String], extra: &[&str]) -> (Serving, Vec<String>) {
-        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().expect("addr");
+        // Port 0: the server says which port it got (no race for one
+        // chosen before it listens).
         let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
-            .args(["serve", "--listen", &addr.to_string()])
+            .args(["serve", "--listen", "127.0.0.1:0"])
             .args(extra)
             .args(paths)
             .current_dir(dir)
@@ -262,8 +263,16 @@ impl Serving {
                 let _ = tx.send(line);
             }
         });
-        let serving = Serving { child, addr, lines };
+        let mut serving = Serving {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            lines,
+        };
         let early = serving.lines_until("listening on", Duration::from_secs(60));
+        serving.addr = early
+            .last()
+            .and_then(|line| listening_address(line))
+            .expect("the address airlock listens on");
         (serving, early)
     }
 
