@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::catalog::Tool;
-use crate::policy::{Consent, Grant};
+use crate::policy::{Consent, Grant, HttpMethods, NetworkGrant};
 use crate::sandbox::{format_duration, format_size};
 use crate::source::Source;
 
@@ -134,39 +134,140 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
     json!({ "tools": tools, "components": components })
 }
 
+/// A grant shown one capability at a time (in the order `sandbox::provision`
+/// provisions them): its `--json` key and value beside its lines of text,
+/// so that a new kind of grant is shown by one entry here.
+fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 7] {
+    let keys = |pairs: &[(String, String)]| -> Vec<String> {
+        pairs.iter().map(|(k, _)| k.clone()).collect()
+    };
+    let listed = |names: &[String]| match names.is_empty() {
+        true => "none".to_string(),
+        false => names.join(", "),
+    };
+    let l = &grant.limits;
+    [
+        (
+            "folders",
+            json!(grant.mounts.iter().map(|m| json!({
+                "host": m.host.display().to_string(), "guest": m.guest, "access": m.access.as_str(),
+            })).collect::<Vec<_>>()),
+            match grant.mounts.is_empty() {
+                true => vec!["folders: none".to_string()],
+                false => grant
+                    .mounts
+                    .iter()
+                    .map(|m| format!("folder {} → {} ({})", m.host.display(), m.guest, m.access))
+                    .collect(),
+            },
+        ),
+        (
+            "network",
+            json!(grant.network.as_ref().map(|n| json!({
+                "allow": n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                "methods": match n.methods {
+                    HttpMethods::Any => "any",
+                    HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
+                },
+                // Which header goes where and from which variable; never a value.
+                "credentials": n.credentials.iter().map(|c| json!({
+                    "header": c.header, "host": c.host.to_string(), "from": c.from,
+                })).collect::<Vec<_>>(),
+                "tls": {
+                    "roots": n.trust.roots.as_str(),
+                    "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
+                },
+            }))),
+            network_text(grant.network.as_ref()),
+        ),
+        (
+            "env",
+            json!(keys(&grant.env)),
+            vec![format!("env: {}", listed(&keys(&grant.env)))],
+        ),
+        (
+            "config",
+            json!(keys(&grant.config)),
+            match grant.config.is_empty() {
+                true => Vec::new(),
+                false => vec![format!("config: {}", keys(&grant.config).join(", "))],
+            },
+        ),
+        (
+            "limits",
+            json!({
+                "memory": l.memory,
+                "time_ms": l.time.as_millis() as u64,
+                "fuel": l.fuel,
+                "output": l.output,
+                "log": l.log,
+                "concurrency": l.concurrency,
+            }),
+            vec![format!(
+                "limits: memory {}, time {}, output {}, log {}, {} concurrent{}",
+                format_size(l.memory),
+                format_duration(l.time),
+                format_size(l.output),
+                format_size(l.log),
+                l.concurrency,
+                l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
+            )],
+        ),
+        (
+            "destructive",
+            json!(grant.consent.map(Consent::as_str)),
+            grant
+                .consent
+                .map(|consent| format!("destructive calls: {}", consent.as_str()))
+                .into_iter()
+                .collect(),
+        ),
+        (
+            "narrowings",
+            json!(
+                grant
+                    .narrowings
+                    .iter()
+                    .map(|n| n.to_string())
+                    .collect::<Vec<_>>()
+            ),
+            grant
+                .narrowings
+                .iter()
+                .map(|n| format!("narrowed {n}"))
+                .collect(),
+        ),
+    ]
+}
+
+fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
+    let Some(n) = network else {
+        return vec!["network: none".to_string()];
+    };
+    let hosts = n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    let methods = match n.methods {
+        HttpMethods::Any => "any method",
+        HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
+    };
+    let mut lines = vec![format!("network: {} ({methods})", hosts.join(", "))];
+    for c in &n.credentials {
+        lines.push(format!("injects {} (value hidden)", c.describe()));
+    }
+    lines.push(format!(
+        "tls: {} roots{}",
+        n.trust.roots.as_str(),
+        n.trust
+            .ca
+            .as_ref()
+            .map(|ca| format!(" + CA bundle {}", ca.path.display()))
+            .unwrap_or_default()
+    ));
+    lines
+}
+
 fn grant_json(grant: &Grant) -> Value {
-    json!({
-        "folders": grant.mounts.iter().map(|m| json!({
-            "host": m.host.display().to_string(), "guest": m.guest, "access": m.access.as_str(),
-        })).collect::<Vec<_>>(),
-        "network": grant.network.as_ref().map(|n| json!({
-            "allow": n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-            "methods": match n.methods {
-                crate::policy::HttpMethods::Any => "any",
-                crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
-            },
-            // Which header goes where and from which variable; never a value.
-            "credentials": n.credentials.iter().map(|c| json!({
-                "header": c.header, "host": c.host.to_string(), "from": c.from,
-            })).collect::<Vec<_>>(),
-            "tls": {
-                "roots": n.trust.roots.as_str(),
-                "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
-            },
-        })),
-        "env": grant.env.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-        "config": grant.config.iter().map(|(k, _)| k.clone()).collect::<Vec<_>>(),
-        "limits": {
-            "memory": grant.limits.memory,
-            "time_ms": grant.limits.time.as_millis() as u64,
-            "fuel": grant.limits.fuel,
-            "output": grant.limits.output,
-            "log": grant.limits.log,
-            "concurrency": grant.limits.concurrency,
-        },
-        "destructive": grant.consent.map(Consent::as_str),
-        "narrowings": grant.narrowings.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
-    })
+    let shown = shown(grant).map(|(key, value, _)| (key.to_string(), value));
+    Value::Object(shown.into_iter().collect())
 }
 
 fn as_text(runtime: &Runtime, with_grants: bool) -> String {
@@ -273,76 +374,10 @@ fn tool_text(out: &mut String, tool: &Tool) {
 
 fn grant_text(out: &mut String, grant: &Grant) {
     let _ = writeln!(out, "    effective grant:");
-    if grant.mounts.is_empty() {
-        let _ = writeln!(out, "      folders: none");
-    }
-    for m in &grant.mounts {
-        let _ = writeln!(
-            out,
-            "      folder {} → {} ({})",
-            m.host.display(),
-            m.guest,
-            m.access
-        );
-    }
-    match &grant.network {
-        None => _ = writeln!(out, "      network: none"),
-        Some(n) => {
-            let hosts = n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>();
-            let methods = match n.methods {
-                crate::policy::HttpMethods::Any => "any method",
-                crate::policy::HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
-            };
-            let _ = writeln!(out, "      network: {} ({methods})", hosts.join(", "));
-            for c in &n.credentials {
-                let _ = writeln!(out, "      injects {} (value hidden)", c.describe());
-            }
-            let _ = writeln!(
-                out,
-                "      tls: {} roots{}",
-                n.trust.roots.as_str(),
-                n.trust
-                    .ca
-                    .as_ref()
-                    .map(|ca| format!(" + CA bundle {}", ca.path.display()))
-                    .unwrap_or_default()
-            );
+    for (_, _, lines) in shown(grant) {
+        for line in lines {
+            let _ = writeln!(out, "      {line}");
         }
-    }
-    let env = grant
-        .env
-        .iter()
-        .map(|(k, _)| k.as_str())
-        .collect::<Vec<_>>();
-    let _ = writeln!(
-        out,
-        "      env: {}",
-        if env.is_empty() {
-            "none".to_string()
-        } else {
-            env.join(", ")
-        }
-    );
-    if !grant.config.is_empty() {
-        let keys: Vec<&str> = grant.config.iter().map(|(k, _)| k.as_str()).collect();
-        let _ = writeln!(out, "      config: {}", keys.join(", "));
-    }
-    let l = &grant.limits;
-    let _ = writeln!(
-        out,
-        "      limits: memory {}, time {}, output {}, log {}, {} concurrent{}",
-        format_size(l.memory),
-        format_duration(l.time),
-        format_size(l.output),
-        format_size(l.log),
-        l.concurrency,
-        l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
-    );
-    if let Some(consent) = grant.consent {
-        let _ = writeln!(out, "      destructive calls: {}", consent.as_str());
-    }
-    for n in &grant.narrowings {
-        let _ = writeln!(out, "      narrowed {n}");
     }
 }
 

@@ -14,6 +14,11 @@
 //!
 //! Every narrowing is recorded with its reason, so `airlock inspect` can show why a tool gets less than the policy
 //! lists.
+//!
+//! The sandbox then provisions the grant capability by capability
+//! (`sandbox/provision.rs`, laid out as these rules are): a kind of grant
+//! is parsed in `raw`, `parse` and `file`, narrowed here, provisioned there
+//! and shown by `airlock inspect`.
 
 use super::file::{FolderMode, Settings};
 use super::grant::{Access, Grant, HttpMethods, Mount, Narrowing, NetworkGrant, Offline};

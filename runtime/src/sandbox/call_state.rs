@@ -150,7 +150,7 @@ pub struct CallState {
 
 impl CallState {
     /// A call's store data: what its grant provides comes in ready-made
-    /// (see [`super::provision`]), or is set on the fields afterwards.
+    /// (see `provision`), or is set on the fields afterwards.
     pub fn new(
         wasi: WasiCtx,
         limiter: Limiter,
