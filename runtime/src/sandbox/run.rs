@@ -5,8 +5,8 @@
 
 use wasmtime::{Store, Trap};
 
-use super::pipe::CapturedOutput;
 use super::call_state::{CallState, Interruption};
+use super::pipe::CapturedOutput;
 use super::{RawOutput, RunError, ToolPre, bindings::types};
 use crate::logtext::GuestText;
 use crate::policy::Limits;

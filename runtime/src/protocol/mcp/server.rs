@@ -14,8 +14,8 @@ use super::tasks::task::Owner;
 use crate::Runtime;
 use crate::call::Caller;
 use crate::policy::Token;
-use crate::sandbox::CancelToken;
 use crate::replicas::{SharedState, StateError};
+use crate::sandbox::CancelToken;
 use crate::sync::lock;
 
 /// What the whole server shares: the runtime, every session (for

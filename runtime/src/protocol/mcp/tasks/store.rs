@@ -14,8 +14,8 @@ use super::task::{
     Task, page, too_many_tasks,
 };
 use crate::protocol::jsonrpc::ErrorObject;
-use crate::sandbox::CancelToken;
 use crate::replicas::SharedState;
+use crate::sandbox::CancelToken;
 use crate::sync::lock;
 
 /// Every task of a server: those running here, and with `--state` the
