@@ -239,7 +239,12 @@ fn http(args: &str) -> Result<Output, Error> {
         Some("fail") => Err(fail(answer)),
         Some("structured") => Ok(Output {
             content: vec![],
-            structured: Some(answer.split_once(' ').map_or("", |(_, body)| body).to_string()),
+            structured: Some(
+                answer
+                    .split_once(' ')
+                    .map_or("", |(_, body)| body)
+                    .to_string(),
+            ),
         }),
         Some(_) => {
             use airlock::tool::host;
