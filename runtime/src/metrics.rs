@@ -133,7 +133,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
     registry.register("tools_loaded", "Tools served", metrics.tools.clone());
     registry.register(
         "components_loading",
-        "Components still compiling after the server started",
+        "Components still loading (fetching or compiling) after the server started",
         metrics.loading.clone(),
     );
     registry.register(
