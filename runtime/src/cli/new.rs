@@ -5,7 +5,7 @@
 //! of each common kind, and a README that says how to build it, test it with
 //! `airlock call` and serve it. Python and JavaScript projects get copies of
 //! the contract (`wit/tool.wit`) and of their helper modules, so they build on
-//! their own; a Rust project depends on this checkout's `guest-sdk/sdk` by
+//! their own; a Rust project depends on this checkout's `sdk/rust` by
 //! absolute path (the SDK is not published on crates.io).
 
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ use super::Exit;
 const WIT: &str = include_str!("../../../wit/tool.wit");
 
 /// Where the Rust SDK was when this binary was built.
-const SDK_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../guest-sdk/sdk");
+const SDK_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/rust");
 
 /// One template file: its path in the project and its text (with
 /// `{{name}}`, `{{snake}}` and `{{sdk_path}}` placeholders).
@@ -117,7 +117,7 @@ pub struct Args {
     /// The language of the example tool.
     #[arg(long, value_enum, default_value = "rust")]
     lang: Lang,
-    /// Rust only: the airlock SDK (`guest-sdk/sdk` of an airlock checkout)
+    /// Rust only: the airlock SDK (`sdk/rust` of an airlock checkout)
     /// to depend on by path [default: the checkout this binary was built from].
     #[arg(long, value_name = "DIR")]
     sdk: Option<PathBuf>,
@@ -178,7 +178,7 @@ pub fn create(path: &Path, lang: Lang, sdk: Option<&Path>) -> Result<usize, (Exi
             (
                 Exit::Usage,
                 format!(
-                    "the airlock SDK is not at {}: pass --sdk DIR with the guest-sdk/sdk folder of an airlock checkout",
+                    "the airlock SDK is not at {}: pass --sdk DIR with the sdk/rust folder of an airlock checkout",
                     sdk.display()
                 ),
             )
@@ -364,6 +364,6 @@ mod tests {
         create(&rust, Lang::Rust, None).unwrap();
         let manifest = std::fs::read_to_string(rust.join("Cargo.toml")).unwrap();
         assert!(!manifest.contains("{{"), "{manifest}");
-        assert!(manifest.contains("guest-sdk/sdk"), "{manifest}");
+        assert!(manifest.contains("sdk/rust"), "{manifest}");
     }
 }
