@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::task::JoinSet;
 
+use super::calls::{Calls, Holds};
 use crate::call::Caller;
-use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming};
+use crate::protocol::jsonrpc::{self, ErrorObject, Id};
 use crate::protocol::mcp::{self, Server};
 use crate::protocol::outbox::{Inbox, Outbox};
 
@@ -47,7 +47,7 @@ where
     // stdout is always open: list_changed and task status go there too.
     session.set_standing(Some(out.clone()));
     let mut reader = BufReader::new(input);
-    let mut calls = JoinSet::new();
+    let calls = Calls::unlimited();
     let mut line = Vec::new();
     tokio::pin!(shutdown);
     loop {
@@ -56,8 +56,6 @@ where
             read = read_line(&mut reader, &mut line, MAX_LINE) => read,
             () = &mut shutdown => break,
         };
-        // Reap finished calls so the set does not grow without bound.
-        while calls.try_join_next().is_some() {}
         match read {
             Err(err) => {
                 tracing::warn!("stdin: {err}");
@@ -75,12 +73,9 @@ where
                     continue;
                 }
                 let incoming = jsonrpc::parse(&line);
-                let long = match &incoming {
-                    Incoming::Single(m) => mcp::dispatch::runs_long(m),
-                    Incoming::Batch(ms) => ms.iter().any(mcp::dispatch::runs_long),
-                    Incoming::Error(_) => false,
-                };
-                if long {
+                // One client: nothing to refuse while it is read, so no
+                // admission; a long request runs beside the next lines.
+                if Holds::of(&incoming).runs_long() {
                     let (server, session, out) = (server.clone(), session.clone(), out.clone());
                     calls.spawn(async move {
                         let answered = mcp::handle(&server, &session, incoming, None, &out).await;
@@ -100,17 +95,9 @@ where
     // Open subscriptions/listen requests end with their final result.
     server.end_subscriptions(&session);
     // Let running calls answer, within the grace period.
-    if tokio::time::timeout(grace, drain(&mut calls))
-        .await
-        .is_err()
-    {
-        tracing::warn!(
-            "cancelling {} call(s) still running after the grace period",
-            calls.len()
-        );
-        server.shut_down_session(&session);
-        drain(&mut calls).await;
-    }
+    calls
+        .drain(grace, || server.shut_down_session(&session))
+        .await;
     // Background tasks nobody can fetch any more stop here.
     server.cancel_session(&session);
     session.set_standing(None);
@@ -120,10 +107,6 @@ where
         Ok(result) => result,
         Err(err) => Err(std::io::Error::other(err)),
     }
-}
-
-async fn drain(calls: &mut JoinSet<()>) {
-    while calls.join_next().await.is_some() {}
 }
 
 async fn write_all<W: AsyncWrite + Unpin>(mut output: W, mut rx: Inbox) -> std::io::Result<()> {

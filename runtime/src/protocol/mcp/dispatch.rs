@@ -295,11 +295,6 @@ pub fn long_kind(message: &Message) -> Option<Long> {
     }
 }
 
-/// Whether handling `message` may take long (it runs a guest or waits).
-pub fn runs_long(message: &Message) -> bool {
-    long_kind(message).is_some()
-}
-
 /// The params field that `Mcp-Name` mirrors for `method`, if any.
 pub fn name_field(method_name: &str) -> Option<&'static str> {
     method(method_name)?.name_field

@@ -17,6 +17,7 @@ use serde_json::Value;
 use tokio::sync::mpsc;
 
 use crate::protocol::jsonrpc;
+use crate::transport::calls::Refused;
 
 pub type BoxBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
@@ -71,6 +72,14 @@ pub fn draining() -> Response<BoxBody> {
     retry_later(
         "draining: this server is shutting down and takes no new calls; retry (another replica)\n",
     )
+}
+
+/// The 503 for a request that was not let in.
+pub fn refused(why: Refused) -> Response<BoxBody> {
+    match why {
+        Refused::Draining => draining(),
+        Refused::Busy => busy(),
+    }
 }
 
 /// 503 with `Retry-After: 1` and `text`.

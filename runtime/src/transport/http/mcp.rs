@@ -19,7 +19,8 @@ use hyper::{Request, Response, StatusCode};
 use serde_json::Value;
 
 use super::body::{
-    BoxBody, CatchPanic, Panicked, busy, draining, empty, json, rpc_error_status, sse, sse_event,
+    BoxBody, CatchPanic, Panicked, busy, draining, empty, json, refused, rpc_error_status, sse,
+    sse_event,
 };
 use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
@@ -29,12 +30,13 @@ use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
 use crate::protocol::mcp::Session;
-use crate::protocol::mcp::dispatch::{self, Answered, Long, long_kind};
+use crate::protocol::mcp::dispatch::{self, Answered};
 use crate::protocol::mcp::request::Meta;
 use crate::protocol::mcp::request::{read_meta, unsupported_version};
 use crate::protocol::mcp::revision::{META_VERSION, Revision};
 use crate::protocol::outbox::Outbox;
 use crate::sync::lock;
+use crate::transport::calls::Holds;
 
 const SESSION_HEADER: &str = "mcp-session-id";
 const VERSION_HEADER: &str = "mcp-protocol-version";
@@ -95,7 +97,7 @@ async fn post_checked(
                 &jsonrpc::error_response(&id, &error),
             ));
         }
-        if shared.is_draining() {
+        if shared.calls.is_draining() {
             return Err(draining());
         }
         return Ok(initialize(shared, incoming, token, peer).await);
@@ -158,26 +160,14 @@ async fn answer(
             Some(error) => json(StatusCode::BAD_REQUEST, &error),
         };
     }
-    let kinds: Vec<Long> = match &incoming {
-        Incoming::Single(m) => long_kind(m).into_iter().collect(),
-        Incoming::Batch(ms) => ms.iter().filter_map(long_kind).collect(),
-        Incoming::Error(_) => Vec::new(),
-    };
-    let runs_call = kinds.contains(&Long::Call);
-    if runs_call && shared.is_draining() {
-        return draining();
-    }
+    let holds = Holds::of(&incoming);
     // A call takes one of the calls in flight; a wait (a subscription, a
     // task's result) only a stream, so idle listeners never starve calls.
-    let permit = if runs_call {
-        match shared.calls.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => return busy(),
-        }
-    } else {
-        None
+    let place = match shared.calls.admit(holds) {
+        Ok(place) => place,
+        Err(why) => return refused(why),
     };
-    let stream = match kinds.contains(&Long::Wait) {
+    let stream = match holds.wait() {
         true => match stream_slot(shared, session.token_name()) {
             Ok(slot) => Some(slot),
             Err(response) => return response,
@@ -199,7 +189,7 @@ async fn answer(
     let server = shared.server.clone();
     let mut work = CatchPanic(Box::pin(async move {
         let answered = dispatch::handle(&server, &session, incoming, meta, &out).await;
-        drop((permit, stream));
+        drop((place, stream));
         answered
     }));
     let finish = |done| finish_json(done, stateless);
@@ -219,7 +209,7 @@ async fn answer(
     // the next keep-alive comment), returning drops `work`: the call is
     // stopped and its places (call, stream) are given back.
     let (tx, response) = sse();
-    tokio::spawn(async move {
+    shared.calls.spawn(async move {
         let mut work = work;
         if tx.send(sse_event(&first)).await.is_err() {
             return;

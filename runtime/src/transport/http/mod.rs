@@ -51,7 +51,7 @@ mod shared;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -66,7 +66,8 @@ use crate::protocol::jsonrpc;
 use crate::protocol::mcp::Server;
 use crate::protocol::rpc;
 use crate::sync::lock;
-use body::{BoxBody, busy, draining, empty, json, not_allowed, plain, typed};
+use crate::transport::calls::{self, Calls};
+use body::{BoxBody, empty, json, not_allowed, plain, refused, typed};
 use checks::{
     authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
 };
@@ -92,11 +93,10 @@ pub async fn serve(
         server: server.clone(),
         tokens,
         sessions: Mutex::new(HashMap::new()),
-        calls: Arc::new(Semaphore::new(config.max_calls)),
+        calls: Calls::limited(config.max_calls),
         connections: Slots::new(config.max_connections),
         streams: Slots::new(config.max_streams),
         next_session: AtomicU64::new(1),
-        draining: AtomicBool::new(false),
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
@@ -142,7 +142,7 @@ pub async fn serve(
             () = &mut shutdown => break,
         }
     }
-    shared.draining.store(true, Ordering::Relaxed);
+    shared.calls.start_draining();
     let deadline = tokio::time::Instant::now() + grace;
     tracing::info!(
         "draining: refusing new calls; {} running call(s) get up to {grace:?}",
@@ -167,23 +167,25 @@ pub async fn serve(
         entry.session.set_standing(None);
     }
     server.listeners.end_all();
+    // The requests in flight: on their connections, and the answers that
+    // stream from a task of their own (which ends with its connection).
     let drained = graceful.shutdown();
-    tokio::pin!(drained);
+    let finished = async {
+        drained.await;
+        shared.calls.idle().await;
+    };
     let rest = deadline.saturating_duration_since(tokio::time::Instant::now());
-    if tokio::time::timeout(rest, &mut drained).await.is_err() {
+    let stop = || {
         tracing::warn!(
             "grace period over; cancelling {} running call(s)",
             server.running()
         );
         server.shut_down_calls();
-        // A cancelled guest stops within a few epoch ticks; its request is
-        // then answered ("shutting down") and its connection closes.
-        if tokio::time::timeout(Duration::from_secs(2), &mut drained)
-            .await
-            .is_err()
-        {
-            tracing::warn!("{} call(s) did not stop in time", server.running());
-        }
+    };
+    // A cancelled guest stops within a few epoch ticks; its request is
+    // then answered ("shutting down") and its connection closes.
+    if !calls::finish_within(finished, rest, stop, Some(Duration::from_secs(2))).await {
+        tracing::warn!("{} call(s) did not stop in time", server.running());
     }
     Ok(())
 }
@@ -217,7 +219,7 @@ async fn answer(
     match (path.as_str(), req.method()) {
         ("/healthz", &Method::GET) => return plain(StatusCode::OK, "alive\n"),
         ("/readyz", &Method::GET) => {
-            let (status, text) = ops::readiness(&shared.server, shared.is_draining());
+            let (status, text) = ops::readiness(&shared.server, shared.calls.is_draining());
             return plain(status, &text);
         }
         ("/healthz" | "/readyz", _) => return not_allowed("GET"),
@@ -263,7 +265,7 @@ async fn answer(
             ops::metrics_text(
                 &shared.server,
                 ops::HttpHeld {
-                    calls: shared.config.max_calls - shared.calls.available_permits(),
+                    calls: shared.calls.held(),
                     connections: shared.connections.held(),
                     streams: shared.streams.held(),
                 },
@@ -293,11 +295,9 @@ async fn rpc_post(
         Ok(body) => body,
         Err(response) => return response,
     };
-    if shared.is_draining() {
-        return draining();
-    }
-    let Ok(_permit) = shared.calls.clone().try_acquire_owned() else {
-        return busy();
+    let _place = match shared.calls.admit_call() {
+        Ok(place) => place,
+        Err(why) => return refused(why),
     };
     match rpc::handle(&shared.server, token.as_ref(), peer, jsonrpc::parse(&body)).await {
         Some(response) => json(StatusCode::OK, &response),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use hyper::header::{self, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use super::body::{BoxBody, busy, draining, json};
+use super::body::{BoxBody, json, refused};
 use super::shared::Shared;
 use crate::policy::Token;
 use crate::protocol::openrpc;
@@ -42,11 +42,9 @@ pub(super) async fn call(
         }
         GetCall::Bad(error) => return uncached(json(StatusCode::BAD_REQUEST, &error)),
     };
-    if shared.is_draining() {
-        return draining();
-    }
-    let Ok(_permit) = shared.calls.clone().try_acquire_owned() else {
-        return busy();
+    let _place = match shared.calls.admit_call() {
+        Ok(place) => place,
+        Err(why) => return refused(why),
     };
     let answer = rpc::handle_get(&shared.server, token.as_ref(), peer, request).await;
     let mut response = json(StatusCode::OK, &answer);

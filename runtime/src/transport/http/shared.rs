@@ -1,22 +1,23 @@
 //! What every request through the HTTP server shares: its limits and
-//! allow-lists ([`HttpConfig`]), the policy's tokens, the MCP sessions, the
-//! places of calls in flight, and each token's share of connections and
-//! streams (taken here, counted by [`super::limits`]).
+//! allow-lists ([`HttpConfig`]), the policy's tokens, the MCP sessions, its
+//! calls (places in flight, draining: [`crate::transport::calls`]), and
+//! each token's share of connections and streams (taken here, counted by
+//! [`super::limits`]).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hyper::{Response, StatusCode};
-use tokio::sync::Semaphore;
 
 use super::body::{BoxBody, retry_later};
 use super::limits::{Full, Slot, Slots};
 use crate::policy::Token;
 use crate::protocol::mcp::{Server, Session};
 use crate::sync::lock;
+use crate::transport::calls::Calls;
 
 /// Limits and allow-lists of the HTTP server.
 #[derive(Debug, Clone)]
@@ -75,21 +76,15 @@ pub(super) struct Shared {
     pub(super) config: HttpConfig,
     pub(super) tokens: Vec<Token>,
     pub(super) sessions: Mutex<HashMap<String, Arc<Entry>>>,
-    pub(super) calls: Arc<Semaphore>,
+    /// Places of calls in flight (`max_calls`), draining, and the answers
+    /// that stream from a task of their own.
+    pub(super) calls: Calls,
     /// Connections counted per token, from their first authenticated request.
     pub(super) connections: Arc<Slots>,
     /// Open long-lived streams.
     pub(super) streams: Arc<Slots>,
     /// Numbers the MCP sessions opened here (the audit log's callers).
     pub(super) next_session: AtomicU64,
-    /// Set when shutdown begins: `/readyz` turns 503, new calls get 503.
-    pub(super) draining: AtomicBool,
-}
-
-impl Shared {
-    pub(super) fn is_draining(&self) -> bool {
-        self.draining.load(Ordering::Relaxed)
-    }
 }
 
 /// A connection's place among its token's connections, once it has one.
