@@ -18,14 +18,13 @@
 //! sandbox   (engines of both tiers, per-call store, WASI context, limits,
 //!            network filter)
 //! catalog   (load, validate, index tools; the kind of a component)
-//! optimize  (quick-tier components' optimised code, compiled behind them)
 //! audit     (one JSON line per call)
 //! call      (one call end to end: lookup, grant, arguments, consent,
 //!            concurrency, run, result checks, audit entry with its caller)
-//! pending   (the components still loading, and what each waits on)
-//! runtime   (catalog + policy + audit + sandbox; the entry point for calls)
-//! loading   (a server's components, loaded while it already serves)
-//! reload    (hot reload of the catalog)
+//! runtime   (catalog + policy + audit + sandbox; the entry point for
+//!            calls) and beside it how the catalog comes to be: loading a
+//!            component, the components still loading, optimising behind
+//!            them, loading while serving, hot reload
 //! protocol  (JSON-RPC envelope, MCP of every revision — one table of
 //!            methods, `protocol::mcp::dispatch` — the plain /rpc and its
 //!            OpenRPC document, outbox)
@@ -43,17 +42,13 @@ pub mod cli;
 pub mod functions;
 pub mod json;
 pub mod lanes;
-pub mod loading;
 pub mod logtext;
 pub mod metrics;
 pub mod observe;
-mod optimize;
-pub mod pending;
 pub mod policy;
 pub mod protocol;
-pub mod reload;
 pub mod replicas;
-mod runtime;
+pub mod runtime;
 pub mod sandbox;
 pub mod source;
 mod sync;

@@ -12,7 +12,7 @@ use std::process::{Command, Output};
 
 use airlock::Runtime;
 use airlock::policy::Policy;
-use airlock::reload::Watcher;
+use airlock::runtime::reload::Watcher;
 use airlock::source::auth::Credentials;
 use airlock::source::{Resolver, Store};
 use serde_json::{Value, json};

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use airlock::Runtime;
 use airlock::catalog::sha256_hex;
-use airlock::reload::Watcher;
+use airlock::runtime::reload::Watcher;
 use support::component;
 
 /// A runtime serving `dir` with `policy`, and its watcher.
@@ -31,7 +31,7 @@ fn served(runtime: &Runtime) -> Vec<(String, PathBuf)> {
 }
 
 /// Polls until the watcher has looked at settled files (two polls).
-fn settle(watcher: &mut Watcher, runtime: &Runtime) -> airlock::reload::Changes {
+fn settle(watcher: &mut Watcher, runtime: &Runtime) -> airlock::runtime::reload::Changes {
     let first = watcher.poll(runtime);
     assert_eq!(
         first,

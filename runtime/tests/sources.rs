@@ -14,8 +14,8 @@ use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use airlock::Runtime;
-use airlock::loading::Loading;
 use airlock::policy::Policy;
+use airlock::runtime::loading::Loading;
 use airlock::source::auth::Credentials;
 use airlock::source::store::digest_of;
 use airlock::source::{Expect, FetchLimits, Resolver, Source, Store};

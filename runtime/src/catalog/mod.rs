@@ -110,7 +110,7 @@ pub struct Component {
     /// code under running calls (each keeps what it started with).
     code: ArcSwap<Linked>,
     /// The file's bytes while its code is quick-tier, for compiling the
-    /// optimised code (see [`crate::optimize`]); taken by that compile.
+    /// optimised code (see [`crate::runtime`]'s `optimize`); taken by that compile.
     unoptimized: Mutex<Option<Arc<[u8]>>>,
 }
 

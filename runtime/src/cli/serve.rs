@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use super::serve_config::ServeConfig;
 use super::{Exit, LoadOptions};
-use crate::loading::Loading;
 use crate::protocol::mcp::Server;
-use crate::reload::Watcher;
+use crate::runtime::loading::Loading;
+use crate::runtime::reload::Watcher;
 use crate::transport::{self, http::HttpConfig};
 use crate::{LoadReport, Runtime};
 
@@ -358,7 +358,7 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
         0 => String::new(),
         n => format!(
             "; {n} component(s) still {}: {}; served when ready",
-            crate::pending::summary(&waiting),
+            crate::runtime::pending::summary(&waiting),
             waiting
                 .iter()
                 .map(ToString::to_string)

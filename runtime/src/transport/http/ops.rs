@@ -33,7 +33,7 @@ pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
     }
     // How many are in each phase, never which: the sources (registries,
     // paths) are the operator's, and this answer needs no token. The log
-    // names them (see `crate::loading`).
+    // names them (see `crate::runtime::loading`).
     let pending = runtime.loading_now();
     if pending.is_empty() {
         return (
@@ -46,7 +46,7 @@ pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
         format!(
             "loading: {} component(s) still {}\n",
             pending.len(),
-            crate::pending::summary(&pending)
+            crate::runtime::pending::summary(&pending)
         ),
     )
 }

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::Runtime;
+use super::Runtime;
 use crate::catalog::{Catalog, LoadError, Tool};
 
 /// What identifies a version of a file without reading it (or, for a

@@ -3,7 +3,7 @@
 //! compiling. A component named by reference starts as fetching, a file as
 //! compiling (reading it is part of that), so a start that is asked at
 //! once does not see a phase that lasts a microsecond. `/readyz` says how many are in each phase; the log names
-//! them (see [`crate::loading`]).
+//! them (see [`super::loading`]).
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,27 @@
-//! The runtime: the loaded catalog, the policy, the audit log and the
+//! The runtime: the catalog being served, the policy, the audit log and the
 //! sandbox together, and the one entry point for calls
 //! ([`Runtime::prepare`], which hands over to [`crate::call`]).
+//!
+//! `Runtime` is the front; how its catalog comes to be lives beside it:
+//!
+//! ```text
+//! fetching   where components named by reference come from by default
+//! pending    the components still loading, and what each waits on
+//! component  loading one component (read or fetch, pin, compile, check)
+//! optimize   quick-tier components' optimised code, compiled behind them
+//! loading    a server's components, loaded while it already serves
+//! reload     hot reload of the catalog (`serve --watch`)
+//! ```
+//!
+//! `loading` and `reload` drive a `Runtime`; the others are what it is
+//! made of.
+
+pub mod component;
+mod fetching;
+pub mod loading;
+mod optimize;
+pub mod pending;
+pub mod reload;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, RwLock};
@@ -9,44 +30,17 @@ use serde_json::Value;
 
 use crate::audit::AuditLog;
 use crate::call::{self, CallError, Caller, PreparedCall, Running};
-use crate::catalog::{self, Catalog, LoadError, Tool};
+use crate::catalog::{Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
-use crate::optimize::Optimizer;
-use crate::pending::{Pending, PendingList, Phase};
-use crate::policy::{CaBundle, Grant, Policy, PolicyError, Roots, Trust};
-use crate::sandbox::{CompileCache, Sandbox};
-use crate::source::{Expect, Progress, Resolver, Source, Store};
+use crate::policy::{Grant, Policy};
+use crate::sandbox::Sandbox;
+use crate::source::{Resolver, Source};
 use crate::tool::Output;
 
-/// What loading a set of paths did.
-#[derive(Default)]
-pub struct LoadReport {
-    /// Each loaded file with the names of its tools.
-    pub loaded: Vec<(PathBuf, Vec<String>)>,
-    pub refused: Vec<LoadError>,
-}
-
-impl LoadReport {
-    /// Records how loading `file` went, adding its tools to `catalog`
-    /// unless one of their names is there already.
-    fn record(
-        &mut self,
-        catalog: &mut Catalog,
-        file: PathBuf,
-        loaded: Result<Vec<Tool>, LoadError>,
-    ) {
-        match loaded {
-            Ok(tools) => {
-                let names = tools.iter().map(|t| t.info.name.clone()).collect();
-                match catalog.add(tools) {
-                    Ok(()) => self.loaded.push((file, names)),
-                    Err(err) => self.refused.push(err),
-                }
-            }
-            Err(err) => self.refused.push(err),
-        }
-    }
-}
+pub use component::{LoadReport, Loader};
+pub use fetching::{default_resolver, default_store, source_tls};
+use optimize::Optimizer;
+use pending::{Pending, PendingList, Phase};
 
 /// The catalog, the policy and the sandbox.
 pub struct Runtime {
@@ -64,40 +58,6 @@ pub struct Runtime {
     /// Compiles optimised code for quick-tier components, once
     /// [`Runtime::optimize_in_background`] started it.
     optimizer: OnceLock<Optimizer>,
-}
-
-/// TLS for fetching components: the bundled (webpki) roots and the CA
-/// bundle `ca_file` (else `$AIRLOCK_CA_FILE`), from the client
-/// configurations the sandbox keeps for tools' https (`sandbox::tls`: one
-/// crypto provider, one configuration per trust setting).
-pub fn source_tls(ca_file: Option<&Path>) -> Result<tokio_rustls::TlsConnector, String> {
-    let file = ca_file
-        .map(Path::to_path_buf)
-        .or_else(|| std::env::var_os("AIRLOCK_CA_FILE").map(PathBuf::from));
-    let ca = file
-        .map(|f| CaBundle::read(&f).map_err(|e| format!("AIRLOCK_CA_FILE: {e}")))
-        .transpose()?;
-    let trust = Trust {
-        roots: Roots::Bundled,
-        ca,
-    };
-    crate::sandbox::tls_connector(&trust).map_err(|e| e.to_string())
-}
-
-/// The resolver a runtime starts with: the default store, no lock file,
-/// [`source_tls`], HTTPS only, the environment's credentials.
-pub fn default_resolver() -> Resolver {
-    Resolver::new(default_store()).with_tls(source_tls(None))
-}
-
-/// The store: `$AIRLOCK_STORE_DIR`, else `store/` in the default compile
-/// cache's folder (`~/.cache/airlock/store`).
-pub fn default_store() -> Store {
-    if let Some(dir) = std::env::var_os("AIRLOCK_STORE_DIR") {
-        return Store::new(dir);
-    }
-    let cache = CompileCache::default_dir().unwrap_or_else(|| std::env::temp_dir().join("airlock"));
-    Store::new(cache.join("store"))
 }
 
 impl Runtime {
@@ -224,8 +184,9 @@ impl Runtime {
     pub fn load(&self, paths: &[PathBuf]) -> LoadReport {
         let mut report = LoadReport::default();
         let mut catalog = Catalog::new();
-        for file in expand(paths, &self.policy) {
-            let loaded = self.load_one(&file);
+        let loader = self.loader();
+        for file in component::expand(paths, &self.policy) {
+            let loaded = loader.load(&file);
             report.record(&mut catalog, file, loaded);
         }
         self.replace_catalog(catalog);
@@ -305,126 +266,34 @@ impl Runtime {
     /// The component files `paths` stand for now (each `.wasm`, each
     /// `.wasm` in a folder, each source the policy names), for a watcher.
     pub fn files(&self, paths: &[PathBuf]) -> Vec<PathBuf> {
-        expand(paths, &self.policy)
+        component::expand(paths, &self.policy)
     }
 
     /// The names the components `paths` stand for load under (what a
     /// `[components.NAME]` section must say): the file stem of a file, the
     /// section of a source the policy names, else the reference's last part.
     pub fn component_names(&self, paths: &[PathBuf]) -> Vec<String> {
+        let loader = self.loader();
         self.files(paths)
             .iter()
-            .filter_map(|file| Some(self.name_of(file, &Source::from_path(file).ok()?)))
+            .filter_map(|file| Some(loader.name_of(file, &Source::from_path(file).ok()?)))
             .collect()
-    }
-
-    /// The name `source` (found at `path`) loads under.
-    fn name_of(&self, path: &Path, source: &Source) -> String {
-        if !source.is_remote() {
-            return source.default_name();
-        }
-        self.policy
-            .component_with_source(path)
-            .map_or_else(|| source.default_name(), |c| c.name.clone())
     }
 
     /// Loads and checks one component file (with the policy's pin and tool
     /// sections) without touching the catalog.
     pub fn load_file(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
-        self.load_one(path)
+        self.loader().load(path)
     }
 
-    fn load_one(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
-        let (name, bytes) = self.read_component(path)?;
-        self.compile_component(path, name, &bytes)
-    }
-
-    /// The first half of loading a component: its name and bytes, read or
-    /// fetched, checked against the policy's pin.
-    pub(crate) fn read_component(&self, path: &Path) -> Result<(String, Vec<u8>), LoadError> {
-        let (name, bytes) = self.read(path)?;
-        if let Some(expected) = self
-            .policy
-            .component(&name)
-            .and_then(|c| c.sha256.as_deref())
-        {
-            let actual = catalog::sha256_hex(&bytes);
-            if !actual.eq_ignore_ascii_case(expected) {
-                return Err(LoadError::Invalid {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "sha256 is {actual}, but the policy pins {expected}; \
-                         refusing a file that changed"
-                    ),
-                });
-            }
+    /// What loading a component needs of this runtime.
+    pub fn loader(&self) -> Loader<'_> {
+        Loader {
+            policy: &self.policy,
+            sandbox: &self.sandbox,
+            resolver: &self.resolver,
+            pending: &self.loading,
         }
-        Ok((name, bytes))
-    }
-
-    /// The second half: compiles `bytes`, lists and checks the tools, and
-    /// applies the policy's tool sections.
-    pub(crate) fn compile_component(
-        &self,
-        path: &Path,
-        name: String,
-        bytes: &[u8],
-    ) -> Result<Vec<Tool>, LoadError> {
-        let mut tools = catalog::load_bytes(&self.sandbox, path, &name, bytes)?;
-        catalog::apply_policy_hints(&mut tools, |tool| self.policy.hints_declared(&name, tool))?;
-        let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
-        let unmatched = self.policy.unmatched_tools(&name, &names);
-        if !unmatched.is_empty() {
-            return Err(LoadError::UnmatchedTools {
-                path: path.to_path_buf(),
-                sections: PolicyError::from_all(unmatched),
-            });
-        }
-        Ok(tools)
-    }
-
-    /// The name and bytes of a component: a file is read; a reference is
-    /// resolved (lock, store, registry) and its signature checked before
-    /// anything of it runs. The name is the file stem, or for a reference
-    /// the policy section whose `source` it is (else its last part).
-    fn read(&self, path: &Path) -> Result<(String, Vec<u8>), LoadError> {
-        let source = Source::from_path(path).map_err(|e| LoadError::Invalid {
-            path: path.to_path_buf(),
-            reason: e.reason,
-        })?;
-        let name = self.name_of(path, &source);
-        if !source.is_remote() {
-            let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            if let Some(key) = self.policy.verify_key(&name) {
-                return Err(LoadError::Invalid {
-                    path: path.to_path_buf(),
-                    reason: format!(
-                        "the policy requires a signature by {} (`verify` of \
-                         [components.{name}] or [defaults]), which a local file cannot carry; \
-                         serve it from a registry (airlock publish), or remove `verify`",
-                        key.label
-                    ),
-                });
-            }
-            return Ok((name, bytes));
-        }
-        let expect = Expect {
-            sha256: self
-                .policy
-                .component(&name)
-                .and_then(|c| c.sha256.as_deref()),
-            key: self.policy.verify_key(&name),
-        };
-        let progress = Progress::default();
-        self.loading.enter(path, Phase::Fetching(progress.clone()));
-        let fetched = self.resolver.fetch_watched(&source, expect, &progress)?;
-        if fetched.downloaded {
-            tracing::info!("fetched {source} ({})", fetched.component);
-        }
-        Ok((name, fetched.bytes))
     }
 
     /// The effective grant of a tool under this runtime's policy.
@@ -461,38 +330,4 @@ impl Runtime {
     ) -> Result<Output, CallError> {
         self.prepare(caller, tool, arguments)?.run(observer)
     }
-}
-
-/// Files to load: each `.wasm` path, each `.wasm` in a folder (sorted), and
-/// each component source the policy names, without duplicates. A reference
-/// (`oci://…`, `https://…`) stands for itself.
-fn expand(paths: &[PathBuf], policy: &Policy) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.to_str().is_some_and(|p| p.contains("://")) {
-            files.push(path.clone());
-        } else if path.is_dir() {
-            let mut found: Vec<PathBuf> = std::fs::read_dir(path)
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
-                .collect();
-            found.sort();
-            files.extend(found);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    for component in policy.components() {
-        if let Some(source) = &component.source {
-            files.push(source.label());
-        }
-    }
-    // One file however it is spelled (`tools/x.wasm`, `./tools/x.wasm`, an
-    // absolute path): the first spelling stays.
-    let mut seen = std::collections::HashSet::new();
-    files.retain(|file| seen.insert(std::fs::canonicalize(file).unwrap_or_else(|_| file.clone())));
-    files
 }

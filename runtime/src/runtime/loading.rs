@@ -23,10 +23,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+use super::pending::Phase;
+use super::{LoadReport, Runtime};
 use crate::catalog::{Catalog, LoadError, Tool};
-use crate::pending::Phase;
 use crate::source::Source;
-use crate::{LoadReport, Runtime};
 
 type Loaded = (usize, PathBuf, Result<Vec<Tool>, LoadError>);
 
@@ -264,10 +264,10 @@ impl Work {
         // waiting are not all in memory at once; a fetch goes ahead.
         let local = !Source::from_path(&file).is_ok_and(|s| s.is_remote());
         let early = local.then(take);
-        let loaded = runtime.read_component(&file).and_then(|(name, bytes)| {
+        let loaded = runtime.loader().read(&file).and_then(|(name, bytes)| {
             let _place = early.unwrap_or_else(take);
             runtime.loading_phase(&file, Phase::Compiling);
-            runtime.compile_component(&file, name, &bytes)
+            runtime.loader().compile(&file, name, &bytes)
         });
         // Fails only once the `Loading` is gone: nobody waits any more.
         let _ = results.send((index, file, loaded));
