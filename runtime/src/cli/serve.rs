@@ -159,17 +159,59 @@ impl Args {
     }
 }
 
-pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
+/// `airlock serve`, phase by phase: settings, the runtime and its policy,
+/// loading, the MCP server, the transport, shutdown.
+pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
+    match serve_until_stopped(args, matches) {
+        Ok(()) => {
+            eprintln!("airlock: stopped");
+            Exit::Ok
+        }
+        Err(exit) => exit,
+    }
+}
+
+/// The phases in order; each one that fails has said why and gives the
+/// exit status.
+fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result<(), Exit> {
+    let (args, listen, wait) = settings(args, matches)?;
+    let runtime = build_runtime(&args)?;
+    let loading = load(&args, &runtime, wait)?;
+    check_exposure(&args, listen, &runtime)?;
+    let tokio = async_runtime()?;
+    let server = mcp_server(&args, &runtime, &tokio)?;
+    let grace = Duration::from_secs(args.grace);
+    keep_loading(&tokio, loading, &runtime, &server, &args);
+    let served = tokio.block_on(async {
+        // Watched from here on, before "listening" is printed.
+        let shutdown = shutdown_signal(runtime.clone(), grace);
+        let transport = open_transport(&args, listen).await?;
+        let served = serve_on(transport, &args, server.clone(), &runtime, shutdown, grace).await;
+        settle(&runtime, &server, grace).await;
+        served
+    });
+    // Blocking threads of cancelled calls end within a few ticks; do not
+    // wait on any that are stuck past that.
+    tokio.shutdown_timeout(Duration::from_secs(1));
+    served.map_err(|err| {
+        tracing::debug!("serve: {err}");
+        Exit::LoadFailed
+    })
+}
+
+/// Settings: the `--config` file's keys under the flags given, the policy
+/// found, the address to listen on and the time loading is waited for.
+fn settings(
+    mut args: Args,
+    matches: Option<&clap::ArgMatches>,
+) -> Result<(Args, SocketAddr, Duration), Exit> {
     if let Some(file) = args.config.clone() {
-        let config = match ServeConfig::load(&file) {
-            Ok(config) => config,
-            Err(errors) => {
-                for err in errors {
-                    eprintln!("error: {err}");
-                }
-                return Exit::Usage;
+        let config = ServeConfig::load(&file).map_err(|errors| {
+            for err in errors {
+                eprintln!("error: {err}");
             }
-        };
+            Exit::Usage
+        })?;
         let given = |id: &str| {
             matches
                 .is_some_and(|m| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
@@ -180,15 +222,21 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
     args.load.stdio = args.stdio;
     let listen = match args.listen {
         Some(addr) => addr,
-        None => match DEFAULT_LISTEN.parse() {
-            Ok(addr) => addr,
-            Err(_) => return Exit::Usage,
-        },
+        None => DEFAULT_LISTEN.parse().map_err(|_| Exit::Usage)?,
     };
-    let (runtime, loading) = match load(&args) {
-        Ok(loaded) => loaded,
-        Err(exit) => return exit,
+    let Ok(wait) = Duration::try_from_secs_f64(args.load_wait) else {
+        eprintln!(
+            "error: --load-wait takes a number of seconds (0 or more), not {}",
+            args.load_wait
+        );
+        return Err(Exit::Usage);
     };
+    Ok((args, listen, wait))
+}
+
+/// Refuses to serve HTTP beyond this machine without bearer tokens, unless
+/// `--allow-unauthenticated` says so.
+fn check_exposure(args: &Args, listen: SocketAddr, runtime: &Runtime) -> Result<(), Exit> {
     if !args.stdio
         && !listen.ip().is_loopback()
         && runtime.policy().tokens().is_empty()
@@ -198,45 +246,60 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
             "error: refusing to listen on {listen}, which is not a loopback address, without bearer \
              tokens; add [[tokens]] to the policy, or pass --allow-unauthenticated"
         );
-        return Exit::Usage;
+        return Err(Exit::Usage);
     }
-    let tokio = match tokio::runtime::Builder::new_multi_thread()
+    Ok(())
+}
+
+fn async_runtime() -> Result<tokio::runtime::Runtime, Exit> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(tokio) => tokio,
-        Err(err) => {
+        .map_err(|err| {
             eprintln!("error: cannot start: {err}");
-            return Exit::LoadFailed;
-        }
+            Exit::LoadFailed
+        })
+}
+
+/// The MCP server over `runtime`; with `--state`, sharing its tasks with
+/// the other replicas (HTTP only).
+fn mcp_server(
+    args: &Args,
+    runtime: &Arc<Runtime>,
+    tokio: &tokio::runtime::Runtime,
+) -> Result<Arc<Server>, Exit> {
+    let Some(url) = &args.state else {
+        return Ok(Server::new(runtime.clone()));
     };
-    let server = match &args.state {
-        None => Server::new(runtime.clone()),
-        Some(url) if args.stdio => {
-            eprintln!(
-                "error: --state {url} shares state between HTTP replicas; it has no use with --stdio"
-            );
-            return Exit::Usage;
-        }
-        Some(url) => {
-            let shared = tokio.block_on(async {
-                let state = crate::replicas::SharedState::connect(url).await?;
-                let shown = state.shown().to_string();
-                let replica = state.replica().to_string();
-                let server = Server::sharing(runtime.clone(), state).await?;
-                eprintln!("airlock: sharing state at {shown} as replica {replica}");
-                Ok::<_, crate::replicas::StateError>(server)
-            });
-            match shared {
-                Ok(server) => server,
-                Err(err) => {
-                    eprintln!("error: {err}");
-                    return Exit::LoadFailed;
-                }
-            }
-        }
-    };
-    let grace = Duration::from_secs(args.grace);
+    if args.stdio {
+        eprintln!(
+            "error: --state {url} shares state between HTTP replicas; it has no use with --stdio"
+        );
+        return Err(Exit::Usage);
+    }
+    let shared = tokio.block_on(async {
+        let state = crate::replicas::SharedState::connect(url).await?;
+        let shown = state.shown().to_string();
+        let replica = state.replica().to_string();
+        let server = Server::sharing(runtime.clone(), state).await?;
+        eprintln!("airlock: sharing state at {shown} as replica {replica}");
+        Ok::<_, crate::replicas::StateError>(server)
+    });
+    shared.map_err(|err| {
+        eprintln!("error: {err}");
+        Exit::LoadFailed
+    })
+}
+
+/// Loading goes on while the server serves: components still compiling
+/// join when ready; then, with `--watch`, the paths are watched.
+fn keep_loading(
+    tokio: &tokio::runtime::Runtime,
+    loading: Loading,
+    runtime: &Arc<Runtime>,
+    server: &Arc<Server>,
+    args: &Args,
+) {
     if args.watch {
         eprintln!("airlock: watching {} path(s) for changes", args.paths.len());
     }
@@ -246,64 +309,88 @@ pub fn run(mut args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
         server.clone(),
         args.watch.then(|| args.paths.clone()),
     ));
-    let tasks_server = server.clone();
-    let result = tokio.block_on(async {
-        let shutdown = shutdown_signal(runtime.clone(), grace);
-        let served = if args.stdio {
-            eprintln!("airlock: serving MCP on stdio");
-            transport::stdio::serve(server, tokio::io::stdin(), tokio::io::stdout(), shutdown, grace).await
-        } else {
-            let listener = match tokio::net::TcpListener::bind(listen).await {
-                Ok(listener) => listener,
-                Err(err) => {
-                    eprintln!("error: cannot listen on {listen}: {err}");
-                    return Err(err);
-                }
-            };
+}
+
+/// Where requests come from.
+enum Transport {
+    Stdio,
+    /// A bound listener, and the address it is bound to.
+    Http(tokio::net::TcpListener, SocketAddr),
+}
+
+/// Opens the transport `args` ask for: binds the HTTP address.
+async fn open_transport(args: &Args, listen: SocketAddr) -> std::io::Result<Transport> {
+    if args.stdio {
+        return Ok(Transport::Stdio);
+    }
+    match tokio::net::TcpListener::bind(listen).await {
+        Ok(listener) => {
             let local = listener.local_addr().unwrap_or(listen);
-            let mut config = HttpConfig {
-                max_calls: args.max_calls.max(1),
-                max_body: args.max_body,
-                max_connections: args.max_connections.max(1),
-                max_streams: args.max_streams.max(1),
-                body_timeout: Duration::from_secs(args.body_timeout.max(1)),
-                ..HttpConfig::default()
-            };
-            if !local.ip().is_loopback() && !local.ip().is_unspecified() {
-                config.allowed_hosts.push(local.ip().to_string());
-            }
-            config.allowed_hosts.extend(args.allow_host.iter().cloned());
-            let auth = match runtime.policy().tokens().len() {
-                0 => "no authentication".to_string(),
-                n => format!("{n} bearer token(s)"),
-            };
-            eprintln!("airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}");
-            transport::http::serve(server, listener, config, shutdown, grace).await
-        };
-        // Cancelled calls and background tasks end within a few ticks; let
-        // them finish (their answers go through the async runtime), bounded
-        // by one more grace period.
-        let stopping = tokio::time::Instant::now();
-        while runtime.running().count() > 0 && stopping.elapsed() < grace {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        // The other replicas answer for this one's tasks from now on.
-        tasks_server.settle_tasks(Duration::from_secs(2)).await;
-        served
-    });
-    // Blocking threads of cancelled calls end within a few ticks; do not
-    // wait on any that are stuck past that.
-    tokio.shutdown_timeout(Duration::from_secs(1));
-    match result {
-        Ok(()) => {
-            eprintln!("airlock: stopped");
-            Exit::Ok
+            Ok(Transport::Http(listener, local))
         }
         Err(err) => {
-            tracing::debug!("serve: {err}");
-            Exit::LoadFailed
+            eprintln!("error: cannot listen on {listen}: {err}");
+            Err(err)
         }
     }
+}
+
+/// Serves on `transport` until stdin ends or `shutdown`, then drains.
+async fn serve_on(
+    transport: Transport,
+    args: &Args,
+    server: Arc<Server>,
+    runtime: &Runtime,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) -> std::io::Result<()> {
+    let (listener, local) = match transport {
+        Transport::Stdio => {
+            eprintln!("airlock: serving MCP on stdio");
+            let (stdin, stdout) = (tokio::io::stdin(), tokio::io::stdout());
+            return transport::stdio::serve(server, stdin, stdout, shutdown, grace).await;
+        }
+        Transport::Http(listener, local) => (listener, local),
+    };
+    let config = http_config(args, local);
+    let auth = match runtime.policy().tokens().len() {
+        0 => "no authentication".to_string(),
+        n => format!("{n} bearer token(s)"),
+    };
+    eprintln!(
+        "airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}"
+    );
+    transport::http::serve(server, listener, config, shutdown, grace).await
+}
+
+/// The HTTP server's limits from the flags; the address it listens on is
+/// an allowed host name when it is a specific, non-loopback one.
+fn http_config(args: &Args, local: SocketAddr) -> HttpConfig {
+    let mut config = HttpConfig {
+        max_calls: args.max_calls.max(1),
+        max_body: args.max_body,
+        max_connections: args.max_connections.max(1),
+        max_streams: args.max_streams.max(1),
+        body_timeout: Duration::from_secs(args.body_timeout.max(1)),
+        ..HttpConfig::default()
+    };
+    if !local.ip().is_loopback() && !local.ip().is_unspecified() {
+        config.allowed_hosts.push(local.ip().to_string());
+    }
+    config.allowed_hosts.extend(args.allow_host.iter().cloned());
+    config
+}
+
+/// After the transport stopped: cancelled calls and background tasks end
+/// within a few ticks; let them finish (their answers go through the async
+/// runtime), bounded by one more grace period. Then the other replicas
+/// answer for this one's tasks.
+async fn settle(runtime: &Runtime, server: &Server, grace: Duration) {
+    let stopping = tokio::time::Instant::now();
+    while runtime.running().count() > 0 && stopping.elapsed() < grace {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    server.settle_tasks(Duration::from_secs(2)).await;
 }
 
 /// Warns about policy sections that name no component found in `paths`
@@ -318,17 +405,8 @@ fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
     }
 }
 
-/// Builds the runtime and starts loading `paths`, printing what loaded
-/// within `--load-wait` and what was refused. Refused components do not
-/// stop the server; the others serve, and those still compiling join later.
-fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
-    let Ok(wait) = Duration::try_from_secs_f64(args.load_wait) else {
-        eprintln!(
-            "error: --load-wait takes a number of seconds (0 or more), not {}",
-            args.load_wait
-        );
-        return Err(Exit::Usage);
-    };
+/// The runtime and its policy, with nothing loaded yet.
+fn build_runtime(args: &Args) -> Result<Arc<Runtime>, Exit> {
     // The pool must hold every call the HTTP limit lets in, plus room for
     // background tasks and stdio calls, which that limit does not count.
     let instances = u32::try_from(args.max_calls)
@@ -343,14 +421,21 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
             "cannot start optimising in the background ({err}); big components stay on quick-tier code"
         );
     }
+    Ok(runtime)
+}
+
+/// Starts loading `paths`, printing what loaded within `wait`
+/// (`--load-wait`) and what was refused. Refused components do not stop
+/// the server; the others serve, and those still compiling join later.
+fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, Exit> {
     let mut loading = Loading::start(runtime.clone(), &args.paths);
-    let report = loading.wait(&runtime, Some(wait));
+    let report = loading.wait(runtime, Some(wait));
     print_report(&report);
-    warn_unmatched_sections(&runtime, &args.paths);
+    warn_unmatched_sections(runtime, &args.paths);
     let waiting = runtime.loading_now();
     let pending = waiting.len();
     if pending == 0 {
-        warn_unused_credentials(&runtime);
+        warn_unused_credentials(runtime);
     }
     let count = runtime.catalog().tools().count();
     // Each named with what it waits on (`/readyz` only counts them).
@@ -385,7 +470,7 @@ fn load(args: &Args) -> Result<(Arc<Runtime>, Loading), Exit> {
         );
         return Err(Exit::LoadFailed);
     }
-    Ok((runtime, loading))
+    Ok(loading)
 }
 
 fn print_report(report: &LoadReport) {
