@@ -29,7 +29,8 @@
 //!            methods, `protocol::mcp::dispatch` — the plain /rpc and its
 //!            OpenRPC document, outbox)
 //! transport (stdio, HTTP on hyper: the front door's rules, bounds and
-//!            statuses; transports pass a `Caller` and get typed answers)
+//!            statuses; transports pass a `Caller` and get typed answers;
+//!            `calls`: long requests, draining and the grace period, shared)
 //! cli       (the `airlock` command)
 //! ```
 
