@@ -11,6 +11,7 @@ mod published;
 mod pull;
 mod serve;
 mod serve_config;
+mod serve_signals;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
