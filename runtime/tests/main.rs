@@ -31,6 +31,7 @@ mod serve_http;
 mod serve_modern;
 mod serve_robustness;
 mod serve_stdio;
+mod serve_tls;
 mod served_kinds;
 mod sources;
 mod tiers;

@@ -12,7 +12,8 @@ use super::{Exit, LoadOptions};
 use crate::protocol::mcp::Server;
 use crate::runtime::loading::Loading;
 use crate::runtime::reload::Watcher;
-use crate::transport::{self, http::HttpConfig};
+use crate::transport;
+use crate::transport::http::{HttpConfig, ServerTls, TlsFiles};
 use crate::{LoadReport, Runtime};
 
 /// Serve tools over MCP (stdio or Streamable HTTP) and plain JSON-RPC.
@@ -72,6 +73,13 @@ pub struct Args {
     /// (a minimum rate); a slower one gets 408 and its connection closes.
     #[arg(long, value_name = "SECONDS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
     body_timeout: u64,
+    /// Serve HTTPS: the certificate (PEM: the server's first, then its
+    /// chain). Read again when it changes (renewals need no restart).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
     grace: u64,
@@ -148,6 +156,8 @@ impl Args {
             "policy": config.policy.map(Some) => self.load.policy,
             "lock": config.lock.map(Some) => self.load.fetch.lock,
             "state": config.state.map(Some) => self.state,
+            "tls_cert": config.tls_cert.map(Some) => self.tls_cert,
+            "tls_key": config.tls_key.map(Some) => self.tls_key,
         }
         // `--stdio` and `--listen` exclude each other: the one given here
         // wins over the other's key.
@@ -176,6 +186,7 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
 /// exit status.
 fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result<(), Exit> {
     let (args, listen, wait) = settings(args, matches)?;
+    let tls = tls(&args)?;
     let runtime = build_runtime(&args)?;
     let loading = load(&args, &runtime, wait)?;
     check_exposure(&args, listen, &runtime)?;
@@ -187,7 +198,16 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
         // Watched from here on, before "listening" is printed.
         let shutdown = shutdown_signal(runtime.clone(), grace);
         let transport = open_transport(&args, listen).await?;
-        let served = serve_on(transport, &args, server.clone(), &runtime, shutdown, grace).await;
+        let served = serve_on(
+            transport,
+            &args,
+            tls,
+            server.clone(),
+            &runtime,
+            shutdown,
+            grace,
+        )
+        .await;
         settle(&runtime, &server, grace).await;
         served
     });
@@ -233,6 +253,30 @@ fn settings(
         return Err(Exit::Usage);
     };
     Ok((args, listen, wait))
+}
+
+/// The listener's certificate and key, read and checked before anything
+/// else starts; `None` for plain HTTP.
+fn tls(args: &Args) -> Result<Option<ServerTls>, Exit> {
+    let (cert, key) = match (&args.tls_cert, &args.tls_key) {
+        (None, None) => return Ok(None),
+        (Some(cert), Some(key)) => (cert.clone(), key.clone()),
+        // Only from a serve configuration file's keys, which say so.
+        _ => {
+            eprintln!("error: --tls-cert and --tls-key go together");
+            return Err(Exit::Usage);
+        }
+    };
+    if args.stdio {
+        eprintln!("error: --tls-cert and --tls-key serve HTTPS; they have no use with --stdio");
+        return Err(Exit::Usage);
+    }
+    ServerTls::load(TlsFiles { cert, key })
+        .map(Some)
+        .map_err(|err| {
+            eprintln!("airlock: --tls-cert/--tls-key: {err}");
+            Exit::Usage
+        })
 }
 
 /// Refuses to serve HTTP beyond this machine without bearer tokens, unless
@@ -340,6 +384,7 @@ async fn open_transport(args: &Args, listen: SocketAddr) -> std::io::Result<Tran
 async fn serve_on(
     transport: Transport,
     args: &Args,
+    tls: Option<ServerTls>,
     server: Arc<Server>,
     runtime: &Runtime,
     shutdown: impl std::future::Future<Output = ()>,
@@ -353,13 +398,17 @@ async fn serve_on(
         }
         Transport::Http(listener, local) => (listener, local),
     };
-    let config = http_config(args, local);
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let config = HttpConfig {
+        tls,
+        ..http_config(args, local)
+    };
     let auth = match runtime.policy().tokens().len() {
         0 => "no authentication".to_string(),
         n => format!("{n} bearer token(s)"),
     };
     eprintln!(
-        "airlock: listening on http://{local}/mcp (MCP) and http://{local}/rpc (JSON-RPC); {auth}"
+        "airlock: listening on {scheme}://{local}/mcp (MCP) and {scheme}://{local}/rpc (JSON-RPC); {auth}"
     );
     transport::http::serve(server, listener, config, shutdown, grace).await
 }

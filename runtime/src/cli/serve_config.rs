@@ -36,6 +36,9 @@ pub struct ServeConfig {
     pub fetch_min_rate: Option<u64>,
     /// The shared state of replicas (`redis://HOST:PORT/DB`).
     pub state: Option<String>,
+    /// HTTPS on the listener: the certificate chain and its key (PEM).
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
 }
 
 impl ServeConfig {
@@ -110,6 +113,11 @@ impl ServeConfig {
         if self.stdio == Some(true) && self.listen.is_some() {
             errors.push("`stdio = true` and `listen` cannot both be set".into());
         }
+        if self.tls_cert.is_some() != self.tls_key.is_some() {
+            errors.push(
+                "`tls-cert` and `tls-key` go together: the certificate and its key (PEM)".into(),
+            );
+        }
         if let Some(state) = &self.state
             && !(state.starts_with("redis://")
                 || state.starts_with("rediss://")
@@ -160,6 +168,8 @@ impl ServeConfig {
         self.components.iter_mut().flatten().for_each(at);
         self.policy.iter_mut().for_each(at);
         self.lock.iter_mut().for_each(at);
+        self.tls_cert.iter_mut().for_each(at);
+        self.tls_key.iter_mut().for_each(at);
     }
 }
 
@@ -174,10 +184,16 @@ mod tests {
              listen = \"0.0.0.0:9000\"\nallow-host = [\"tools.internal\"]\nmax-calls = 8\n\
              max-body = 1024\ngrace = 3\nwatch = true\nallow-empty = true\nload-wait = 0.5\n\
              allow-unauthenticated = false\nno-cache = true\nlock = \"deploy.lock\"\n\
-             insecure-registry = [\"localhost:5000\"]\n",
+             insecure-registry = [\"localhost:5000\"]\n\
+             tls-cert = \"tls/cert.pem\"\ntls-key = \"/keys/key.pem\"\n",
         )
         .expect("parses");
         config.resolve(Path::new("/etc/airlock"));
+        assert_eq!(
+            config.tls_cert,
+            Some(PathBuf::from("/etc/airlock/tls/cert.pem"))
+        );
+        assert_eq!(config.tls_key, Some(PathBuf::from("/keys/key.pem")));
         assert_eq!(
             config.components,
             Some(vec![

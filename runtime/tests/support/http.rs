@@ -177,7 +177,10 @@ pub fn sse_messages(text: &str) -> Vec<Value> {
 /// Sends one request (Connection: close) and reads the whole response.
 /// The address in `airlock: listening on http://ADDR/mcp …`.
 pub fn listening_address(line: &str) -> Option<SocketAddr> {
-    let rest = line.split("listening on http://").nth(1)?;
+    let rest = line
+        .split("listening on http://")
+        .nth(1)
+        .or_else(|| line.split("listening on https://").nth(1))?;
     rest.split('/').next()?.parse().ok()
 }
 

@@ -82,6 +82,40 @@ impl Ca {
 }
 
 impl Ca {
+    /// A certificate `leaf` signed by this CA and its key, written as PEM
+    /// to `dir/cert.pem` and `dir/key.pem` (replacing what is there), for
+    /// `airlock serve --tls-cert --tls-key`.
+    pub fn write_leaf(&self, dir: &Path, leaf: Leaf) -> (PathBuf, PathBuf) {
+        use rustls::pki_types::pem::PemObject as _;
+        let (chain, key) = self.leaf(&leaf);
+        let pem = |label: &str, der: &[u8]| {
+            let body = base64_lines(der);
+            format!("-----BEGIN {label}-----\n{body}-----END {label}-----\n")
+        };
+        let (cert_path, key_path) = (dir.join("cert.pem"), dir.join("key.pem"));
+        let chain: String = chain.iter().map(|c| pem("CERTIFICATE", c)).collect();
+        std::fs::write(&cert_path, chain).expect("write cert.pem");
+        std::fs::write(&key_path, pem("PRIVATE KEY", key.secret_der())).expect("write key.pem");
+        // Read back as airlock will.
+        CertificateDer::from_pem_file(&cert_path).expect("cert.pem reads back");
+        (cert_path, key_path)
+    }
+
+    /// TLS client settings (ring) trusting only this CA.
+    pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots
+            .add(self.issuer.der().clone())
+            .expect("CA is a trust anchor");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("protocol versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        Arc::new(config)
+    }
+
     /// TLS server settings (ring) with a certificate `leaf` signed by this
     /// CA, for a server of a test's own.
     pub fn server_config(&self, leaf: Leaf) -> Arc<rustls::ServerConfig> {
@@ -143,4 +177,14 @@ fn answer(request: &Request) -> Answer {
         headers: vec![("Content-Type".to_string(), kind.to_string())],
         body: body.into_bytes(),
     }
+}
+
+/// `der` in base64, 64 characters a line (PEM's body).
+fn base64_lines(der: &[u8]) -> String {
+    use base64::Engine as _;
+    let text = base64::engine::general_purpose::STANDARD.encode(der);
+    text.as_bytes()
+        .chunks(64)
+        .map(|line| format!("{}\n", String::from_utf8_lossy(line)))
+        .collect()
 }

@@ -37,7 +37,8 @@
 //! The modules: [`checks`] (the front door's rules, apart from I/O),
 //! [`limits`] (connections and streams per token, the body's allowance),
 //! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
-//! bounded SSE bodies), [`ops`] (`/healthz`, `/readyz`, `/metrics`);
+//! bounded SSE bodies), [`ops`] (`/healthz`, `/readyz`, `/metrics`),
+//! [`tls`] (HTTPS on the listener, renewed certificates picked up);
 //! `/rpc` and the accept loop are here.
 
 mod body;
@@ -47,6 +48,7 @@ mod mcp;
 mod ops;
 mod rpc_get;
 mod shared;
+mod tls;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -74,6 +76,7 @@ use checks::{
 use limits::Slots;
 use shared::{Bound, Shared, bind_connection};
 pub use shared::{HttpConfig, loopback_names};
+pub use tls::{ServerTls, TlsError, TlsFiles};
 
 /// Serves until `shutdown` resolves, then drains: `/readyz` turns 503 and
 /// requests that would start a call are refused (503, `Retry-After`) while
@@ -100,6 +103,9 @@ pub async fn serve(
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let tls = shared.config.tls.clone();
+    // Renewed certificate files are picked up until the listener closes.
+    let watching = tls.as_ref().map(ServerTls::watch);
     let accept = |stream: tokio::net::TcpStream, peer: SocketAddr| {
         let Ok(permit) = connections.clone().try_acquire_owned() else {
             tracing::warn!("connection limit reached; closing a connection from {peer}");
@@ -115,15 +121,38 @@ pub async fn serve(
             let (shared, bound) = (shared.clone(), bound.clone());
             async move { Ok::<_, Infallible>(route(&shared, req, peer, &bound).await) }
         });
-        let conn = hyper::server::conn::http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .max_buf_size(64 * 1024)
-            .serve_connection(TokioIo::new(stream), service);
-        let watched = graceful.watch(conn);
+        let builder = {
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .max_buf_size(64 * 1024);
+            builder
+        };
+        let Some(tls) = &tls else {
+            let watched = graceful.watch(builder.serve_connection(TokioIo::new(stream), service));
+            tokio::spawn(async move {
+                if let Err(err) = watched.await {
+                    tracing::debug!("connection from {peer}: {err}");
+                }
+                drop(permit);
+            });
+            return;
+        };
+        // The handshake runs on the connection's own task, within the time
+        // a client has for its headers: a client that never finishes it
+        // holds only its connection's place, and not for long.
+        let (acceptor, watcher) = (tls.acceptor().clone(), graceful.watcher());
         tokio::spawn(async move {
-            if let Err(err) = watched.await {
-                tracing::debug!("connection from {peer}: {err}");
+            match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
+                Ok(Ok(stream)) => {
+                    let conn = builder.serve_connection(TokioIo::new(stream), service);
+                    if let Err(err) = watcher.watch(conn).await {
+                        tracing::debug!("connection from {peer}: {err}");
+                    }
+                }
+                Ok(Err(err)) => tracing::debug!("TLS handshake with {peer}: {err}"),
+                Err(_) => tracing::debug!("TLS handshake with {peer}: timed out"),
             }
             drop(permit);
         });
@@ -161,6 +190,9 @@ pub async fn serve(
         }
     }
     drop(listener);
+    if let Some(watching) = watching {
+        watching.abort();
+    }
     // Standing streams never end on their own: close them so the graceful
     // shutdown waits only for real requests.
     for entry in lock(&shared.sessions).values() {

@@ -43,6 +43,9 @@ pub struct HttpConfig {
     /// Time a request body has before it must keep up the minimum rate
     /// ([`super::limits::BODY_MIN_RATE`]).
     pub body_timeout: Duration,
+    /// HTTPS on the listener (`--tls-cert`, `--tls-key`); plain HTTP when
+    /// `None`.
+    pub tls: Option<super::ServerTls>,
 }
 
 impl Default for HttpConfig {
@@ -57,6 +60,7 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(3600),
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
+            tls: None,
         }
     }
 }
