@@ -1,5 +1,7 @@
-//! The operator's policy file (`airlock.toml`): parsing, checking, and the
-//! merged [`Settings`] of one tool.
+//! The operator's policy file (`airlock.toml`): its format, the checked
+//! [`Policy`] it becomes, and the merged [`Settings`] of one tool. Reading
+//! and checking the text is above this module, in `parse.rs`
+//! ([`Policy::load`], [`Policy::parse`]); its errors are [`PolicyError`]s.
 //!
 //! Everything not granted is denied. Unknown keys are errors, and every error
 //! names the file, line and column (`airlock.toml:12:9: …`). Checks made when
@@ -94,10 +96,9 @@
 //! limit; `folders`, `network` (with its headers), `env` and `config` are
 //! replaced as a whole by a more specific section (so a tool section can
 //! take a folder away), and so are `tls` and `ca`. The network keys are
-//! checked in [`super::network`].
+//! checked in `network_keys.rs`, into the types of [`super::network`].
 
 use std::collections::BTreeMap;
-use std::env::VarError;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -106,58 +107,11 @@ use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
 use super::HostPattern;
+use super::error::PolicyError;
 use super::grant::{Consent, Limits};
 use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
-use super::parse::Parser;
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
-
-/// Why a policy file was refused.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    /// The file could not be read.
-    #[error("{file}: cannot read the policy file: {error}")]
-    Read { file: String, error: std::io::Error },
-    /// The file is not a valid policy; `line` and `column` count from 1.
-    #[error("{file}:{line}:{column}: {message}")]
-    Invalid {
-        file: String,
-        line: usize,
-        column: usize,
-        message: String,
-    },
-    /// Every error of a file that has more than one, in file order; shown
-    /// one a line.
-    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"))]
-    Several(Vec<PolicyError>),
-}
-
-impl PolicyError {
-    /// One error as itself, more as [`PolicyError::Several`].
-    pub fn from_all(mut errors: Vec<PolicyError>) -> PolicyError {
-        if errors.len() == 1 {
-            errors.remove(0)
-        } else {
-            PolicyError::Several(errors)
-        }
-    }
-
-    /// Each single error (one, or each of [`PolicyError::Several`]).
-    pub fn errors(&self) -> &[PolicyError] {
-        match self {
-            PolicyError::Several(all) => all,
-            one => std::slice::from_ref(one),
-        }
-    }
-
-    /// Where in the file (line, column); reading errors come first.
-    pub(super) fn position(&self) -> (usize, usize) {
-        match self {
-            PolicyError::Invalid { line, column, .. } => (*line, *column),
-            _ => (0, 0),
-        }
-    }
-}
 
 /// How the policy mounts a folder (before the tool's hints narrow it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
@@ -381,51 +335,6 @@ pub struct Policy {
 }
 
 impl Policy {
-    /// Reads and checks a policy file. Relative paths in it are resolved
-    /// against the file's folder; `from` variables are read from the
-    /// runtime's environment now.
-    pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
-        match Self::load_with_errors(path)? {
-            (policy, errors) if errors.is_empty() => Ok(policy),
-            (_, errors) => Err(PolicyError::from_all(errors)),
-        }
-    }
-
-    /// As [`Policy::load`], but a file that can be read gives its policy
-    /// without the values in error, besides the errors: `airlock check`
-    /// checks the rest against the components and reports all at once.
-    pub fn load_with_errors(
-        path: impl AsRef<Path>,
-    ) -> Result<(Policy, Vec<PolicyError>), PolicyError> {
-        let path = path.as_ref();
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|error| PolicyError::Read {
-            file: file.clone(),
-            error,
-        })?;
-        let base = match path.parent() {
-            Some(base) if !base.as_os_str().is_empty() => base,
-            _ => Path::new("."),
-        };
-        Ok(Parser::new(&text, &file, base, &|name| std::env::var(name)).policy_and_errors())
-    }
-
-    /// Checks policy text; relative paths are resolved against `base_dir`.
-    /// Errors name the file as `<policy>`.
-    pub fn parse(text: &str, base_dir: &Path) -> Result<Policy, PolicyError> {
-        Self::parse_with_env(text, base_dir, |name| std::env::var(name))
-    }
-
-    /// Like [`Policy::parse`], with `env` standing in for the runtime's
-    /// environment (for tests, and for callers that snapshot it).
-    pub fn parse_with_env(
-        text: &str,
-        base_dir: &Path,
-        env: impl Fn(&str) -> Result<String, VarError>,
-    ) -> Result<Policy, PolicyError> {
-        Parser::new(text, "<policy>", base_dir, &env).policy()
-    }
-
     /// The merged settings of one tool: defaults ← component ← tool. An
     /// unknown component or tool gets what the less specific sections give.
     pub fn settings_for(&self, component: &str, tool: &str) -> Settings {

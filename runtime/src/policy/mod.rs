@@ -1,7 +1,12 @@
 //! Policy: what the operator grants each tool, and what a call actually gets.
 //!
-//! - [`file`](mod@file): the policy file (`airlock.toml`), checked when loaded, and the
-//!   merged [`Settings`] of one tool (defaults ← component ← tool);
+//! - [`file`](mod@file): the policy file (`airlock.toml`): its format, the
+//!   checked [`Policy`], and the merged [`Settings`] of one tool (defaults ←
+//!   component ← tool);
+//! - reading it, from the bottom up: `error` ([`PolicyError`], naming
+//!   file:line:column), `raw` (the TOML as written), `context` (the parser's
+//!   state), `network_keys` (the network keys checked), `parse` (the rest
+//!   checked, and [`Policy::load`] / [`Policy::parse`]);
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
 //! - [`network`]: the `network`, `tls` and `ca` keys — host patterns,
 //!   [`Credential`]s airlock injects into requests, [`Trust`] for https;
@@ -12,20 +17,24 @@
 //! - [`wassette`]: a wassette policy (YAML) converted into a policy section
 //!   (`airlock policy import`).
 
+mod context;
 mod effective;
+mod error;
 pub mod file;
 mod grant;
 pub mod host;
 pub mod network;
+mod network_keys;
 mod parse;
 mod raw;
 mod units;
 pub mod wassette;
 
+pub use context::UNSET;
 pub use effective::effective;
-pub use file::{ComponentPolicy, Folder, FolderMode, Policy, PolicyError, Settings, Token};
+pub use error::PolicyError;
+pub use file::{ComponentPolicy, Folder, FolderMode, Policy, Settings, Token};
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
-pub use parse::UNSET;
 pub use units::{format_duration, format_size};

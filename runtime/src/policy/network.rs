@@ -1,6 +1,8 @@
-//! The network keys of a policy section: `network` (the hosts a tool may
-//! reach, each optionally with headers airlock adds to its requests), `tls`
-//! and `ca` (what an https server's certificate is checked against).
+//! What the network keys of a policy section grant: `network` (the hosts a
+//! tool may reach, each optionally with headers airlock adds to its
+//! requests), `tls` and `ca` (what an https server's certificate is checked
+//! against). The keys as written are read in `raw.rs` and checked into
+//! these types in `network_keys.rs`.
 //!
 //! ```toml
 //! [components.github]
@@ -23,7 +25,7 @@
 //! network = "github"
 //! ```
 //!
-//! Checked here, when the policy is loaded: the patterns, the header names
+//! Checked when the policy is loaded: the patterns, the header names
 //! (not ones the HTTP connection itself owns), that each `from` variable is
 //! set and its value fits in a header and is long enough to be redacted,
 //! that `format` has one `{}`, that the `ca` file holds certificates usable
@@ -39,12 +41,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
-use toml::Spanned;
 
 use super::HostPattern;
-use super::file::PolicyError;
-use super::parse::Parser;
 
 /// The base set of trust roots for https.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
@@ -156,253 +154,6 @@ pub struct NetworkList {
 /// Shortest secret airlock injects: a shorter one would be redacted from
 /// ordinary text (and found by guessing).
 pub const MIN_SECRET_LEN: usize = 8;
-
-/// Headers the connection itself owns; a credential may not set them.
-const RESERVED_HEADERS: &[&str] = &[
-    "host",
-    "connection",
-    "content-length",
-    "transfer-encoding",
-    "te",
-    "trailer",
-    "upgrade",
-    "keep-alive",
-    "proxy-connection",
-    "http2-settings",
-];
-
-// ---------------------------------------------------------------------------
-// The key as written.
-
-/// `network = [...]` or `[X.network."pattern"]` tables.
-pub(super) enum RawNetwork {
-    List(Vec<Spanned<String>>),
-    Table(Vec<(Spanned<String>, RawHost)>),
-    /// `network = "NAME"`: the grant of `[networks.NAME]`.
-    Named(String),
-}
-
-/// The table of one pattern in the long form.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHost {
-    headers: Option<Pairs<Spanned<RawHeader>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawHeader {
-    from: Spanned<String>,
-    format: Option<Spanned<String>>,
-}
-
-impl<'de> Deserialize<'de> for RawNetwork {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawNetwork;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a list of host patterns, one table per pattern \
-                     ([components.NAME.network.\"PATTERN\"]), or the name of a [networks.NAME]",
-                )
-            }
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawNetwork, E> {
-                Ok(RawNetwork::Named(name.to_string()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNetwork, A::Error> {
-                let mut list = Vec::new();
-                while let Some(p) = seq.next_element::<Spanned<String>>()? {
-                    list.push(p);
-                }
-                Ok(RawNetwork::List(list))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNetwork, A::Error> {
-                let mut table = Vec::new();
-                while let Some(key) = map.next_key::<Spanned<String>>()? {
-                    table.push((key, map.next_value::<RawHost>()?));
-                }
-                Ok(RawNetwork::Table(table))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
-// `headers = { A = {...}, B = {...} }` in document order (a map, read as
-// pairs so the spans of names survive).
-pub(super) struct Pairs<T>(Vec<(Spanned<String>, T)>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Pairs<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a table")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<T>, A::Error> {
-                let mut pairs = Vec::new();
-                while let Some(key) = map.next_key::<Spanned<String>>()? {
-                    pairs.push((key, map.next_value::<T>()?));
-                }
-                Ok(Pairs(pairs))
-            }
-        }
-        deserializer.deserialize_map(V(std::marker::PhantomData))
-    }
-}
-
-impl Parser<'_> {
-    /// Checks a section's `network` key (written at byte `at`).
-    pub(super) fn network(&self, raw: RawNetwork, at: usize) -> Result<NetworkList, PolicyError> {
-        let mut list = NetworkList::default();
-        match raw {
-            RawNetwork::Named(name) => return self.named_network(&name, at),
-            RawNetwork::List(patterns) => {
-                for p in patterns {
-                    list.allow.push(self.pattern(&p)?);
-                }
-            }
-            RawNetwork::Table(hosts) => {
-                for (p, host) in hosts {
-                    let pattern = self.pattern(&p)?;
-                    for (name, header) in host.headers.map(|h| h.0).unwrap_or_default() {
-                        let credential = self.credential(&pattern, &name, header)?;
-                        if list
-                            .credentials
-                            .iter()
-                            .any(|c| c.host == pattern && c.header == credential.header)
-                        {
-                            return Err(self.error(
-                                name.span().start,
-                                format!("header {} is given twice for {pattern}", name.get_ref()),
-                            ));
-                        }
-                        list.credentials.push(credential);
-                    }
-                    list.allow.push(pattern);
-                }
-            }
-        }
-        Ok(list)
-    }
-
-    /// `network = "NAME"`: the checked grant of `[networks.NAME]`.
-    fn named_network(&self, name: &str, at: usize) -> Result<NetworkList, PolicyError> {
-        match self.networks.borrow().get(name) {
-            Some(Some(list)) => Ok(list.clone()),
-            // Its own errors are reported where it is written.
-            Some(None) => Ok(NetworkList::default()),
-            None => {
-                let names: Vec<String> = self.networks.borrow().keys().cloned().collect();
-                let known = match names.is_empty() {
-                    true => "the policy has no [networks.NAME] section".to_string(),
-                    false => format!("the named ones are: {}", names.join(", ")),
-                };
-                Err(self.error(
-                    at,
-                    format!(
-                        "network {name:?} names no [networks.{name}] ({known}); a list of host \
-                         patterns is written network = [{name:?}]"
-                    ),
-                ))
-            }
-        }
-    }
-
-    /// The `[networks.NAME]` grants, checked once, before the sections
-    /// that name them.
-    pub(super) fn named_networks(&self, raw: Vec<(String, usize, RawNetwork)>) {
-        for (name, at, network) in raw {
-            let checked = match network {
-                RawNetwork::Named(_) => Err(self.error(
-                    at,
-                    format!("[networks.{name}] names another network; list its hosts here"),
-                )),
-                network => self.network(network, at),
-            };
-            self.networks.borrow_mut().insert(name, self.keep(checked));
-        }
-    }
-
-    fn pattern(&self, p: &Spanned<String>) -> Result<HostPattern, PolicyError> {
-        p.get_ref()
-            .parse()
-            .map_err(|e: super::HostPatternError| self.error(p.span().start, e.to_string()))
-    }
-
-    fn credential(
-        &self,
-        host: &HostPattern,
-        name: &Spanned<String>,
-        raw: Spanned<RawHeader>,
-    ) -> Result<Credential, PolicyError> {
-        let at = name.span().start;
-        let header = http::HeaderName::from_bytes(name.get_ref().as_bytes()).map_err(|_| {
-            self.error(
-                at,
-                format!("{:?} is not a valid header name", name.get_ref()),
-            )
-        })?;
-        if RESERVED_HEADERS.contains(&header.as_str()) {
-            return Err(self.error(
-                at,
-                format!(
-                    "header {} belongs to the connection; airlock sets it itself",
-                    name.get_ref()
-                ),
-            ));
-        }
-        let raw = raw.into_inner();
-        let from = raw.from.get_ref();
-        let for_what = format!("header {} for {host}", name.get_ref());
-        let secret = self.variable(from, &for_what, raw.from.span().start)?;
-        if secret.chars().count() < MIN_SECRET_LEN {
-            return Err(self.error(
-                raw.from.span().start,
-                format!(
-                    "the value of {from} (for {for_what}) is shorter than {MIN_SECRET_LEN} \
-                     characters: too short to be redacted from tool output reliably"
-                ),
-            ));
-        }
-        let value = match &raw.format {
-            None => secret.clone(),
-            Some(format) => {
-                if format.get_ref().matches("{}").count() != 1 {
-                    return Err(self.error(
-                        format.span().start,
-                        "format must contain `{}` exactly once (where the value goes)",
-                    ));
-                }
-                format.get_ref().replace("{}", &secret)
-            }
-        };
-        if http::HeaderValue::from_str(&value).is_err() {
-            return Err(self.error(
-                raw.from.span().start,
-                format!(
-                    "the value of {from} (for {for_what}) cannot be sent in a header: it has \
-                     control or non-ASCII characters"
-                ),
-            ));
-        }
-        Ok(Credential {
-            host: host.clone(),
-            header: header.as_str().to_string(),
-            from: from.clone(),
-            secret: Secret::new(secret),
-            value: Secret::new(value),
-        })
-    }
-
-    /// Reads and checks an operator CA bundle (`ca`).
-    pub(super) fn ca(&self, raw: &Spanned<String>) -> Result<CaBundle, PolicyError> {
-        let path = self.resolve(raw.get_ref());
-        CaBundle::read(&path).map_err(|e| self.error(raw.span().start, e))
-    }
-}
 
 impl CaBundle {
     /// Reads a PEM bundle, each certificate checked to be usable as a

@@ -1,82 +1,72 @@
 //! Checking the policy file: from what `serde` read ([`super::raw`]) to a
 //! [`Policy`], each error pointing at the line and column of the value.
 //! Checks go on past an error, so the file's errors are reported together.
+//! The entry points ([`Policy::load`], [`Policy::parse`]) are here, at the
+//! top of the folder; the network keys are checked in `network_keys.rs`.
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::env::VarError;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use toml::Spanned;
 
-use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, PolicyError, Section, Token};
+use super::context::Parser;
+use super::error::PolicyError;
+use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, Section, Token};
 use super::grant::Consent;
-use super::network::NetworkList;
 use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
 use super::units::Size;
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 
-/// What the error about a variable the policy reads, but is not set, says.
-pub const UNSET: &str = "is not set";
+impl Policy {
+    /// Reads and checks a policy file. Relative paths in it are resolved
+    /// against the file's folder; `from` variables are read from the
+    /// runtime's environment now.
+    pub fn load(path: impl AsRef<Path>) -> Result<Policy, PolicyError> {
+        match Self::load_with_errors(path)? {
+            (policy, errors) if errors.is_empty() => Ok(policy),
+            (_, errors) => Err(PolicyError::from_all(errors)),
+        }
+    }
 
-/// Turns text into a [`Policy`], remembering where it came from for errors.
-pub(super) struct Parser<'a> {
-    text: &'a str,
-    file: &'a str,
-    base: &'a Path,
-    env: &'a dyn Fn(&str) -> Result<String, VarError>,
-    /// The errors found so far; the checks go on past each.
-    errors: RefCell<Vec<PolicyError>>,
-    /// The `[networks.NAME]` grants (`None`: it has errors, reported).
-    pub(super) networks: RefCell<BTreeMap<String, Option<NetworkList>>>,
+    /// As [`Policy::load`], but a file that can be read gives its policy
+    /// without the values in error, besides the errors: `airlock check`
+    /// checks the rest against the components and reports all at once.
+    pub fn load_with_errors(
+        path: impl AsRef<Path>,
+    ) -> Result<(Policy, Vec<PolicyError>), PolicyError> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|error| PolicyError::Read {
+            file: file.clone(),
+            error,
+        })?;
+        let base = match path.parent() {
+            Some(base) if !base.as_os_str().is_empty() => base,
+            _ => Path::new("."),
+        };
+        Ok(Parser::new(&text, &file, base, &|name| std::env::var(name)).policy_and_errors())
+    }
+
+    /// Checks policy text; relative paths are resolved against `base_dir`.
+    /// Errors name the file as `<policy>`.
+    pub fn parse(text: &str, base_dir: &Path) -> Result<Policy, PolicyError> {
+        Self::parse_with_env(text, base_dir, |name| std::env::var(name))
+    }
+
+    /// Like [`Policy::parse`], with `env` standing in for the runtime's
+    /// environment (for tests, and for callers that snapshot it).
+    pub fn parse_with_env(
+        text: &str,
+        base_dir: &Path,
+        env: impl Fn(&str) -> Result<String, VarError>,
+    ) -> Result<Policy, PolicyError> {
+        Parser::new(text, "<policy>", base_dir, &env).policy()
+    }
 }
 
-impl<'a> Parser<'a> {
-    pub(super) fn new(
-        text: &'a str,
-        file: &'a str,
-        base: &'a Path,
-        env: &'a dyn Fn(&str) -> Result<String, VarError>,
-    ) -> Self {
-        Parser {
-            text,
-            file,
-            base,
-            env,
-            errors: RefCell::default(),
-            networks: RefCell::default(),
-        }
-    }
-
-    /// The value of a check, or `None` with its error kept for the report.
-    pub(super) fn keep<T>(&self, checked: Result<T, PolicyError>) -> Option<T> {
-        checked.map_err(|e| self.report(e)).ok()
-    }
-
-    fn report(&self, error: PolicyError) {
-        self.errors.borrow_mut().push(error);
-    }
-
-    /// The line and column (from 1) of byte `offset` of the text.
-    fn position(&self, offset: usize) -> (usize, usize) {
-        let before = self.text.get(..offset).unwrap_or(self.text);
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, column)
-    }
-
-    /// An error at byte `offset` of the text.
-    pub(super) fn error(&self, offset: usize, message: impl Into<String>) -> PolicyError {
-        let (line, column) = self.position(offset);
-        PolicyError::Invalid {
-            file: self.file.to_string(),
-            line,
-            column,
-            message: message.into(),
-        }
-    }
-
+impl Parser<'_> {
     /// The policy, or every error found in the text.
     pub(super) fn policy(&self) -> Result<Policy, PolicyError> {
         match self.policy_and_errors() {
@@ -91,7 +81,7 @@ impl<'a> Parser<'a> {
     pub(super) fn policy_and_errors(&self) -> (Policy, Vec<PolicyError>) {
         let (raw, read_errors) = super::raw::read(self.text);
         for (at, message) in read_errors {
-            self.errors.borrow_mut().push(self.error(at, message));
+            self.report(self.error(at, message));
         }
         self.named_networks(raw.networks);
         let mut verify = None;
@@ -142,7 +132,7 @@ impl<'a> Parser<'a> {
                 });
             }
         }
-        let mut errors = self.errors.take();
+        let mut errors = self.take_errors();
         errors.sort_by_key(PolicyError::position);
         let policy = Policy {
             file: self.file.to_string(),
@@ -363,49 +353,6 @@ impl<'a> Parser<'a> {
             return Err(self.error(at, format!("the value of {name} contains a NUL character")));
         }
         Ok((name, value))
-    }
-
-    /// The value of the runtime's variable `var`, read now; `for_what`
-    /// says what it is for in an error (which names the variable, never
-    /// its value), and `at` is where it is named.
-    pub(super) fn variable(
-        &self,
-        var: &str,
-        for_what: &str,
-        at: usize,
-    ) -> Result<String, PolicyError> {
-        match (self.env)(var) {
-            Ok(v) => Ok(v),
-            Err(VarError::NotPresent) => Err(self.error(
-                at,
-                format!(
-                    "environment variable {var} (for {for_what}) {UNSET}: set it in the \
-                     environment airlock starts in"
-                ),
-            )),
-            Err(VarError::NotUnicode(_)) => Err(self.error(
-                at,
-                format!("environment variable {var} (for {for_what}) is not valid Unicode"),
-            )),
-        }
-    }
-
-    /// A path of the policy resolved against its folder, without `.`
-    /// parts (`./data` next to `./airlock.toml` is `data`, not `././data`),
-    /// so it reads right and compares equal to the same path spelled
-    /// another way.
-    pub(super) fn resolve(&self, path: impl AsRef<Path>) -> PathBuf {
-        let resolved: PathBuf = self
-            .base
-            .join(path)
-            .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect();
-        if resolved.as_os_str().is_empty() {
-            PathBuf::from(".")
-        } else {
-            resolved
-        }
     }
 
     fn limits(&self, raw: RawLimits) -> LimitsPatch {

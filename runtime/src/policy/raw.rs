@@ -9,13 +9,13 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, Visitor};
+use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use super::file::FolderMode;
 use super::grant::Consent;
-use super::network::{RawNetwork, Roots};
+use super::network::Roots;
 use super::units::{Size, Time};
 
 #[derive(Default)]
@@ -162,6 +162,87 @@ pub(super) struct RawToken {
     pub(super) sha256: Spanned<String>,
     pub(super) tools: Option<Vec<String>>,
     pub(super) metrics: Option<bool>,
+}
+
+/// `network = [...]` or `[X.network."pattern"]` tables (checked in
+/// `network_keys.rs`).
+pub(super) enum RawNetwork {
+    List(Vec<Spanned<String>>),
+    Table(Vec<(Spanned<String>, RawHost)>),
+    /// `network = "NAME"`: the grant of `[networks.NAME]`.
+    Named(String),
+}
+
+/// The table of one pattern in the long form.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHost {
+    pub(super) headers: Option<Pairs<Spanned<RawHeader>>>,
+}
+
+/// A header of one pattern: `{ from = "VAR", format = "Bearer {}" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHeader {
+    pub(super) from: Spanned<String>,
+    pub(super) format: Option<Spanned<String>>,
+}
+
+impl<'de> Deserialize<'de> for RawNetwork {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawNetwork;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a list of host patterns, one table per pattern \
+                     ([components.NAME.network.\"PATTERN\"]), or the name of a [networks.NAME]",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawNetwork, E> {
+                Ok(RawNetwork::Named(name.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNetwork, A::Error> {
+                let mut list = Vec::new();
+                while let Some(p) = seq.next_element::<Spanned<String>>()? {
+                    list.push(p);
+                }
+                Ok(RawNetwork::List(list))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNetwork, A::Error> {
+                let mut table = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    table.push((key, map.next_value::<RawHost>()?));
+                }
+                Ok(RawNetwork::Table(table))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+// `headers = { A = {...}, B = {...} }` in document order (a map, read as
+// pairs so the spans of names survive).
+pub(super) struct Pairs<T>(pub(super) Vec<(Spanned<String>, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Pairs<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<T>, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    pairs.push((key, map.next_value::<T>()?));
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        deserializer.deserialize_map(V(std::marker::PhantomData))
+    }
 }
 
 /// An error found while reading: the byte offset it points at, and what

@@ -19,17 +19,20 @@
 //! | `resources.limits.execution_time`, `fuel` | `limits.time`, `limits.fuel` |
 //! | `storage.deny`, `network.deny`, `cpu`, `io`, `runtime`, `ipc` | not converted (wassette does not enforce them either, or airlock has no such limit) |
 
+mod section;
 mod write;
 mod yaml;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use saphyr::{LoadableYamlNode, Scalar, YamlData};
 
 use super::HostPattern;
 use super::parse::inside;
 use super::units::{format_size, parse_time};
+use section::{Folder, Mode, Section};
 use write::{mode_name, toml_key};
+pub use yaml::ImportError;
 use yaml::{Node, at, field, field_text, mapping, scalar_text, sequence, unknown, unsigned};
 
 /// The most memory an instance can be given (the pool's slot size).
@@ -41,41 +44,6 @@ pub struct Imported {
     pub toml: String,
     /// One line each, starting with `tightened:`, `left out:` or `note:`.
     pub notes: Vec<String>,
-}
-
-/// A wassette policy that cannot be read, at a 1-based line and column.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{line}:{column}: {message}")]
-pub struct ImportError {
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    ReadOnly,
-    ReadWrite,
-}
-
-struct Folder {
-    uri: String,
-    host: PathBuf,
-    guest: String,
-    mode: Mode,
-}
-
-/// What the import collects before writing the TOML.
-#[derive(Default)]
-struct Section {
-    description: Option<String>,
-    folders: Vec<Folder>,
-    network: Vec<String>,
-    env: Vec<String>,
-    memory: Option<u64>,
-    time: Option<String>,
-    fuel: Option<u64>,
-    notes: Vec<String>,
 }
 
 /// Converts the wassette policy `yaml` (read from a file in `base`) into

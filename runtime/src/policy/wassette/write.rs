@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Mode, Section};
+use super::section::{Mode, Section};
 
 impl Section {
     pub(super) fn toml(&self, component: &str) -> String {

@@ -1,10 +1,17 @@
 //! Reading wassette's YAML: the nodes of a document (saphyr's, with their
 //! line and column) as mappings, lists and text, and errors that point at
-//! the node.
+//! the node ([`ImportError`]).
 
 use saphyr::{MarkedYaml, Scalar, YamlData};
 
-use super::ImportError;
+/// A wassette policy that cannot be read, at a 1-based line and column.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{line}:{column}: {message}")]
+pub struct ImportError {
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
 
 pub(super) type Node<'a> = MarkedYaml<'a>;
 
