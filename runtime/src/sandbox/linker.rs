@@ -43,12 +43,12 @@ fn host_interfaces(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     // the call's `outgoing::HttpFilter`.
     wasmtime_wasi_http::p2::add_only_http_to_linker_sync(&mut linker)?;
     // Replaces `wasi:filesystem/types` with the create-only guard.
-    folders::add_to_linker(&mut linker)?;
+    folders::add_to_linker(&mut linker, CallState::folders)?;
     config::add_to_linker(&mut linker)?;
-    waits::add_to_linker(&mut linker)?;
+    waits::add_to_linker(&mut linker, CallState::bounded)?;
     // Each TCP socket and name lookup holds a place among the call's
     // descriptors.
-    sockets::add_to_linker(&mut linker)?;
+    sockets::add_to_linker(&mut linker, CallState::counted_sockets)?;
     bindings::Toolbox::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     Ok(linker)
 }

@@ -14,7 +14,10 @@
 //! a call's store from its grant, capability by capability; `tier` picks
 //! the compiler; `call_state` is what a store holds; the host interfaces
 //! that bound what a guest does are each a module of their own (`folders`,
-//! `sockets`, `waits`, `outgoing`, `config`, …).
+//! `sockets`, `waits`, `outgoing`, `config`, …). The store holds those
+//! it bounds, so they do not name it: `linker` links each through a getter
+//! of its view of the store; `interruption` (the cancel flag, why a call was
+//! stopped) is below them all.
 
 mod bindings;
 mod bounded_fs;
@@ -24,6 +27,7 @@ mod call_state;
 mod config;
 mod engine;
 mod folders;
+mod interruption;
 mod linker;
 mod network;
 mod outgoing;
@@ -48,9 +52,10 @@ use wasmtime::{Engine, Store};
 
 pub use bindings::{CONTRACT, ToolPre};
 pub use cache::CompileCache;
-pub use call_state::{CallState, CancelToken};
+pub use call_state::CallState;
 pub use engine::{SandboxConfig, Tuning};
 use engine::{TICK, engine_config};
+pub use interruption::CancelToken;
 pub use plain::FunctionsPre;
 use run::Run;
 use tier::Backend;

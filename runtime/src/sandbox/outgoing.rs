@@ -20,7 +20,7 @@ use wasmtime_wasi_http::io::TokioIo;
 use wasmtime_wasi_http::{Error as HttpError, RequestOptions, WasiBody, WasiHttpHooks};
 
 use super::budget::{Descriptors, Held};
-use super::call_state::CancelToken;
+use super::interruption::CancelToken;
 use super::network::{Denial, Destination, check_request, check_resolved, inject};
 use super::redact::Redactor;
 use super::tls;

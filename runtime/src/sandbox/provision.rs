@@ -30,8 +30,9 @@ use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::RunError;
 use super::budget::Descriptors;
-use super::call_state::{CallState, CancelToken, Interruption, Limiter, Notices};
+use super::call_state::{CallState, Limiter, Notices};
 use super::folders::FolderGuard;
+use super::interruption::{CancelToken, Interruption};
 use super::network;
 use super::outgoing::HttpFilter;
 use super::pipe::CapturedOutput;

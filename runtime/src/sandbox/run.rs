@@ -5,7 +5,8 @@
 
 use wasmtime::{Store, Trap};
 
-use super::call_state::{CallState, Interruption};
+use super::call_state::CallState;
+use super::interruption::Interruption;
 use super::pipe::CapturedOutput;
 use super::{RawOutput, RunError, ToolPre, bindings::types};
 use crate::logtext::GuestText;

@@ -29,7 +29,6 @@ use wasmtime_wasi::p2::{SocketError, SocketResult};
 use wasmtime_wasi::sockets::WasiSocketsCtxView;
 
 use super::budget::{Descriptors, Held, NoDescriptor};
-use super::call_state::CallState;
 
 /// The sockets a call holds open, by resource handle.
 #[derive(Debug)]
@@ -74,13 +73,16 @@ impl HasData for CountedSockets {
 
 /// Links `wasi:sockets/tcp-create-socket`, `wasi:sockets/tcp` and
 /// `wasi:sockets/ip-name-lookup` through this layer, replacing what
-/// `wasmtime_wasi::p2::add_to_linker_sync` linked. Call after that.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
-    let get = CallState::counted_sockets;
+/// `wasmtime_wasi::p2::add_to_linker_sync` linked. Call after that; `get`
+/// gives a store's [`Sockets`] view (`CallState::counted_sockets`).
+pub fn add_to_linker<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> Sockets<'_>,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let linked = tcp_create_socket::add_to_linker::<CallState, CountedSockets>(linker, get)
-        .and_then(|()| tcp::add_to_linker::<CallState, CountedSockets>(linker, get))
-        .and_then(|()| ip_name_lookup::add_to_linker::<CallState, CountedSockets>(linker, get));
+    let linked = tcp_create_socket::add_to_linker::<T, CountedSockets>(linker, get)
+        .and_then(|()| tcp::add_to_linker::<T, CountedSockets>(linker, get))
+        .and_then(|()| ip_name_lookup::add_to_linker::<T, CountedSockets>(linker, get));
     linker.allow_shadowing(false);
     linked
 }

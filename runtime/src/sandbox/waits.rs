@@ -27,7 +27,7 @@ use wasmtime_wasi_io::bindings::wasi::io::streams::{
 };
 use wasmtime_wasi_io::streams::{DynInputStream, DynOutputStream};
 
-use super::call_state::{CallState, CancelToken, Interruption};
+use super::interruption::{CancelToken, Interruption};
 
 /// How often a wait looks at the cancellation flag.
 const CANCEL_CHECK: Duration = Duration::from_millis(10);
@@ -96,11 +96,15 @@ impl HasData for BoundedIo {
 }
 
 /// Links `wasi:io/poll` and `wasi:io/streams` through this layer, replacing
-/// what `wasmtime_wasi::p2::add_to_linker_sync` linked. Call after that.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// what `wasmtime_wasi::p2::add_to_linker_sync` linked. Call after that;
+/// `get` gives a store's [`Bounded`] view (`CallState::bounded`).
+pub fn add_to_linker<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> Bounded<'_>,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let linked = poll::add_to_linker::<CallState, BoundedIo>(linker, CallState::bounded)
-        .and_then(|()| streams::add_to_linker::<CallState, BoundedIo>(linker, CallState::bounded));
+    let linked = poll::add_to_linker::<T, BoundedIo>(linker, get)
+        .and_then(|()| streams::add_to_linker::<T, BoundedIo>(linker, get));
     linker.allow_shadowing(false);
     linked
 }

@@ -80,7 +80,6 @@ mod host;
 
 use super::bounded_fs::{BoundedFs, bounded};
 use super::budget::{Descriptors, Exhausted, Held, NoDescriptor, WriteBudget};
-use super::call_state::CallState;
 use super::refusals::{Refusals, Rule};
 use crate::policy::Limits;
 #[cfg(test)] // the tests build their guards from grants (`super::*`)
@@ -225,13 +224,15 @@ impl<'a> Guarded<'a> {
 
 /// Links `wasi:filesystem/types` and `preopens` through the guard,
 /// replacing what `wasmtime_wasi::p2::add_to_linker_sync` linked for them.
-/// Call after that.
-pub fn add_to_linker(linker: &mut Linker<CallState>) -> wasmtime::Result<()> {
+/// Call after that; `get` gives a store's [`Guarded`] view
+/// (`CallState::folders`).
+pub fn add_to_linker<T: 'static>(
+    linker: &mut Linker<T>,
+    get: fn(&mut T) -> Guarded<'_>,
+) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
-    let linked = fs::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders)
-        .and_then(|()| {
-            preopens::add_to_linker::<CallState, GuardedFolders>(linker, CallState::folders)
-        });
+    let linked = fs::add_to_linker::<T, GuardedFolders>(linker, get)
+        .and_then(|()| preopens::add_to_linker::<T, GuardedFolders>(linker, get));
     linker.allow_shadowing(false);
     linked
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::bindings::filesystem::preopens;
 
-use super::super::call_state::{CancelToken, Interruption};
+use super::super::interruption::{CancelToken, Interruption};
 use super::super::waits::Limit;
 use wasmtime_wasi::filesystem::WasiFilesystemCtxView;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
