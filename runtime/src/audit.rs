@@ -9,8 +9,9 @@
 //! how long it took and how many bytes went in and out.
 //!
 //! Every entry names its caller (`caller`, with `caller_kind`: `token`,
-//! `session`, `stdio`, `http` or `cli`), whatever the door the call came
-//! through.
+//! `oauth`, `session`, `stdio`, `http` or `cli`), whatever the door the call
+//! came through; an access token's caller also by `issuer`, `subject` and
+//! `client_id`.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -20,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use crate::policy::Grant;
+use crate::policy::{Grant, Identity};
 
 /// An append-only JSON Lines file.
 pub struct AuditLog {
@@ -37,8 +38,10 @@ pub struct Entry<'a> {
     pub digest: Option<&'a str>,
     /// Who asked: a token's name, or what the transport knows of the client.
     pub caller: &'a str,
-    /// `token`, `session`, `stdio`, `http` or `cli`.
+    /// `token`, `oauth`, `session`, `stdio`, `http` or `cli`.
     pub caller_kind: &'a str,
+    /// For an access token: its issuer, subject and client.
+    pub identity: Option<&'a Identity>,
     pub grant: Option<&'a Grant>,
     /// `ok`, `tool-error`, `invalid-arguments`, `refused`, `busy`,
     /// `unknown-tool`, or a limit: `timeout`, `memory`, `fuel`, `stack`,
@@ -77,7 +80,7 @@ impl AuditLog {
 
 impl Entry<'_> {
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut entry = json!({
             "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             "call_id": self.call,
             "tool": self.tool,
@@ -91,7 +94,14 @@ impl Entry<'_> {
             "bytes_out": self.bytes_out,
             "credentials_used": self.credentials_used,
             "folder_refusals": self.folder_refusals,
-        })
+        });
+        // Only an access token's caller has them.
+        if let (Some(identity), Some(fields)) = (self.identity, entry.as_object_mut()) {
+            fields.insert("issuer".into(), json!(identity.issuer));
+            fields.insert("subject".into(), json!(identity.subject));
+            fields.insert("client_id".into(), json!(identity.client_id));
+        }
+        entry
     }
 }
 

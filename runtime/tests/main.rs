@@ -29,6 +29,7 @@ mod reload;
 mod rpc_openrpc;
 mod serve_http;
 mod serve_modern;
+mod serve_oauth;
 mod serve_robustness;
 mod serve_stdio;
 mod serve_tls;

@@ -4,12 +4,17 @@
 use std::fmt;
 use std::net::SocketAddr;
 
+use crate::policy::Identity;
+
 /// The caller of one call. Every call has one: a bearer token's name when
 /// the client authenticated, else what the transport knows of the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     /// A client presenting this bearer token (by its name in the policy).
     Token(String),
+    /// A client presenting an access token of an `[oauth]` issuer: who it
+    /// speaks for, and the token's name (`SUBJECT@ISSUER`).
+    Issued { name: String, identity: Identity },
     /// An MCP session (2025-11-25 and older) opened without a token, by its
     /// number in this process, from `peer` over HTTP.
     Session { key: u64, peer: Option<SocketAddr> },
@@ -27,6 +32,7 @@ impl Caller {
     pub fn kind(&self) -> &'static str {
         match self {
             Caller::Token(_) => "token",
+            Caller::Issued { .. } => "oauth",
             Caller::Session { .. } => "session",
             Caller::Stdio => "stdio",
             Caller::Peer(_) => "http",
@@ -38,15 +44,30 @@ impl Caller {
     /// (what the transport knows of the client).
     pub fn of(token: Option<&crate::policy::Token>, otherwise: Caller) -> Caller {
         match token {
-            Some(token) => Caller::Token(token.name.clone()),
+            Some(token) => match token.identity() {
+                Some(identity) => Caller::Issued {
+                    name: token.name.clone(),
+                    identity: identity.clone(),
+                },
+                None => Caller::Token(token.name.clone()),
+            },
             None => otherwise,
         }
     }
 
-    /// The token's name, when the caller presented one.
+    /// The token's name, when the caller presented one (a `[[tokens]]`
+    /// entry's, or an access token's `SUBJECT@ISSUER`).
     pub fn token(&self) -> Option<&str> {
         match self {
-            Caller::Token(name) => Some(name),
+            Caller::Token(name) | Caller::Issued { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Who an access token speaks for, when the caller presented one.
+    pub fn identity(&self) -> Option<&Identity> {
+        match self {
+            Caller::Issued { identity, .. } => Some(identity),
             _ => None,
         }
     }
@@ -56,6 +77,15 @@ impl fmt::Display for Caller {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Caller::Token(name) => f.write_str(name),
+            Caller::Issued { identity, .. } => {
+                write!(f, "{}@{}", identity.subject, identity.issuer)?;
+                match &identity.client_id {
+                    Some(client) if *client != identity.subject => {
+                        write!(f, " (client {client})")
+                    }
+                    _ => Ok(()),
+                }
+            }
             Caller::Session { key, peer: None } => write!(f, "session {key}"),
             Caller::Session {
                 key,
@@ -98,6 +128,20 @@ mod tests {
             assert_eq!(caller.kind(), kind);
         }
         assert_eq!(Caller::Token("t".into()).token(), Some("t"));
+        let identity = Identity {
+            issuer: "https://idp.example.com".into(),
+            subject: "alice".into(),
+            client_id: Some("agent-7".into()),
+        };
+        let token = crate::policy::Token::issued(identity.clone(), None, false);
+        let issued = Caller::of(Some(&token), Caller::Stdio);
+        assert_eq!(
+            issued.to_string(),
+            "alice@https://idp.example.com (client agent-7)"
+        );
+        assert_eq!(issued.kind(), "oauth");
+        assert_eq!(issued.token(), Some("alice@https://idp.example.com"));
+        assert_eq!(issued.identity(), Some(&identity));
         assert_eq!(Caller::Stdio.token(), None);
     }
 }

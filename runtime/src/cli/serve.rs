@@ -285,11 +285,12 @@ fn check_exposure(args: &Args, listen: SocketAddr, runtime: &Runtime) -> Result<
     if !args.stdio
         && !listen.ip().is_loopback()
         && runtime.policy().tokens().is_empty()
+        && runtime.policy().oauth().is_none()
         && !args.allow_unauthenticated
     {
         eprintln!(
             "error: refusing to listen on {listen}, which is not a loopback address, without bearer \
-             tokens; add [[tokens]] to the policy, or pass --allow-unauthenticated"
+             tokens; add [[tokens]] or [oauth] to the policy, or pass --allow-unauthenticated"
         );
         return Err(Exit::Usage);
     }
@@ -403,9 +404,15 @@ async fn serve_on(
         tls,
         ..http_config(args, local)
     };
-    let auth = match runtime.policy().tokens().len() {
-        0 => "no authentication".to_string(),
-        n => format!("{n} bearer token(s)"),
+    let policy = runtime.policy();
+    let auth = match (policy.tokens().len(), policy.oauth()) {
+        (0, None) => "no authentication".to_string(),
+        (n, None) => format!("{n} bearer token(s)"),
+        (n, Some(oauth)) => format!(
+            "{n} bearer token(s) and access tokens of {} for {}",
+            oauth.issuers.join(", "),
+            oauth.resource
+        ),
     };
     eprintln!(
         "airlock: listening on {scheme}://{local}/mcp (MCP) and {scheme}://{local}/rpc (JSON-RPC); {auth}"

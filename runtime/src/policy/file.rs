@@ -273,28 +273,80 @@ pub struct ComponentPolicy {
     pub(super) tool_positions: BTreeMap<String, (usize, usize)>,
 }
 
-/// An HTTP bearer token the server accepts.
+/// An HTTP bearer token the server accepts: one of the policy's
+/// `[[tokens]]`, or an access token an `[oauth]` issuer signed.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token {
+    /// The `[[tokens]]` entry's name; for an access token `SUBJECT@ISSUER`
+    /// (what per-token bounds and task owners are keyed by).
     pub name: String,
-    /// SHA-256 of the token; the token itself is never stored.
-    pub sha256: [u8; 32],
+    pub credential: TokenCredential,
     /// Tools this token may list and call; `None` = all.
     pub tools: Option<Vec<String>>,
     /// `metrics = true`: may read `/metrics` though limited to some tools.
     pub metrics: bool,
 }
 
+/// How a token proved itself.
+#[derive(Clone, PartialEq, Eq)]
+pub enum TokenCredential {
+    /// SHA-256 of a `[[tokens]]` secret; the secret itself is never stored.
+    Secret([u8; 32]),
+    /// An access token verified against its issuer's keys.
+    Issued(Identity),
+}
+
+/// Who an access token speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    pub issuer: String,
+    pub subject: String,
+    /// The OAuth client the token was issued to (`client_id`, `azp`).
+    pub client_id: Option<String>,
+}
+
 impl Token {
-    /// Whether `bearer` is this token. Compares digests in constant time so
-    /// response timing says nothing about how close a guess was.
+    /// A `[[tokens]]` entry.
+    pub fn secret(name: impl Into<String>, sha256: [u8; 32], tools: Option<Vec<String>>) -> Token {
+        Token {
+            name: name.into(),
+            credential: TokenCredential::Secret(sha256),
+            tools,
+            metrics: false,
+        }
+    }
+
+    /// A verified access token of `identity`, with what its scopes give.
+    pub fn issued(identity: Identity, tools: Option<Vec<String>>, metrics: bool) -> Token {
+        Token {
+            name: format!("{}@{}", identity.subject, identity.issuer),
+            credential: TokenCredential::Issued(identity),
+            tools,
+            metrics,
+        }
+    }
+
+    /// Whether `bearer` is this `[[tokens]]` secret. Compares digests in
+    /// constant time so response timing says nothing about how close a
+    /// guess was.
     pub fn accepts(&self, bearer: &str) -> bool {
+        let TokenCredential::Secret(sha256) = &self.credential else {
+            return false;
+        };
         let digest = Sha256::digest(bearer.as_bytes());
         digest
             .iter()
-            .zip(self.sha256.iter())
+            .zip(sha256.iter())
             .fold(0u8, |acc, (a, b)| acc | (a ^ b))
             == 0
+    }
+
+    /// Who an access token speaks for; `None` for a `[[tokens]]` entry.
+    pub fn identity(&self) -> Option<&Identity> {
+        match &self.credential {
+            TokenCredential::Issued(identity) => Some(identity),
+            TokenCredential::Secret(_) => None,
+        }
     }
 
     /// Whether this token may see and call `tool`.
@@ -332,6 +384,7 @@ pub struct Policy {
     pub(super) verify: Option<PublicKey>,
     pub(super) components: BTreeMap<String, ComponentPolicy>,
     pub(super) tokens: Vec<Token>,
+    pub(super) oauth: Option<super::OAuth>,
 }
 
 impl Policy {
@@ -471,6 +524,12 @@ impl Policy {
 
     pub fn tokens(&self) -> &[Token] {
         &self.tokens
+    }
+
+    /// `[oauth]`: the issuers whose access tokens are accepted, and what
+    /// their scopes give.
+    pub fn oauth(&self) -> Option<&super::OAuth> {
+        self.oauth.as_ref()
     }
 
     /// Whether any section sets a fuel limit, so the engine must meter fuel

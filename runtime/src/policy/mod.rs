@@ -7,6 +7,9 @@
 //!   file:line:column), `raw` (the TOML as written), `context` (the parser's
 //!   state), `network_keys` (the network keys checked), `parse` (the rest
 //!   checked, and [`Policy::load`] / [`Policy::parse`]);
+//! - `oauth`: the `[oauth]` section ([`OAuth`]): the issuers whose access
+//!   tokens are accepted, this server's resource identifier, what scopes
+//!   give;
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
 //! - [`network`]: the `network`, `tls` and `ca` keys — host patterns,
 //!   [`Credential`]s airlock injects into requests, [`Trust`] for https;
@@ -25,6 +28,7 @@ mod grant;
 pub mod host;
 pub mod network;
 mod network_keys;
+mod oauth;
 mod parse;
 mod raw;
 mod units;
@@ -33,8 +37,11 @@ pub mod wassette;
 pub use context::UNSET;
 pub use effective::effective;
 pub use error::PolicyError;
-pub use file::{ComponentPolicy, Folder, FolderMode, Policy, Settings, Token};
+pub use file::{
+    ComponentPolicy, Folder, FolderMode, Identity, Policy, Settings, Token, TokenCredential,
+};
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
+pub use oauth::{OAuth, ScopeGrant, ScopedAccess};
 pub use units::{format_duration, format_size};

@@ -125,13 +125,18 @@ impl Parser<'_> {
                 .map_err(|e| self.error(t.sha256.span().start, e.to_string()));
             if self.keep(decoded).is_some() {
                 tokens.push(Token {
-                    name: t.name.into_inner(),
-                    sha256,
-                    tools: t.tools,
                     metrics: t.metrics.unwrap_or(false),
+                    ..Token::secret(t.name.into_inner(), sha256, t.tools)
                 });
             }
         }
+        let oauth = raw.oauth.and_then(|raw| {
+            let (oauth, errors) = super::oauth::check(raw, |p| self.resolve(p));
+            for (at, message) in errors {
+                self.report(self.error(at, message));
+            }
+            oauth
+        });
         let mut errors = self.take_errors();
         errors.sort_by_key(PolicyError::position);
         let policy = Policy {
@@ -141,6 +146,7 @@ impl Parser<'_> {
             verify,
             components,
             tokens,
+            oauth,
         };
         (policy, errors)
     }

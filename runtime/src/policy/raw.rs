@@ -24,6 +24,7 @@ pub(super) struct RawPolicy {
     pub(super) defaults: Option<RawSection>,
     pub(super) components: BTreeMap<String, RawComponent>,
     pub(super) tokens: Vec<RawToken>,
+    pub(super) oauth: Option<super::oauth::RawOAuth>,
     /// `[networks.NAME]`: name, where it is written, the grant.
     pub(super) networks: Vec<(String, usize, RawNetwork)>,
 }
@@ -250,7 +251,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
 pub(super) type ReadError = (usize, String);
 
 /// The top-level keys of a policy file.
-const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `networks`, `tokens`";
+const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `networks`, `tokens`, `oauth`";
 
 /// Reads policy text: everything that could be read, and every error in
 /// it. A TOML syntax error stops there (what follows may be misread); past
@@ -282,6 +283,7 @@ pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
                     policy.components.insert(name, c);
                 }
             }
+            "oauth" => policy.oauth = whole(value, &mut errors),
             "tokens" => {
                 let span = value.span();
                 match value.into_inner() {

@@ -34,10 +34,7 @@ pub async fn handle(
     peer: SocketAddr,
     incoming: Incoming,
 ) -> Option<Value> {
-    let caller = match token {
-        Some(token) => Caller::Token(token.name.clone()),
-        None => Caller::Peer(peer),
-    };
+    let caller = Caller::of(token, Caller::Peer(peer));
     match incoming {
         Incoming::Error(error) => Some(jsonrpc::error_response(&Id::null(), &error)),
         Incoming::Single(message) => one(server, token, &caller, message).await,
@@ -325,10 +322,7 @@ pub async fn handle_get(
     peer: SocketAddr,
     request: Request,
 ) -> Value {
-    let caller = match token {
-        Some(token) => Caller::Token(token.name.clone()),
-        None => Caller::Peer(peer),
-    };
+    let caller = Caller::of(token, Caller::Peer(peer));
     let id = request.id.unwrap_or_else(Id::null);
     let method = request.method;
     match call(server, token, &caller, &method, request.params, Door::Get).await {

@@ -16,7 +16,7 @@
 //!   what a registry publishes, and pushing to it, for the CLI.
 
 pub mod auth;
-mod http;
+pub mod http;
 pub mod layout;
 pub mod lock;
 mod pace;

@@ -45,10 +45,10 @@ impl Ctx<'_> {
     /// token; else the session, or — without a session — anyone holding
     /// the (unguessable) id.
     pub fn owner(&self) -> Owner {
-        match self.session.caller() {
-            Caller::Token(name) => Owner::Token(name.clone()),
-            _ if self.revision.is_stateless() => Owner::Anyone,
-            _ => Owner::Session(self.session.key()),
+        match self.session.caller().token() {
+            Some(name) => Owner::Token(name.to_string()),
+            None if self.revision.is_stateless() => Owner::Anyone,
+            None => Owner::Session(self.session.key()),
         }
     }
 

@@ -251,12 +251,7 @@ async fn tasks_capability_and_methods_follow_the_revision_and_auth() {
 
     // With a token: tasks/list is advertised and answers (empty).
     use sha2::Digest as _;
-    let token = Token {
-        name: "ci".into(),
-        sha256: sha2::Sha256::digest(b"s").into(),
-        tools: None,
-        metrics: false,
-    };
+    let token = Token::secret("ci", sha2::Sha256::digest(b"s").into(), None);
     let session = Conn::open(&server, Some(token));
     let r = send(&session, &init("2025-11-25")).await.unwrap();
     assert_eq!(r["result"]["capabilities"]["tasks"]["list"], json!({}));

@@ -183,12 +183,11 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
 #[test]
 fn a_token_sees_only_its_tools() {
     let runtime = runtime();
-    let token = Token {
-        name: "shop".into(),
-        sha256: [0; 32],
-        tools: Some(vec!["lookup_price".into(), "restock".into()]),
-        metrics: false,
-    };
+    let token = Token::secret(
+        "shop",
+        [0; 32],
+        Some(vec!["lookup_price".into(), "restock".into()]),
+    );
     let doc = document(&runtime.catalog(), Some(&token));
     let names: Vec<&Value> = doc["methods"]
         .as_array()

@@ -85,10 +85,10 @@ pub fn check_host_and_origin(config: &HttpConfig, headers: &HeaderMap) -> Result
     Ok(())
 }
 
-/// The token of the request when the policy has tokens; `Ok(None)` when it
-/// has none (everything is open).
+/// The bearer token of the request, if it sends one; 400 when it sends
+/// two Authorization headers.
 #[allow(clippy::result_large_err)]
-pub fn authenticate(tokens: &[Token], headers: &HeaderMap) -> Result<Option<Token>, Response> {
+pub fn bearer(headers: &HeaderMap) -> Result<Option<&str>, Response> {
     // Two credentials are one too many: which one counts would be a guess
     // (and a second valid token must not lend its rights to the first).
     if headers
@@ -102,16 +102,23 @@ pub fn authenticate(tokens: &[Token], headers: &HeaderMap) -> Result<Option<Toke
             "bad request: more than one Authorization header; send one\n",
         ));
     }
-    if tokens.is_empty() {
-        return Ok(None);
-    }
-    let bearer = headers
+    Ok(headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
             let (scheme, rest) = v.trim().split_once(' ')?;
             scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim())
-        });
+        }))
+}
+
+/// The token of the request when the policy has tokens; `Ok(None)` when it
+/// has none (everything is open).
+#[allow(clippy::result_large_err)]
+pub fn authenticate(tokens: &[Token], headers: &HeaderMap) -> Result<Option<Token>, Response> {
+    let bearer = bearer(headers)?;
+    if tokens.is_empty() {
+        return Ok(None);
+    }
     let challenge = match bearer {
         None => "Bearer realm=\"airlock\"",
         Some(bearer) => match tokens.iter().find(|t| t.accepts(bearer)) {
@@ -362,12 +369,7 @@ mod tests {
     #[test]
     fn bearer_tokens() {
         use sha2::Digest as _;
-        let token = Token {
-            name: "ci".into(),
-            sha256: sha2::Sha256::digest(b"s3cret").into(),
-            tools: None,
-            metrics: false,
-        };
+        let token = Token::secret("ci", sha2::Sha256::digest(b"s3cret").into(), None);
         let tokens = [token];
         assert!(authenticate(&[], &headers(&[])).unwrap().is_none());
         assert!(authenticate(&tokens, &headers(&[])).is_err());
@@ -384,11 +386,12 @@ mod tests {
     #[test]
     fn two_authorization_headers_are_refused() {
         use sha2::Digest as _;
-        let token = |name: &str, secret: &[u8]| Token {
-            name: name.into(),
-            sha256: sha2::Sha256::digest(secret).into(),
-            tools: Some(vec!["a".into()]),
-            metrics: false,
+        let token = |name: &str, secret: &[u8]| {
+            Token::secret(
+                name,
+                sha2::Sha256::digest(secret).into(),
+                Some(vec!["a".into()]),
+            )
         };
         let tokens = [token("limited", b"one"), token("all", b"two")];
         let two = headers(&[

@@ -35,16 +35,19 @@
 //! of the GET stream.
 //!
 //! The modules: [`checks`] (the front door's rules, apart from I/O),
+//! [`auth`] (who is asking: `[[tokens]]`, else an [`oauth`] access token),
 //! [`limits`] (connections and streams per token, the body's allowance),
 //! [`mcp`] (`/mcp`: sessions, POST, GET, DELETE), [`body`] (responses and
 //! bounded SSE bodies), [`ops`] (`/healthz`, `/readyz`, `/metrics`),
 //! [`tls`] (HTTPS on the listener, renewed certificates picked up);
 //! `/rpc` and the accept loop are here.
 
+mod auth;
 mod body;
 mod checks;
 mod limits;
 mod mcp;
+mod oauth;
 mod ops;
 mod rpc_get;
 mod shared;
@@ -70,9 +73,7 @@ use crate::protocol::rpc;
 use crate::sync::lock;
 use crate::transport::calls::{self, Calls};
 use body::{BoxBody, empty, json, not_allowed, plain, refused, typed};
-use checks::{
-    authenticate, check_host_and_origin, check_json_content_type, check_one_host, read_body,
-};
+use checks::{check_host_and_origin, check_json_content_type, check_one_host, read_body};
 use limits::Slots;
 use shared::{Bound, Shared, bind_connection};
 pub use shared::{HttpConfig, loopback_names};
@@ -91,10 +92,17 @@ pub async fn serve(
     grace: Duration,
 ) -> std::io::Result<()> {
     let tokens = server.runtime.policy().tokens().to_vec();
+    let oauth = server
+        .runtime
+        .policy()
+        .oauth()
+        .cloned()
+        .map(oauth::OAuthGate::new);
     let connections = Arc::new(Semaphore::new(config.max_connections));
     let shared = Arc::new(Shared {
         server: server.clone(),
         tokens,
+        oauth,
         sessions: Mutex::new(HashMap::new()),
         calls: Calls::limited(config.max_calls),
         connections: Slots::new(config.max_connections),
@@ -103,6 +111,16 @@ pub async fn serve(
         config,
     });
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    if shared.oauth.is_some() {
+        // The issuers' keys, fetched beside serving: a slow issuer delays
+        // only its own tokens.
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            if let Some(gate) = &shared.oauth {
+                gate.prefetch().await;
+            }
+        });
+    }
     let tls = shared.config.tls.clone();
     // Renewed certificate files are picked up until the listener closes.
     let watching = tls.as_ref().map(ServerTls::watch);
@@ -257,6 +275,14 @@ async fn answer(
         ("/healthz" | "/readyz", _) => return not_allowed("GET"),
         _ => {}
     }
+    if let Some(gate) = &shared.oauth
+        && gate.serves_metadata_at(&path)
+    {
+        return match req.method() {
+            &Method::GET => json(StatusCode::OK, &gate.metadata()),
+            _ => not_allowed("GET"),
+        };
+    }
     let known = matches!(
         path.as_str(),
         "/mcp" | "/rpc" | "/rpc/describe" | "/rpc/openrpc.json" | "/metrics"
@@ -267,7 +293,7 @@ async fn answer(
             "not found; MCP is at /mcp, JSON-RPC at /rpc (/healthz, /readyz for load balancers)\n",
         );
     }
-    let token = match authenticate(&shared.tokens, req.headers()) {
+    let token = match auth::authorize(&shared.tokens, shared.oauth.as_ref(), req.headers()).await {
         Ok(token) => token,
         Err(response) => return response,
     };

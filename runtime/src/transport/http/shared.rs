@@ -79,6 +79,8 @@ pub(super) struct Shared {
     pub(super) server: Arc<Server>,
     pub(super) config: HttpConfig,
     pub(super) tokens: Vec<Token>,
+    /// Access tokens of the policy's `[oauth]` issuers, when it has one.
+    pub(super) oauth: Option<super::oauth::OAuthGate>,
     pub(super) sessions: Mutex<HashMap<String, Arc<Entry>>>,
     /// Places of calls in flight (`max_calls`), draining, and the answers
     /// that stream from a task of their own.

@@ -1,0 +1,343 @@
+//! OAuth access tokens on `airlock serve` (`[oauth]` in the policy), from
+//! a stand-in issuer on loopback whose signing key is this test's: every
+//! way a token can be wrong is refused with the status and header MCP's
+//! authorization section says, the scopes decide which tools a caller
+//! sees, static `[[tokens]]` keep working beside it, and a hostile issuer
+//! holds up nothing but its own tokens. (`tests/clients/python` runs the
+//! official SDK's OAuth client against a real authorization server.)
+
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use serde_json::{Value, json};
+
+use crate::support;
+use crate::support::http::{Reply, http, serve};
+use crate::support::servers::{Answer, Server};
+
+const RESOURCE: &str = "https://airlock.test/mcp";
+
+/// A signing key (ES256) and its JWK.
+struct Key {
+    kid: String,
+    encoding: EncodingKey,
+    jwk: Value,
+}
+
+impl Key {
+    fn new(kid: &str) -> Key {
+        let pair = rcgen::KeyPair::generate().expect("P-256 key");
+        let raw = pair.public_key_raw();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+        Key {
+            kid: kid.to_string(),
+            encoding: EncodingKey::from_ec_der(&pair.serialize_der()),
+            jwk: json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig", "alg": "ES256",
+                        "x": b64(&raw[1..33]), "y": b64(&raw[33..65])}),
+        }
+    }
+
+    fn sign(&self, claims: &Value) -> String {
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.kid.clone());
+        jsonwebtoken::encode(&header, claims, &self.encoding).expect("sign")
+    }
+}
+
+/// A stand-in authorization server: RFC 8414 metadata and a JWKS.
+struct Issuer {
+    server: Server,
+    url: String,
+}
+
+impl Issuer {
+    fn new(keys: Vec<Value>) -> Issuer {
+        let url: Arc<OnceLock<String>> = Arc::default();
+        let seen = url.clone();
+        let server = Server::http(move |request| {
+            let issuer = seen.get().cloned().unwrap_or_default();
+            match request.path.as_str() {
+                "/.well-known/oauth-authorization-server" => Answer::ok(
+                    json!({"issuer": issuer, "jwks_uri": format!("{issuer}/jwks"),
+                           "token_endpoint": format!("{issuer}/token")})
+                    .to_string(),
+                ),
+                "/jwks" => Answer::ok(json!({"keys": keys}).to_string()),
+                _ => Answer::status(404, "not found"),
+            }
+        });
+        let issuer = format!("http://127.0.0.1:{}", server.port());
+        url.set(issuer.clone()).expect("set once");
+        Issuer {
+            server,
+            url: issuer,
+        }
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_secs()
+}
+
+fn claims(issuer: &str, scope: &str) -> Value {
+    json!({"iss": issuer, "sub": "alice", "client_id": "agent-7", "aud": RESOURCE,
+           "exp": now() + 300, "iat": now(), "scope": scope})
+}
+
+fn policy(issuers: &[&str]) -> String {
+    format!(
+        "[oauth]\nresource = \"{RESOURCE}\"\nissuers = {issuers:?}\nplain-http = true\n\
+         algorithms = [\"ES256\", \"RS256\"]\n\
+         [[oauth.scopes]]\nscope = \"prices\"\ntools = [\"lookup_price\"]\n\
+         [[oauth.scopes]]\nscope = \"everything\"\n\
+         [[tokens]]\nname = \"ops\"\nsha256 = \"{}\"\n",
+        sha256_hex("ops-secret")
+    )
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest as _;
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
+}
+
+/// `tools/list` over /rpc's MCP sibling: a stateless 2026-07-28 POST would
+/// need `_meta`; `/rpc`'s `rpc.discover` lists the methods (tools) a caller
+/// may use, which is what the scopes decide.
+fn discover(addr: std::net::SocketAddr, bearer: Option<&str>) -> Reply {
+    let auth = bearer.map(|b| format!("Bearer {b}"));
+    let mut headers = vec![("Content-Type", "application/json")];
+    if let Some(auth) = &auth {
+        headers.push(("Authorization", auth.as_str()));
+    }
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "rpc.discover"});
+    http(addr, "POST", "/rpc", &headers, body.to_string().as_bytes())
+}
+
+fn methods(reply: &Reply) -> Vec<String> {
+    let mut names: Vec<String> = reply.json()["result"]["methods"]
+        .as_array()
+        .expect("methods")
+        .iter()
+        .filter_map(|m| m["name"].as_str().map(String::from))
+        .filter(|n| !n.starts_with("rpc."))
+        .collect();
+    names.sort();
+    names
+}
+
+fn challenge(reply: &Reply) -> String {
+    reply
+        .header("www-authenticate")
+        .unwrap_or_else(|| panic!("no WWW-Authenticate on {}: {}", reply.status, reply.body))
+        .to_string()
+}
+
+#[test]
+fn the_metadata_and_the_challenge_point_clients_at_the_issuer() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let served = serve(
+        &policy(&[&issuer.url]),
+        &[support::component("catalog")],
+        &[],
+    );
+    for path in [
+        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let reply = http(served.addr, "GET", path, &[], b"");
+        assert_eq!(reply.status, 200, "{path}: {}", reply.body);
+        let metadata = reply.json();
+        assert_eq!(metadata["resource"], RESOURCE);
+        assert_eq!(metadata["authorization_servers"], json!([issuer.url]));
+        assert_eq!(
+            metadata["scopes_supported"],
+            json!(["prices", "everything"])
+        );
+        assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+    }
+    let reply = discover(served.addr, None);
+    assert_eq!(reply.status, 401);
+    assert_eq!(
+        challenge(&reply),
+        "Bearer resource_metadata=\"https://airlock.test/.well-known/oauth-protected-resource/mcp\""
+    );
+}
+
+#[test]
+fn scopes_decide_the_tools_and_static_tokens_work_beside_them() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let served = serve(
+        &policy(&[&issuer.url]),
+        &[support::component("catalog")],
+        &[],
+    );
+
+    let prices = key.sign(&claims(&issuer.url, "openid prices"));
+    let reply = discover(served.addr, Some(&prices));
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(methods(&reply), ["lookup_price"]);
+
+    let everything = key.sign(&claims(&issuer.url, "everything"));
+    assert_eq!(
+        methods(&discover(served.addr, Some(&everything))),
+        ["lookup_price", "restock"]
+    );
+    assert_eq!(
+        methods(&discover(served.addr, Some("ops-secret"))),
+        ["lookup_price", "restock"]
+    );
+
+    // A call the scopes allow runs; one they do not is not there.
+    let call = |bearer: &str, method: &str| {
+        let auth = format!("Bearer {bearer}");
+        let body =
+            json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": {"sku": "SKU-1001"}});
+        http(
+            served.addr,
+            "POST",
+            "/rpc",
+            &[
+                ("Content-Type", "application/json"),
+                ("Authorization", &auth),
+            ],
+            body.to_string().as_bytes(),
+        )
+    };
+    assert_eq!(call(&prices, "lookup_price").json()["result"], 12.5);
+    let refused = call(&prices, "restock").json();
+    assert!(refused["error"].is_object(), "{refused}");
+
+    // A token whose scopes give nothing here: 403, naming the scopes that would.
+    let none = key.sign(&claims(&issuer.url, "openid email"));
+    let reply = discover(served.addr, Some(&none));
+    assert_eq!(reply.status, 403, "{}", reply.body);
+    assert!(
+        challenge(&reply).contains("error=\"insufficient_scope\", scope=\"prices everything\""),
+        "{}",
+        challenge(&reply)
+    );
+}
+
+#[test]
+fn every_wrong_token_is_refused_with_401_and_invalid_token() {
+    let key = Key::new("k1");
+    let stranger = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let other = Issuer::new(vec![stranger.jwk.clone()]);
+    let served = serve(
+        &policy(&[&issuer.url]),
+        &[support::component("catalog")],
+        &[],
+    );
+    let good = claims(&issuer.url, "everything");
+    let with = |change: &dyn Fn(&mut Value)| {
+        let mut c = good.clone();
+        change(&mut c);
+        c
+    };
+    let b64 = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    let unsigned = format!(
+        "{}.{}.",
+        b64(&json!({"alg": "none", "typ": "JWT"})),
+        b64(&good)
+    );
+    // HS256 keyed with what is public: the issuer's JWK.
+    let confused = {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some("k1".into());
+        let secret = EncodingKey::from_secret(key.jwk.to_string().as_bytes());
+        jsonwebtoken::encode(&header, &good, &secret).expect("sign")
+    };
+    let cases: Vec<(&str, String)> = vec![
+        (
+            "expired",
+            key.sign(&with(&|c| c["exp"] = json!(now() - 3600))),
+        ),
+        (
+            "not yet valid",
+            key.sign(&with(&|c| c["nbf"] = json!(now() + 3600))),
+        ),
+        (
+            "another resource",
+            key.sign(&with(&|c| c["aud"] = json!("https://other.test/mcp"))),
+        ),
+        (
+            "an untrusted issuer",
+            stranger.sign(&with(&|c| c["iss"] = json!(other.url))),
+        ),
+        ("a key not in the JWKS", stranger.sign(&good)),
+        ("alg none", unsigned),
+        ("HS256 with the public key", confused),
+        (
+            "exp as a string",
+            key.sign(&with(&|c| c["exp"] = json!("9999999999"))),
+        ),
+        (
+            "no exp",
+            key.sign(&with(&|c| {
+                c.as_object_mut().expect("object").remove("exp");
+            })),
+        ),
+        ("not a JWT", "abc.def".into()),
+    ];
+    for (what, token) in cases {
+        let reply = discover(served.addr, Some(&token));
+        assert_eq!(reply.status, 401, "{what}: {}", reply.body);
+        let header = challenge(&reply);
+        assert!(
+            header.contains("error=\"invalid_token\""),
+            "{what}: {header}"
+        );
+        assert!(header.contains("resource_metadata="), "{what}: {header}");
+    }
+    // The stranger's issuer was never asked for keys: only trusted ones are.
+    assert!(other.server.seen().is_empty());
+}
+
+#[test]
+fn a_hostile_issuer_holds_up_only_its_own_tokens() {
+    let key = Key::new("k1");
+    let good = Issuer::new(vec![key.jwk.clone()]);
+    // One issuer never answers, one sends a key set without end, one
+    // redirects forever.
+    let stalled = Server::stalled();
+    let endless = Server::http(|_| Answer::Endless);
+    let looping = Server::http(|r| Answer::Full {
+        status: 302,
+        headers: vec![("Location".into(), r.path.clone())],
+        body: Vec::new(),
+    });
+    let hostile: Vec<String> = [stalled.port(), endless.port(), looping.port()]
+        .iter()
+        .map(|p| format!("http://127.0.0.1:{p}"))
+        .collect();
+    let mut issuers: Vec<&str> = hostile.iter().map(String::as_str).collect();
+    issuers.push(&good.url);
+    let served = serve(&policy(&issuers), &[support::component("catalog")], &[]);
+
+    for url in &hostile {
+        let forged = key.sign(&claims(url, "everything"));
+        let started = Instant::now();
+        let reply = discover(served.addr, Some(&forged));
+        assert_eq!(reply.status, 401, "{url}: {}", reply.body);
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{url}: a token of a hostile issuer was held {:?}",
+            started.elapsed()
+        );
+    }
+    // Meanwhile and after, the good issuer's tokens and the static token work.
+    let token = key.sign(&claims(&good.url, "prices"));
+    assert_eq!(
+        methods(&discover(served.addr, Some(&token))),
+        ["lookup_price"]
+    );
+    assert_eq!(discover(served.addr, Some("ops-secret")).status, 200);
+}
