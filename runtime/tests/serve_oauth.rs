@@ -165,7 +165,8 @@ fn the_metadata_and_the_challenge_point_clients_at_the_issuer() {
     assert_eq!(reply.status, 401);
     assert_eq!(
         challenge(&reply),
-        "Bearer resource_metadata=\"https://airlock.test/.well-known/oauth-protected-resource/mcp\""
+        "Bearer resource_metadata=\"https://airlock.test/.well-known/oauth-protected-resource/mcp\", \
+         scope=\"prices everything\""
     );
 }
 
@@ -219,7 +220,7 @@ fn scopes_decide_the_tools_and_static_tokens_work_beside_them() {
     let reply = discover(served.addr, Some(&none));
     assert_eq!(reply.status, 403, "{}", reply.body);
     assert!(
-        challenge(&reply).contains("error=\"insufficient_scope\", scope=\"prices everything\""),
+        challenge(&reply).contains("scope=\"prices everything\", error=\"insufficient_scope\""),
         "{}",
         challenge(&reply)
     );

@@ -114,17 +114,17 @@ impl OAuthGate {
     /// §5.1): where the metadata is, and for a refused token why.
     pub fn challenge(&self, denied: Option<&Denied>) -> HeaderValue {
         let metadata = self.policy.metadata_url();
-        let mut value = format!("Bearer resource_metadata=\"{metadata}\"");
+        // The scopes that give something here: what a client should ask
+        // its authorization server for (MCP: "scope" in every challenge).
+        let scope = self.policy.scopes_supported().join(" ");
+        let mut value = format!("Bearer resource_metadata=\"{metadata}\", scope=\"{scope}\"");
         match denied {
             None => {}
             Some(Denied::Invalid(refused)) => value.push_str(&format!(
                 ", error=\"invalid_token\", error_description=\"{}\"",
                 refused.client_message()
             )),
-            Some(Denied::Scope { .. }) => value.push_str(&format!(
-                ", error=\"insufficient_scope\", scope=\"{}\"",
-                self.policy.scopes_supported().join(" ")
-            )),
+            Some(Denied::Scope { .. }) => value.push_str(", error=\"insufficient_scope\""),
         }
         // Built from the policy's URL and fixed words: always a valid
         // header value; the fallback only keeps a bug from panicking.
