@@ -535,6 +535,35 @@ fn check_reports_every_error_one_a_line() {
 }
 
 #[test]
+fn check_with_the_components_catches_tokens_and_scopes_that_give_no_tool() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        "[oauth]\nresource = \"https://tools.example.com/mcp\"\n\
+         issuers = [\"https://idp.example.com\"]\n\
+         [[oauth.scopes]]\nscope = \"read\"\ntools = [\"lookup_pric\"]\n\
+         [[tokens]]\nname = \"ops\"\n\
+         sha256 = \"2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae\"\n\
+         tools = [\"restok\", \"restock\"]\n",
+    )
+    .expect("policy");
+    let out = airlock(&["check", &path(policy.clone()), &path(component("catalog"))]);
+    assert_eq!(out.status.code(), Some(5));
+    let shown = policy.display();
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "error: {shown}: [[tokens]] \"ops\" gives the tool \"restok\", which no component at \
+             hand declares (they declare lookup_price, restock); correct the name\n\
+             error: {shown}: [[oauth.scopes]] \"read\" gives the tool \"lookup_pric\", which no \
+             component at hand declares (they declare lookup_price, restock); correct the name\n\
+             {shown}: 2 errors\n"
+        )
+    );
+}
+
+#[test]
 fn check_with_the_components_catches_sections_that_match_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy = dir.path().join("airlock.toml");

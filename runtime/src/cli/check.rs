@@ -140,6 +140,7 @@ pub fn run(mut args: Args) -> Exit {
     errors.extend(
         unused_credentials(&runtime)
             .into_iter()
+            .chain(unknown_granted_tools(&runtime))
             .map(|line| format!("{}: {line}", args.file.display())),
     );
     if !errors.is_empty() {
@@ -156,6 +157,37 @@ pub fn run(mut args: Args) -> Exit {
     print_states(&states);
     print_declared_hints(&runtime);
     Exit::Ok
+}
+
+/// Tools a `[[tokens]]` entry or an `[[oauth.scopes]]` entry gives that no
+/// component at hand declares: a misspelt name gives nothing, silently.
+fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
+    let catalog = runtime.catalog();
+    let known: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
+    let policy = runtime.policy();
+    let tokens = policy
+        .tokens()
+        .iter()
+        .map(|t| (format!("[[tokens]] {:?}", t.name), t.tools.as_deref()));
+    let scopes = policy.oauth().into_iter().flat_map(|o| &o.scopes).map(|g| {
+        (
+            format!("[[oauth.scopes]] {:?}", g.scope),
+            g.tools.as_deref(),
+        )
+    });
+    let mut unknown = Vec::new();
+    for (entry, tools) in tokens.chain(scopes) {
+        for tool in tools.unwrap_or_default() {
+            if !known.contains(&tool.as_str()) {
+                unknown.push(format!(
+                    "{entry} gives the tool {tool:?}, which no component at hand declares \
+                     (they declare {}); correct the name",
+                    known.join(", ")
+                ));
+            }
+        }
+    }
+    unknown
 }
 
 /// The hints the policy gives tools that declare none, and where.
