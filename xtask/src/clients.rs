@@ -184,7 +184,8 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         }
     }
     // The Python SDK: stdio and HTTP, auto and legacy mode, plain /rpc,
-    // and replicas behind a load balancer.
+    // its OAuth client with oidc-provider (on the Node above), and replicas
+    // behind a load balancer.
     let mut cmd = Command::new(dir.join("venv/bin/python"));
     cmd.args(["-m", "pytest", "tests/clients/python", "-q", "-rfEX"])
         .args(["-p", "no:cacheprovider"])

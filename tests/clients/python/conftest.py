@@ -29,14 +29,19 @@ class Served:
     """``airlock serve --listen 127.0.0.1:PORT COMPONENTS…``, with its log."""
 
     def __init__(self, components: str | list[str] = COMPONENTS, start_timeout: float = 60,
-                 args: tuple[str, ...] = (), env: dict[str, str] | None = None) -> None:
-        """``args``: more flags of ``serve``; ``env``: its environment, if
-        not this one."""
+                 args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                 port: int | None = None) -> None:
+        """``args``: more flags of ``serve`` (with ``--tls-cert`` its URLs
+        are https://); ``env``: its environment, if not this one; ``port``:
+        listen there (one a policy already names), else on a free one.
+        Raises RuntimeError, with the log, if it stops or does not listen
+        within ``start_timeout``."""
         paths = [components] if isinstance(components, str) else list(components)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        if port is None:
+            port = free_port()
+        self.port = port
+        scheme = "https" if "--tls-cert" in args else "http"
+        self.base = f"{scheme}://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
         self.log: list[str] = []
         self.proc = subprocess.Popen(
@@ -48,22 +53,32 @@ class Served:
             env=env,
         )
         ready = threading.Event()
+        listening = threading.Event()
 
         def drain() -> None:
             assert self.proc.stderr is not None
             for line in self.proc.stderr:
                 self.log.append(line.rstrip("\n"))
                 if "listening on" in line:
+                    listening.set()
                     ready.set()
+            ready.set()  # it stopped: no need to wait out start_timeout
 
         threading.Thread(target=drain, daemon=True).start()
-        if not ready.wait(start_timeout):
+        if not ready.wait(start_timeout) or not listening.is_set():
             self.stop()
             raise RuntimeError("airlock serve did not start: " + "\n".join(self.log))
 
     def stop(self) -> None:
         self.proc.terminate()
         self.proc.wait(10)
+
+
+def free_port() -> int:
+    """A loopback port free now (another process may take it before use)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
