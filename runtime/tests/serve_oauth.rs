@@ -342,3 +342,33 @@ fn a_hostile_issuer_holds_up_only_its_own_tokens() {
     );
     assert_eq!(discover(served.addr, Some("ops-secret")).status, 200);
 }
+
+#[test]
+fn a_flood_of_unknown_key_ids_does_not_become_a_flood_of_fetches() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let served = serve(
+        &policy(&[&issuer.url]),
+        &[support::component("catalog")],
+        &[],
+    );
+    let good = key.sign(&claims(&issuer.url, "prices"));
+    assert_eq!(discover(served.addr, Some(&good)).status, 200);
+    let fetches = || {
+        issuer
+            .server
+            .seen()
+            .iter()
+            .filter(|r| r.path == "/jwks")
+            .count()
+    };
+    assert_eq!(fetches(), 1);
+    for n in 0..20 {
+        let forged = Key::new(&format!("made-up-{n}")).sign(&claims(&issuer.url, "prices"));
+        assert_eq!(discover(served.addr, Some(&forged)).status, 401);
+    }
+    // The key set was fetched moments ago: a key it lacks is looked for
+    // again at most every 30 s, whatever the tokens name.
+    assert_eq!(fetches(), 1);
+    assert_eq!(discover(served.addr, Some(&good)).status, 200);
+}

@@ -10,6 +10,7 @@
 //! fetch: a cache older than [`FRESH_FOR`] is used while a refresh runs
 //! beside it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -52,6 +53,8 @@ pub struct IssuerKeys {
     reach: Reach,
     cached: Mutex<Cached>,
     fetching: tokio::sync::Mutex<()>,
+    /// A refresh of stale keys runs beside serving (one at a time).
+    refreshing: AtomicBool,
 }
 
 impl IssuerKeys {
@@ -65,6 +68,7 @@ impl IssuerKeys {
                 tried: None,
             }),
             fetching: tokio::sync::Mutex::new(()),
+            refreshing: AtomicBool::new(false),
         })
     }
 
@@ -72,19 +76,24 @@ impl IssuerKeys {
     /// it names none); fetched when the cache has none.
     pub async fn keys_for(self: &Arc<Self>, kid: Option<&str>) -> Result<Vec<DecodingKey>, String> {
         if let Some(found) = self.lookup(kid) {
-            if self.is_stale() {
+            if self.is_stale()
+                && !self.tried_recently()
+                && !self.refreshing.swap(true, Ordering::AcqRel)
+            {
                 let keys = self.clone();
                 tokio::spawn(async move {
-                    let _fetching = keys.fetching.lock().await;
-                    if keys.is_stale()
-                        && !keys.tried_recently()
-                        && let Err(err) = keys.refresh().await
                     {
-                        tracing::warn!(
-                            "OAuth: refreshing the keys of {}: {err}; the cached ones stay",
-                            keys.issuer
-                        );
+                        let _fetching = keys.fetching.lock().await;
+                        if keys.is_stale()
+                            && let Err(err) = keys.refresh().await
+                        {
+                            tracing::warn!(
+                                "OAuth: refreshing the keys of {}: {err}; the cached ones stay",
+                                keys.issuer
+                            );
+                        }
                     }
+                    keys.refreshing.store(false, Ordering::Release);
                 });
             }
             return Ok(found);
