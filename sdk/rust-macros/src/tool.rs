@@ -26,7 +26,7 @@ struct ToolAttrs {
 }
 
 const TOOL_KEYS: &str = "name, title, description, read_only, destructive, idempotent, open_world, icon, task_support, output_schema";
-const ARG_KEYS: &str = "rename, description, default, schema_type";
+const ARG_KEYS: &str = "rename, description, default, example, schema_type";
 
 /// Remembers which keys were given, to refuse a duplicate.
 struct Seen(HashSet<String>);
@@ -207,7 +207,7 @@ fn parse_icon(meta: &syn::meta::ParseNestedMeta) -> syn::Result<TokenStream> {
     })
 }
 
-/// A parameter's default value.
+/// A parameter's default or example value.
 enum Default {
     /// A literal: becomes JSON, converted like an argument the client sent
     /// (so `default = 90` works for an `f64`).
@@ -222,6 +222,7 @@ struct ArgAttrs {
     rename: Option<LitStr>,
     description: Option<LitStr>,
     default: Option<Default>,
+    example: Option<Default>,
     schema_type: Option<LitStr>,
 }
 
@@ -260,13 +261,18 @@ fn parse_arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
                     out.rename = Some(lit);
                 }
                 "description" => out.description = Some(string_value(&meta)?),
-                "default" => {
+                "default" | "example" => {
                     let expr: Expr = meta.value()?.parse()?;
-                    out.default = Some(if is_json_literal(&expr) {
+                    let value = if is_json_literal(&expr) {
                         Default::Json(expr)
                     } else {
                         Default::Expr(expr)
-                    });
+                    };
+                    if key == "default" {
+                        out.default = Some(value);
+                    } else {
+                        out.example = Some(value);
+                    }
                 }
                 "schema_type" => {
                     let lit = string_value(&meta)?;
@@ -529,8 +535,28 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 )?),
             ),
         };
+        // An example is only advertised (`examples: [value]`), checked like
+        // a default when the tool is described.
+        let example_schema = match &arg_attrs.example {
+            None => quote!(::std::option::Option::None),
+            Some(Default::Json(lit)) => quote_spanned!(span=> ::std::option::Option::Some(
+                ::airlock_sdk::__private::checked_example::<#ty>(
+                    #wire,
+                    ::airlock_sdk::__private::serde_json::json!(#lit),
+                )
+            )),
+            Some(Default::Expr(expr)) => quote_spanned!(span=> ::std::option::Option::Some(
+                ::airlock_sdk::__private::default_json::<#ty>(&{ let __v: #ty = #expr; __v })
+            )),
+        };
         params.push(quote_spanned! {span=>
-            ::airlock_sdk::__private::param::<#ty>(#wire, #description, #default_schema, #schema_type)
+            ::airlock_sdk::__private::param::<#ty>(
+                #wire,
+                #description,
+                #default_schema,
+                #example_schema,
+                #schema_type,
+            )
         });
         reads.push(quote!(let #var: #ty = #read;));
         passes.push(match passing {

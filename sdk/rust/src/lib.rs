@@ -120,6 +120,7 @@
 //! | `rename = "…"` | the protocol name (default: the parameter's name) |
 //! | `description = "…"` | what the argument is (doc comments are not allowed on parameters) |
 //! | `default = …` | makes the parameter optional: the value the function receives when the client omits it, and the schema's `default`. A literal (`90`, `-1.5`, `"csv"`, `true`) is converted like an argument, so `default = 90` suits an `f64`; any other expression must have the parameter's type (`default = Format::Csv`, `default = vec![1, 2]`) |
+//! | `example = …` | a value to show: the schema's `examples: [value]` (OpenRPC examples and testers such as `@open-rpc/test-coverage` call the tool with it). Written like `default` (a literal, or an expression of the parameter's type) and checked to convert when the tool is described; it changes nothing else: a parameter with only an example stays required |
 //! | `schema_type = "integer"` | changes only the advertised type (`integer`, `number`, `string`, `boolean`), never the conversion: advertise `integer` for an `f64` of whole days |
 //!
 //! An `Option<T>` parameter is optional too (`None` when omitted). The
@@ -150,6 +151,34 @@
 //! assert_eq!(schema["required"], json!(["customer_id"]));
 //! let out = airlock_sdk::toolbox![export].call("export_orders", r#"{"customer_id": "C7"}"#).unwrap();
 //! assert_eq!(out.structured, Some(json!({"result": "C7 90 csv true None"})));
+//! # }
+//! ```
+//!
+//! An example describes a parameter better than its description can, and
+//! lets a tester call the tool: give one to each required parameter (a
+//! tool whose every parameter has a default or an example can be called
+//! straight from its OpenRPC document).
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool};
+//! # use serde_json::json;
+//! /// Returns the current unit price of one catalog article.
+//! #[tool(read_only)]
+//! fn lookup_price(
+//!     #[arg(description = "Article number", example = "SKU-1001")] sku: String,
+//!     #[arg(example = vec!["EUR".to_string(), "USD".to_string()])] currencies: Vec<String>,
+//! ) -> f64 {
+//!     12.5
+//! }
+//!
+//! # fn main() {
+//! let schema = <lookup_price as Tool>::info().input_schema;
+//! assert_eq!(
+//!     schema["properties"]["sku"],
+//!     json!({"type": "string", "description": "Article number", "examples": ["SKU-1001"]})
+//! );
+//! assert_eq!(schema["properties"]["currencies"]["examples"], json!([["EUR", "USD"]]));
+//! assert_eq!(schema["required"], json!(["sku", "currencies"]));
 //! # }
 //! ```
 //!

@@ -57,7 +57,7 @@ fn convert<T: DeserializeOwned>(name: &str, value: Value) -> Result<T, Error> {
         .map_err(|e| Error::InvalidArguments(format!("parameter {name:?}: {e}")))
 }
 
-/// The JSON form of a default value given as an expression.
+/// The JSON form of a default or example value given as an expression.
 pub fn default_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
@@ -74,6 +74,7 @@ pub fn param<T: ToolSchema>(
     name: &'static str,
     description: Option<&str>,
     default: Option<Value>,
+    example: Option<Value>,
     schema_type: Option<&str>,
 ) -> Param {
     let mut schema = match schema_type {
@@ -86,6 +87,9 @@ pub fn param<T: ToolSchema>(
         }
         if let Some(default) = &default {
             map.insert("default".into(), default.clone());
+        }
+        if let Some(example) = example {
+            map.insert("examples".into(), Value::Array(vec![example]));
         }
     }
     Param {
@@ -304,4 +308,13 @@ pub fn checked_default<T: DeserializeOwned>(name: &str, default: Value) -> Value
         panic!("the default {default} of parameter {name:?} does not fit its type: {e}");
     }
     default
+}
+
+/// Checks, when the tool is described, that a parameter's example converts
+/// to the parameter's type, like [`checked_default`].
+pub fn checked_example<T: DeserializeOwned>(name: &str, example: Value) -> Value {
+    if let Err(e) = serde_json::from_value::<T>(example.clone()) {
+        panic!("the example {example} of parameter {name:?} does not fit its type: {e}");
+    }
+    example
 }

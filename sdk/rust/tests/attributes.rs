@@ -271,3 +271,51 @@ fn bad_default(#[arg(default = "many")] count: u8) -> u8 {
 fn a_default_that_does_not_fit_stops_describe() {
     info::<bad_default>();
 }
+
+/// Quotes a shipment.
+#[tool]
+fn quote(
+    #[arg(example = "SKU-1001", description = "Article number")] sku: String,
+    #[arg(example = 3)] weight_kg: f64,
+    #[arg(default = 1, example = 4)] parcels: u32,
+    #[arg(example = vec!["fragile".to_string()])] labels: Vec<String>,
+    #[arg(example = "PO-7")] reference: Option<String>,
+) -> String {
+    format!("{sku} {weight_kg} {parcels} {labels:?} {reference:?}")
+}
+
+#[test]
+fn examples_are_advertised_only() {
+    let t = info::<quote>();
+    assert_eq!(
+        t.input_schema["properties"],
+        json!({
+            "sku": {"type": "string", "description": "Article number", "examples": ["SKU-1001"]},
+            "weight_kg": {"type": "number", "examples": [3]},
+            "parcels": {"type": "integer", "minimum": 0, "maximum": 4294967295u64, "default": 1, "examples": [4]},
+            "labels": {"type": "array", "items": {"type": "string"}, "examples": [["fragile"]]},
+            "reference": {"type": "string", "examples": ["PO-7"]}
+        })
+    );
+    // An example makes nothing optional, and is never filled in.
+    assert_eq!(
+        t.input_schema["required"],
+        json!(["sku", "weight_kg", "labels"])
+    );
+    let out = airlock_sdk::toolbox![quote]
+        .call("quote", r#"{"sku": "S", "weight_kg": 1, "labels": []}"#)
+        .unwrap();
+    assert_eq!(out.structured, Some(json!({"result": "S 1 1 [] None"})));
+}
+
+/// Has an example that does not fit its parameter.
+#[tool]
+fn bad_example(#[arg(example = -3)] count: u8) -> u8 {
+    count
+}
+
+#[test]
+#[should_panic(expected = "the example -3 of parameter \"count\" does not fit its type")]
+fn an_example_that_does_not_fit_stops_describe() {
+    info::<bad_example>();
+}
