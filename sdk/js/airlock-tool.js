@@ -63,9 +63,11 @@ function withMeta(schema, opts) {
 
 /**
  * Schema builders. Each takes options merged into the JSON Schema
- * (`description`, `default`, `minimum`, `maxLength`, …) plus `optional: true`
- * (not required, absent when omitted). A parameter with a `default` is
- * optional too; the runtime fills the default in before the call.
+ * (`description`, `default`, `examples`, `minimum`, `maxLength`, …) plus
+ * `optional: true` (not required, absent when omitted). A parameter with a
+ * `default` is optional too; the runtime fills the default in before the
+ * call. `examples: [value]` only shows a value (airlock's OpenRPC document
+ * calls the tool with the first one when the parameter has no default).
  */
 export const t = {
   string: (opts) => withMeta({ type: "string" }, opts),

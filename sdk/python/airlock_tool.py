@@ -38,7 +38,9 @@ The type table (parameter or result annotation -> JSON Schema):
 
 A parameter with a default in the signature is optional and the default is
 advertised in the schema (the runtime fills it in before the call). Describe
-a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``.
+a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``
+(``arg(description=..., example="SKU-1001")``: an example is advertised as
+``examples: [value]``).
 
 This module works without the generated bindings (``wit_world``), so schema
 generation can be unit-tested with plain CPython; in a component it finds
@@ -91,19 +93,33 @@ class SchemaError(TypeError):
     """A parameter or result type that has no JSON Schema (raised at import)."""
 
 
+class _Unset:
+    """The value of an ``arg`` field not given (``None`` is a value there)."""
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
 @dataclasses.dataclass(frozen=True)
 class arg:  # noqa: N801 - used like an attribute: Annotated[int, arg(...)]
     """Per-parameter metadata for ``Annotated[T, arg(...)]``.
 
     ``description`` documents the parameter; ``rename`` publishes it under
-    another name; ``minimum``/``maximum`` bound numbers; ``schema`` merges
-    extra JSON Schema keywords.
+    another name; ``minimum``/``maximum`` bound numbers; ``example`` is a
+    value to show, advertised as ``examples: [value]`` (OpenRPC examples
+    and testers call the tool with it; it fills nothing in and makes
+    nothing optional; ``None`` is an example too); ``schema`` merges extra
+    JSON Schema keywords.
     """
 
     description: Optional[str] = None
     rename: Optional[str] = None
     minimum: Optional[float] = None
     maximum: Optional[float] = None
+    example: Any = UNSET
     schema: Optional[Dict[str, Any]] = None
 
 
@@ -169,7 +185,7 @@ def _split_annotated(tp: Any):
     return tp, []
 
 
-def _meta_schema(meta: list) -> Dict[str, Any]:
+def _meta_schema(meta: list, where: str = "value") -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for m in meta:
         if isinstance(m, str):
@@ -181,6 +197,13 @@ def _meta_schema(meta: list) -> Dict[str, Any]:
                 out["minimum"] = m.minimum
             if m.maximum is not None:
                 out["maximum"] = m.maximum
+            if m.example is not UNSET:
+                example = _jsonable(m.example)
+                try:
+                    json.dumps(example, allow_nan=False)
+                except (TypeError, ValueError) as e:
+                    raise SchemaError(f"the example of {where} is not JSON: {e}") from None
+                out["examples"] = [example]
             if m.schema:
                 out.update(m.schema)
     return out
@@ -207,7 +230,7 @@ def schema_of(tp: Any, where: str = "value") -> Dict[str, Any]:
         schema = schema_of(inner, where)
     else:
         schema = _plain_schema(tp, where)
-    schema.update(_meta_schema(meta))
+    schema.update(_meta_schema(meta, where))
     return schema
 
 

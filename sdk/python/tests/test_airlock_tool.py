@@ -153,6 +153,38 @@ class ScalarTypes(unittest.TestCase):
         self.assertIn("the-c", p)
         self.assertEqual(f.info.input_schema["required"], ["a"])
 
+    def test_examples(self):
+        @tool
+        def f(
+            sku: Annotated[str, arg(description="Article number", example="SKU-1001")],
+            color: Annotated[Color, arg(example=Color.GREEN)],
+            at: Annotated[Optional[Point], arg(example=Point(1, 2))] = None,
+            note: Annotated[Optional[str], arg(example=None)] = None,
+            plain: Annotated[int, arg(description="No example")] = 1,
+        ) -> None:
+            """Doc."""
+
+        p = props(f)
+        self.assertEqual(
+            p["sku"], {"type": "string", "description": "Article number", "examples": ["SKU-1001"]}
+        )
+        self.assertEqual(p["color"]["examples"], ["green"])
+        self.assertEqual(p["at"]["examples"], [{"x": 1, "y": 2}])
+        # None is an example (the sentinel says "not given").
+        self.assertEqual(p["note"]["examples"], [None])
+        self.assertNotIn("examples", p["plain"])
+        # An example makes nothing optional.
+        self.assertEqual(f.info.input_schema["required"], ["sku", "color"])
+
+    def test_an_example_that_is_not_json_is_refused(self):
+        with self.assertRaises(at.SchemaError) as ctx:
+
+            @tool
+            def f(x: Annotated[Any, arg(example=object())]) -> None:
+                """Doc."""
+
+        self.assertIn("the example of parameter 'x' of 'f' is not JSON", str(ctx.exception))
+
     def test_unsupported_type_names_the_parameter(self):
         with self.assertRaises(at.SchemaError) as ctx:
 
