@@ -20,9 +20,9 @@
 // Which scopes a client may have for a resource is decided in
 // getResourceServerInfo, not by the client's `scope` metadata: oidc-provider
 // checks that metadata only against its own static scopes (openid, ...),
-// and the MCP SDK asks for every scope the resource's metadata lists
-// (scopes_supported), whatever the provider was given, so the filter has
-// to be the authorization server's.
+// and the MCP SDK asks for every scope the resource's 401 names (else its
+// metadata's scopes_supported), whatever the provider was given, so the
+// filter has to be the authorization server's.
 
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

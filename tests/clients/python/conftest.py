@@ -121,3 +121,22 @@ def connect(transport: str, mode: str, served: Served):
     """``async with connect(**kwargs) as client``: the official SDK's Client
     over the parametrized transport and mode."""
     return opener([COMPONENTS], served, transport, mode)
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory):
+    """A throwaway CA and a certificate for 127.0.0.1 (``oauth_parts.Pki``)."""
+    from oauth_parts import make_pki
+
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="session")
+def issuer(pki):
+    """A real authorization server, oidc-provider, over HTTPS with ``pki``'s
+    certificate (``oauth_parts.Issuer``)."""
+    from oauth_parts import Issuer
+
+    issuer = Issuer(pki)
+    yield issuer
+    issuer.stop()

@@ -7,18 +7,27 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import json
 import queue
 import shutil
 import ssl
 import subprocess
 import threading
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import AsyncIterator
 
+import httpx2
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from mcp import Client
+from mcp.client.auth import TokenStorage
+from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
 from conftest import ROOT
 
@@ -154,19 +163,91 @@ class Issuer:
             self.proc.wait(10)
 
 
-def oauth_policy(resource: str, issuer: str, ca: Path, extra: str = "") -> str:
-    """An ``[oauth]`` section: ``catalog.read`` gives lookup_price,
-    ``catalog.write`` gives restock."""
-    return (
-        f"{extra}\n"
-        "[oauth]\n"
-        f'resource = "{resource}"\n'
-        f'issuers = ["{issuer}"]\n'
-        f'ca = "{ca}"\n'
-        "\n[[oauth.scopes]]\n"
-        'scope = "catalog.read"\n'
-        'tools = ["lookup_price"]\n'
-        "\n[[oauth.scopes]]\n"
-        'scope = "catalog.write"\n'
-        'tools = ["restock"]\n'
+class Memory(TokenStorage):
+    """Tokens and client information held for one client's run."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+class Seen:
+    """Every request the SDK's HTTP client made (its OAuth requests too):
+    method, URL without the query, status."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, int]] = []
+
+    async def __call__(self, response: httpx2.Response) -> None:
+        request = response.request
+        self.requests.append((request.method, str(request.url.copy_with(query=None)), response.status_code))
+
+
+@asynccontextmanager
+async def sdk_client(url: str, pki: Pki, issuer: Issuer, credentials: tuple[str, str],
+                     mode: str) -> AsyncIterator[tuple[Client, Seen, Memory]]:
+    """``async with sdk_client(...) as (client, seen, storage)``: the SDK's
+    Client for ``url`` over Streamable HTTP in ``mode``, its HTTP client
+    trusting ``pki``'s CA only (for airlock and the issuer alike) and
+    authenticating with ``credentials`` (client id, secret) at ``issuer``
+    through the SDK's ``ClientCredentialsOAuthProvider``."""
+    client_id, secret = credentials
+    storage = Memory()
+    auth = ClientCredentialsOAuthProvider(
+        server_url=url,
+        storage=storage,
+        client_id=client_id,
+        client_secret=secret,
+        issuer=issuer.url,
     )
+    seen = Seen()
+    async with httpx2.AsyncClient(
+        auth=auth,
+        verify=pki.client_context(),
+        timeout=httpx2.Timeout(30),
+        event_hooks={"response": [seen]},
+    ) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(transport, mode=mode, read_timeout_seconds=30) as client:
+            yield client, seen, storage
+
+
+# What the scopes give in the tests' policies.
+CATALOG_SCOPES: dict[str, list[str]] = {"catalog.read": ["lookup_price"], "catalog.write": ["restock"]}
+
+
+def oauth_policy(resource: str, issuer: str, ca: Path, extra: str = "",
+                 scopes: dict[str, list[str]] = CATALOG_SCOPES) -> str:
+    """A policy: ``extra``, then an ``[oauth]`` section trusting ``issuer``
+    (over HTTPS, with ``ca``) for ``resource``, whose ``scopes`` give those
+    tools."""
+    text = f'{extra}\n[oauth]\nresource = "{resource}"\nissuers = ["{issuer}"]\nca = "{ca}"\n'
+    for scope, tools in scopes.items():
+        text += f'\n[[oauth.scopes]]\nscope = "{scope}"\ntools = {json.dumps(tools)}\n'
+    return text
+
+
+def access_token(pki: Pki, issuer: Issuer, credentials: tuple[str, str], resource: str) -> str:
+    """A client-credentials access token for ``resource``, straight from
+    the issuer's token endpoint (no MCP client)."""
+    with httpx2.Client(verify=pki.client_context(), timeout=10) as http:
+        response = http.post(
+            f"{issuer.url}/token",
+            auth=credentials,
+            data={"grant_type": "client_credentials", "resource": resource,
+                  "scope": " ".join(CATALOG_SCOPES)},
+        )
+    assert response.status_code == 200, response.text
+    return response.json()["access_token"]

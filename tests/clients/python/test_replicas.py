@@ -139,22 +139,32 @@ class Replica(Served):
 class Balancer:
     """HAProxy in front of the replicas, configured by the documented
     ``docs/deploy/haproxy.cfg`` with only its ``bind`` and ``server`` lines
-    pointed at this test's ports."""
+    pointed at this test's ports (on ``port`` if given) — and, with ``tls``
+    (an ``oauth_parts.Pki``), HTTPS on the ``bind`` with its certificate
+    and to every replica, verified against its CA."""
 
-    def __init__(self, replicas: list[Replica], workdir: Path) -> None:
-        self.port = free_port()
-        self.base = f"http://127.0.0.1:{self.port}"
+    def __init__(self, replicas: list[Replica], workdir: Path, tls=None, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.base = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         self.url = f"{self.base}/mcp"
+        bind_tls = server_tls = ""
+        self.context = None
+        if tls is not None:
+            combined = workdir / "haproxy.pem"
+            combined.write_bytes(tls.cert.read_bytes() + tls.key.read_bytes())
+            bind_tls = f" ssl crt {combined}"
+            server_tls = f" ssl verify required ca-file {tls.ca}"
+            self.context = tls.client_context()
         lines = []
         for line in DOCUMENTED.read_text().splitlines():
             words = line.split()
             if words[:1] == ["bind"]:
-                line = f"    bind 127.0.0.1:{self.port}"
+                line = f"    bind 127.0.0.1:{self.port}{bind_tls}"
             elif words[:1] == ["server"]:
                 if words[1] != "r1":
                     continue
                 line = "\n".join(
-                    f"    server {r.name} 127.0.0.1:{r.port} " + " ".join(words[3:])
+                    f"    server {r.name} 127.0.0.1:{r.port} " + " ".join(words[3:]) + server_tls
                     for r in replicas
                 )
             lines.append(line)
@@ -166,7 +176,7 @@ class Balancer:
             stderr=subprocess.PIPE,
             text=True,
         )
-        wait_until("haproxy to listen", lambda: status(self.base + "/readyz") == 200, timeout=15)
+        wait_until("haproxy to listen", lambda: status(self.base + "/readyz", self.context) == 200, timeout=15)
 
     def stop(self) -> None:
         self.proc.terminate()
@@ -185,9 +195,9 @@ def text(url: str) -> str:
         return error.read().decode()
 
 
-def status(url: str) -> int:
+def status(url: str, context=None) -> int:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
+        with urllib.request.urlopen(url, timeout=5, context=context) as response:
             return response.status
     except urllib.error.HTTPError as error:
         return error.code
