@@ -34,7 +34,9 @@ READER_TOOLS = ["lookup_price", "test_long_task"]
 @pytest.fixture(scope="module")
 def tls_cluster(pki: Pki, issuer: Issuer):
     """Redis, two HTTPS replicas and HAProxy over HTTPS; their resource is
-    HAProxy's URL, so its port is chosen before the replicas start."""
+    HAProxy's URL, so its port is chosen before the replicas start (and not
+    chosen again: a process taking it meanwhile fails the fixture, with
+    HAProxy's 15 s wait, rather than restarting the replicas)."""
     with tempfile.TemporaryDirectory() as workdir:
         folder = Path(workdir)
         port = free_port()
