@@ -111,7 +111,9 @@ fn list(value: &Value, root: &Value, depth: usize) -> Value {
 
 /// The schema `reference` points at, converted in its place; the
 /// reference's own `description` (draft-07 ignores siblings of `$ref`, but
-/// a reader does not) is kept when the target has none.
+/// a reader does not) is kept when the target has none, and its own
+/// `default` and `examples` (the values for this place: what an example
+/// call is made of) replace the target's.
 fn inlined(reference: &str, at: &Map<String, Value>, root: &Value, depth: usize) -> Value {
     let target = reference
         .strip_prefix('#')
@@ -126,9 +128,16 @@ fn inlined(reference: &str, at: &Map<String, Value>, root: &Value, depth: usize)
             "description": format!("(a reference not resolved here: {reference})")
         }),
     };
-    if let (Value::Object(map), Some(description)) = (&mut schema, at.get("description")) {
-        map.entry("description")
-            .or_insert_with(|| description.clone());
+    if let Value::Object(map) = &mut schema {
+        if let Some(description) = at.get("description") {
+            map.entry("description")
+                .or_insert_with(|| description.clone());
+        }
+        for key in ["default", "examples"] {
+            if let Some(value) = at.get(key) {
+                map.insert(key.into(), value.clone());
+            }
+        }
     }
     schema
 }
@@ -175,7 +184,8 @@ mod tests {
             "$defs": {"address": {"$anchor": "a", "type": "object",
                                   "properties": {"city": {"type": "string"}}}},
             "properties": {
-                "home": {"$ref": "#/$defs/address", "description": "Where one lives"},
+                "home": {"$ref": "#/$defs/address", "description": "Where one lives",
+                         "examples": [{"city": "Oslo"}]},
                 "gone": {"$ref": "#/$defs/nowhere"},
             },
         });
@@ -186,7 +196,7 @@ mod tests {
                 "type": "object",
                 "properties": {
                     "home": {"type": "object", "properties": {"city": {"type": "string"}},
-                             "description": "Where one lives"},
+                             "description": "Where one lives", "examples": [{"city": "Oslo"}]},
                     "gone": {"description": "(a reference not resolved here: #/$defs/nowhere)"},
                 },
             })
