@@ -32,7 +32,7 @@ fn price_of(sku: &str) -> Result<f64, String> {
     icon(src = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciIHZpZXdCb3g9IjAgMCAxNiAxNiI+PHRleHQgeT0iMTMiIGZvbnQtc2l6ZT0iMTMiPuKCrDwvdGV4dD48L3N2Zz4=", mime_type = "image/svg+xml", sizes = ["any"])
 )]
 pub fn lookup_price(
-    #[arg(description = "Article number, e.g. SKU-1001")] sku: String,
+    #[arg(description = "Article number, e.g. SKU-1001", example = "SKU-1001")] sku: String,
 ) -> Result<f64, String> {
     price_of(&sku)
 }
@@ -42,8 +42,12 @@ pub fn lookup_price(
 /// `stock.json`.
 #[tool(destructive, title = "Restock article")]
 pub fn restock(
-    #[arg(description = "Article number, e.g. SKU-1001")] sku: String,
-    #[arg(description = "Number of units to add (greater than zero)")] units: u32,
+    #[arg(description = "Article number, e.g. SKU-1001", example = "SKU-1001")] sku: String,
+    #[arg(
+        description = "Number of units to add (greater than zero)",
+        example = 5
+    )]
+    units: u32,
 ) -> Result<u64, String> {
     restock_in(Path::new(DATA_DIR), &sku, units)
 }
@@ -128,7 +132,11 @@ mod tests {
         assert!(tools[1].hints.destructive && !tools[1].hints.idempotent);
         assert_eq!(
             tools[1].input_schema["properties"]["units"],
-            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u32, "description": "Number of units to add (greater than zero)"})
+            json!({"type": "integer", "minimum": 0, "maximum": 4294967295u32, "description": "Number of units to add (greater than zero)", "examples": [5]})
+        );
+        assert_eq!(
+            tools[0].input_schema["properties"]["sku"]["examples"],
+            json!(["SKU-1001"])
         );
     }
 }

@@ -135,7 +135,11 @@ pub fn test_long_task(
 pub struct json_schema_2020_12_tool;
 
 impl json_schema_2020_12_tool {
-    /// The input schema, exactly as the conformance suite expects it.
+    /// The input schema as the conformance suite expects it, plus an
+    /// `examples` annotation on each property (which the suite does not
+    /// look at): with them airlock's OpenRPC document has an example call
+    /// (by position, so every property up to `phone` needs a value; the
+    /// empty call fails `anyOf`), which `@open-rpc/test-coverage` makes.
     pub fn input_schema() -> Value {
         json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -151,11 +155,14 @@ impl json_schema_2020_12_tool {
                 }
             },
             "properties": {
-                "name": {"type": "string"},
-                "address": {"$ref": "#/$defs/address"},
-                "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-                "phone": {"type": "string"},
-                "email": {"type": "string"}
+                "name": {"type": "string", "examples": ["Ada Lovelace"]},
+                "address": {
+                    "$ref": "#/$defs/address",
+                    "examples": [{"street": "12 St James's Square", "city": "London"}]
+                },
+                "contactMethod": {"type": "string", "enum": ["phone", "email"], "examples": ["phone"]},
+                "phone": {"type": "string", "examples": ["+44 20 7946 0958"]},
+                "email": {"type": "string", "examples": ["ada@example.com"]}
             },
             "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
             "if": {

@@ -33,7 +33,8 @@ struct Order {
 pub fn export(
     #[arg(
         rename = "customer_id",
-        description = "Identifier of the customer whose orders to export, e.g. CUST-42"
+        description = "Identifier of the customer whose orders to export, e.g. CUST-42",
+        example = "CUST-42"
     )]
     customer: String,
     #[arg(

@@ -32,7 +32,11 @@ pub struct Fetched {
 /// any other host is refused by airlock (`HTTP-request-denied`).
 #[tool(read_only, open_world, title = "Fetch a URL")]
 pub fn fetch_url(
-    #[arg(description = "The http or https URL to fetch")] url: String,
+    #[arg(
+        description = "The http or https URL to fetch",
+        example = "https://example.com/"
+    )]
+    url: String,
     #[arg(description = "Most bytes of the body to return", default = 65536)] max_bytes: u32,
 ) -> Result<Fetched, http::HttpError> {
     let response = http::get(&url)?;

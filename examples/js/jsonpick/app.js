@@ -18,7 +18,10 @@ const jsonPick = tool({
     "policy's network.",
   hints: { readOnly: true, idempotent: true, openWorld: true },
   params: {
-    url: t.string({ description: "The http or https URL of the JSON document" }),
+    url: t.string({
+      description: "The http or https URL of the JSON document",
+      examples: ["https://api.github.com/repos/bytecodealliance/wasmtime/releases/latest"],
+    }),
     path: t.string({ description: "Dotted path of the value to return", default: "" }),
   },
   output: t.object({ status: t.integer(), value: t.any() }),

@@ -13,7 +13,10 @@ const wordStats = tool({
   description: "Counts the words of a text and lists the most frequent ones.",
   hints: { readOnly: true, idempotent: true },
   params: {
-    text: t.string({ description: "The text to analyse" }),
+    text: t.string({
+      description: "The text to analyse",
+      examples: ["The cat sat on the mat, and the dog sat on the cat."],
+    }),
     top: t.integer({ description: "How many of the most frequent words to list", default: 3, minimum: 0 }),
     case_sensitive: t.boolean({ description: "Count `Word` and `word` separately", default: false }),
     ignore: t.array(t.string(), { description: "Words not to count, e.g. the, a", default: [] }),

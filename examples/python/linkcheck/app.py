@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Annotated, Optional
 
 from airlock_http import fetch
-from airlock_tool import tool, toolbox
+from airlock_tool import arg, tool, toolbox
 
 TITLE = re.compile(rb"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 
@@ -31,7 +31,9 @@ class Link:
 
 
 @tool(read_only=True, idempotent=True, open_world=True, title="Check a link")
-def check_link(url: Annotated[str, "The http or https URL to check"]) -> Link:
+def check_link(
+    url: Annotated[str, arg(description="The http or https URL to check", example="https://example.com/")],
+) -> Link:
     """Fetches a URL and reports its status, content type, size and, for
     an HTML page, its title. The operator must list the host in the
     policy's `network`."""

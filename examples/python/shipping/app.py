@@ -10,7 +10,7 @@ raises a tool error for an impossible request. Build it with
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
-from airlock_tool import ToolError, log, tool, toolbox
+from airlock_tool import ToolError, arg, log, tool, toolbox
 
 RATES = {"domestic": 4.5, "eu": 9.0, "world": 17.0}
 
@@ -29,7 +29,9 @@ class Quote:
 @tool(read_only=True, idempotent=True, title="Shipping quote")
 def shipping_quote(
     destination: Annotated[Literal["domestic", "eu", "world"], "Where the parcels go"],
-    weight_kg: Annotated[float, "Weight of one parcel in kilograms (at most 30)"],
+    weight_kg: Annotated[
+        float, arg(description="Weight of one parcel in kilograms (at most 30)", example=2.5)
+    ],
     parcels: Annotated[int, "Number of parcels"] = 1,
     express: Annotated[bool, "Deliver in half the time, for twice the price"] = False,
     labels: Annotated[list[str], "Handling labels, e.g. fragile"] = [],

@@ -30,11 +30,14 @@ JSON_SCHEMA_2020_12 = {
         }
     },
     "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
+        "name": {"type": "string", "examples": ["Ada Lovelace"]},
+        "address": {
+            "$ref": "#/$defs/address",
+            "examples": [{"street": "12 St James's Square", "city": "London"}],
+        },
+        "contactMethod": {"type": "string", "enum": ["phone", "email"], "examples": ["phone"]},
+        "phone": {"type": "string", "examples": ["+44 20 7946 0958"]},
+        "email": {"type": "string", "examples": ["ada@example.com"]},
     },
     "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
     "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},

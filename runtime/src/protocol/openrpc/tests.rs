@@ -83,15 +83,15 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
         assert!(m["result"]["schema"].is_object(), "{m}");
     }
 
-    // A wrapped scalar answers the scalar; a required parameter has no
-    // declared value, so no example.
+    // A wrapped scalar answers the scalar; the required parameter's
+    // declared example makes the example call.
     let price = method(&doc, "lookup_price");
     assert_eq!(price["summary"], "Look up price");
     assert_eq!(
         price["params"],
         json!([{"name": "sku", "description": "Article number, e.g. SKU-1001", "required": true,
                 "schema": {"type": "string", "description": "Article number, e.g. SKU-1001",
-                           "title": "lookup_price_sku"}}])
+                           "examples": ["SKU-1001"], "title": "lookup_price_sku"}}])
     );
     assert_eq!(
         price["result"]["schema"],
@@ -100,7 +100,13 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
     assert_eq!(price["errors"][0]["data"], json!({"parameter": "sku"}));
     assert_eq!(price["x-readOnlyHint"], true);
     assert_eq!(price["x-allowGet"], true);
-    assert!(price.get("examples").is_none());
+    assert_eq!(
+        price["examples"][0]["params"],
+        json!([{"name": "sku", "value": "SKU-1001"}])
+    );
+    // A required parameter without a declared value: no example.
+    assert!(method(&doc, "fail").get("examples").is_none());
+    assert!(method(&doc, "echo_str").get("examples").is_none());
 
     let restock = method(&doc, "restock");
     assert_eq!(restock["x-destructiveHint"], true);
@@ -109,7 +115,13 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
         restock["params"][1]["schema"],
         json!({"type": "integer", "minimum": 0, "maximum": 4294967295u32,
                "description": "Number of units to add (greater than zero)",
-               "title": "restock_units"})
+               "examples": [5], "title": "restock_units"})
+    );
+    // A destructive tool gets an example call too (whether the policy lets
+    // it run is the server's business).
+    assert_eq!(
+        restock["examples"][0]["params"],
+        json!([{"name": "sku", "value": "SKU-1001"}, {"name": "units", "value": 5}])
     );
 
     // Params in the order /rpc binds them by position, with defaults.
@@ -177,6 +189,17 @@ fn every_tool_is_a_method_with_its_params_result_errors_and_hints() {
     assert_eq!(
         address["schema"]["properties"]["city"],
         json!({"type": "string"})
+    );
+    // Every parameter optional, but the empty call fails the tool's
+    // `anyOf`: the declared examples, by position up to the last, make one
+    // the tool's checks accept (an example of the `$ref`'s own place).
+    assert_eq!(
+        method(&doc, "json_schema_2020_12_tool")["examples"][0]["params"],
+        json!([{"name": "name", "value": "Ada Lovelace"},
+               {"name": "address", "value": {"street": "12 St James's Square", "city": "London"}},
+               {"name": "contactMethod", "value": "phone"},
+               {"name": "phone", "value": "+44 20 7946 0958"},
+               {"name": "email", "value": "ada@example.com"}])
     );
 }
 
