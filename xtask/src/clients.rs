@@ -61,7 +61,7 @@ pub(crate) struct Served {
 
 impl Served {
     fn start(root: &Path, log: &Path) -> Result<Served> {
-        Served::start_with(root, log, &[root.join("target/components")])
+        Served::start_with(root, log, &[], &[root.join("target/components")])
     }
 
     /// `http://127.0.0.1:PORT`, where `/rpc` and `/mcp` are.
@@ -69,8 +69,14 @@ impl Served {
         self.url.trim_end_matches("/mcp").to_string()
     }
 
-    /// Serves `paths` instead of `target/components`.
-    pub(crate) fn start_with(root: &Path, log: &Path, paths: &[PathBuf]) -> Result<Served> {
+    /// Serves `paths` instead of `target/components`, with `args` (such as
+    /// `--policy FILE`) before them.
+    pub(crate) fn start_with(
+        root: &Path,
+        log: &Path,
+        args: &[&std::ffi::OsStr],
+        paths: &[PathBuf],
+    ) -> Result<Served> {
         let port = std::net::TcpListener::bind("127.0.0.1:0")?
             .local_addr()?
             .port();
@@ -82,6 +88,7 @@ impl Served {
                 "--listen",
                 &format!("127.0.0.1:{port}"),
             ])
+            .args(args)
             .args(paths)
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -9,12 +9,17 @@
 //!   with made-up arguments those listed in `fake-params.txt` (the type
 //!   table's echoes), against `airlock serve` and checks each answer
 //!   against the method's result schema (`expected-failures.txt` lists the
-//!   methods it cannot pass, and why);
+//!   methods it cannot pass, and why); a method that is none of these is a
+//!   failure, so none is left out silently. The server's policy
+//!   ([`POLICY`]) lets every example call succeed: restock may change a
+//!   stock folder of its own, and the open-world tools reach a loopback
+//!   stand-in ([`stand_in`]) that their example URLs are pointed at;
 //! - `@open-rpc/generator` makes a TypeScript client from the document of
 //!   `target/components` (before anything is served), `typescript` builds
 //!   it with `client-test.ts`, which calls a tool by position and by name
 //!   and checks the typed errors of bad arguments.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -45,12 +50,17 @@ pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mu
     let _ = std::fs::remove_dir_all(&work);
     let node = node_bin.join("node");
     record("documents", documents(root, dir, &work, &node));
-    let served = Served::start_with(
-        root,
-        &dir.join("serve-openrpc.log"),
-        &[root.join("target/components"), root.join("target/examples")],
-    );
-    let served = match served {
+    let served = stand_in().and_then(|origin| {
+        let policy = policy(&work, &origin)?;
+        let served = Served::start_with(
+            root,
+            &dir.join("serve-openrpc.log"),
+            &["--policy".as_ref(), policy.as_os_str()],
+            &[root.join("target/components"), root.join("target/examples")],
+        )?;
+        Ok((served, origin))
+    });
+    let (served, origin) = match served {
         Ok(served) => served,
         Err(err) => {
             record("serve", Err(err));
@@ -58,8 +68,74 @@ pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mu
         }
     };
     let base = served.base();
-    record("test-coverage", coverage(root, dir, &node, &base));
+    record("test-coverage", coverage(root, dir, &node, &base, &origin));
     record("generated client", client(root, dir, &work, &node, &base));
+}
+
+/// The policy test-coverage's server runs with: what the example calls
+/// need to succeed (`{data}` and `{address}` filled in by [`policy`]; a
+/// loopback address must be listed as an IP to be reached).
+const POLICY: &str = r#"# Written by cargo xtask test-openrpc.
+[components.catalog]                # restock's example call
+destructive = "allow"
+folders = [{ host = "{data}", guest = "/data", mode = "read-write" }]
+
+# The open-world tools' example URLs, pointed at the loopback stand-in.
+[components.webfetch]
+network = ["{address}"]
+
+[components.linkcheck]
+network = ["{address}"]
+
+[components.jsonpick]
+network = ["{address}"]
+"#;
+
+/// Writes the policy in `work` (with an empty stock folder) and returns
+/// its path.
+fn policy(work: &Path, origin: &str) -> Result<PathBuf> {
+    let data = work.join("catalog-data");
+    std::fs::create_dir_all(&data)?;
+    let data = data.canonicalize()?;
+    let text = POLICY
+        .replace("{data}", &data.to_string_lossy())
+        .replace("{address}", origin.trim_start_matches("http://"));
+    let file = work.join("airlock.toml");
+    std::fs::write(&file, text)?;
+    Ok(file)
+}
+
+/// A loopback HTTP server standing in for the hosts of the open-world
+/// tools' example URLs (the test has no network): it answers every request
+/// with the same small JSON document, until xtask exits. Returns its
+/// origin, `http://127.0.0.1:PORT`.
+fn stand_in() -> Result<String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let origin = format!("http://{}", listener.local_addr()?);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                // The request head (there is no body: GET).
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let body = r#"{"name": "airlock stand-in", "release": {"version": "1.0.0"}}"#;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    Ok(origin)
 }
 
 /// The documents of every example component, validated.
@@ -114,13 +190,20 @@ fn inspect(root: &Path, paths: &[PathBuf], file: &Path) -> Result<()> {
 }
 
 /// test-coverage against the server; its own summary line is counted.
-fn coverage(root: &Path, dir: &Path, node: &Path, base: &str) -> Result<(u64, u64)> {
+fn coverage(
+    root: &Path,
+    dir: &Path,
+    node: &Path,
+    base: &str,
+    stand_in: &str,
+) -> Result<(u64, u64)> {
     let out = node_output(
         node_command(node, dir)
             .arg(root.join("tests/clients/openrpc/coverage.cjs"))
             .arg(base)
             .arg(root.join("tests/clients/openrpc/expected-failures.txt"))
             .arg(root.join("tests/clients/openrpc/fake-params.txt"))
+            .arg(stand_in)
             .current_dir(dir),
     )?;
     let summary = out
