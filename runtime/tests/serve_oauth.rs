@@ -372,3 +372,35 @@ fn a_flood_of_unknown_key_ids_does_not_become_a_flood_of_fetches() {
     assert_eq!(fetches(), 1);
     assert_eq!(discover(served.addr, Some(&good)).status, 200);
 }
+
+#[test]
+fn claims_give_tools_beside_scopes() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let policy = format!(
+        "{}\n[[oauth.claims]]\nclaim = \"groups\"\nvalue = \"stock\"\ntools = [\"restock\"]\n",
+        policy(&[&issuer.url])
+    );
+    let served = serve(&policy, &[support::component("catalog")], &[]);
+    let token = |scope: &str, groups: Value| {
+        let mut c = claims(&issuer.url, scope);
+        c["groups"] = groups;
+        key.sign(&c)
+    };
+    // A group alone, and a group beside a scope: the union.
+    let stock = token("openid", json!(["staff", "stock"]));
+    assert_eq!(methods(&discover(served.addr, Some(&stock))), ["restock"]);
+    let both = token("prices", json!(["stock"]));
+    assert_eq!(
+        methods(&discover(served.addr, Some(&both))),
+        ["lookup_price", "restock"]
+    );
+    // A group the policy does not name, and a groups claim of another
+    // shape, give nothing.
+    for other in [json!(["staff"]), json!({"stock": true}), json!(7)] {
+        assert_eq!(
+            discover(served.addr, Some(&token("openid", other))).status,
+            403
+        );
+    }
+}

@@ -159,8 +159,8 @@ pub fn run(mut args: Args) -> Exit {
     Exit::Ok
 }
 
-/// Tools a `[[tokens]]` entry or an `[[oauth.scopes]]` entry gives that no
-/// component at hand declares: a misspelt name gives nothing, silently.
+/// Tools a `[[tokens]]`, `[[oauth.scopes]]` or `[[oauth.claims]]` entry
+/// gives that no component at hand declares: a misspelt name gives nothing, silently.
 fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
     let catalog = runtime.catalog();
     let known: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
@@ -175,8 +175,14 @@ fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
             g.tools.as_deref(),
         )
     });
+    let claims = policy.oauth().into_iter().flat_map(|o| &o.claims).map(|g| {
+        (
+            format!("[[oauth.claims]] {} = {:?}", g.claim, g.value),
+            g.tools.as_deref(),
+        )
+    });
     let mut unknown = Vec::new();
-    for (entry, tools) in tokens.chain(scopes) {
+    for (entry, tools) in tokens.chain(scopes).chain(claims) {
         for tool in tools.unwrap_or_default() {
             if !known.contains(&tool.as_str()) {
                 unknown.push(format!(

@@ -16,12 +16,18 @@
 //! [[oauth.scopes]]
 //! scope = "catalog.read"
 //! tools = ["lookup_price"]           # omitted: every tool
+//!
+//! [[oauth.claims]]                   # by another claim of the token
+//! claim = "groups"                   # a string, or a list of strings
+//! value = "finance"
+//! tools = ["export_orders"]
 //! ```
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
+use serde_json::{Map, Value};
 use toml::Spanned;
 use url::Url;
 
@@ -52,7 +58,22 @@ pub(super) struct RawOAuth {
     plain_http: Option<bool>,
     #[serde(default)]
     scopes: Vec<RawScope>,
+    #[serde(default)]
+    claims: Vec<RawClaim>,
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClaim {
+    claim: Spanned<String>,
+    value: Spanned<String>,
+    tools: Option<Vec<String>>,
+    metrics: Option<bool>,
+}
+
+/// Claims airlock checks itself, or that say nothing about who the caller
+/// is: a grant by one of them would be a mistake.
+const CHECKED_CLAIMS: [&str; 8] = ["iss", "aud", "exp", "nbf", "iat", "jti", "scope", "scp"];
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -80,6 +101,7 @@ pub struct OAuth {
     /// Plain `http://` issuers, on loopback only (a test's or a sidecar's).
     pub plain_http: bool,
     pub scopes: Vec<ScopeGrant>,
+    pub claims: Vec<ClaimGrant>,
     /// Where this resource's metadata is served (RFC 9728 §3.1).
     metadata: Url,
 }
@@ -94,7 +116,31 @@ pub struct ScopeGrant {
     pub metrics: bool,
 }
 
-/// What a token's scopes give together.
+/// What a token holding a claim value gets (`[[oauth.claims]]`): by
+/// subject, group, role — whatever the authorization server puts in its
+/// tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimGrant {
+    /// The claim's name (`sub`, `groups`, `roles`, `client_id`, …).
+    pub claim: String,
+    /// The value the claim must be, or (a list) hold.
+    pub value: String,
+    /// The tools it gives; `None` = all.
+    pub tools: Option<Vec<String>>,
+    pub metrics: bool,
+}
+
+impl ClaimGrant {
+    fn matches(&self, claims: &Map<String, Value>) -> bool {
+        match claims.get(&self.claim) {
+            Some(Value::String(one)) => *one == self.value,
+            Some(Value::Array(list)) => list.iter().any(|v| v.as_str() == Some(&self.value)),
+            _ => false,
+        }
+    }
+}
+
+/// What a token's scopes and claims give together.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopedAccess {
     /// `None` = every tool.
@@ -103,22 +149,29 @@ pub struct ScopedAccess {
 }
 
 impl OAuth {
-    /// What `scopes` give: the union of their grants; `None` when none of
-    /// them is granted anything.
-    pub fn access(&self, scopes: &[&str]) -> Option<ScopedAccess> {
-        let mut granted = self
+    /// What a token with `scopes` and `claims` gets: the union of what its
+    /// matching `[[oauth.scopes]]` and `[[oauth.claims]]` give; `None` when
+    /// none matches.
+    pub fn access(&self, scopes: &[&str], claims: &Map<String, Value>) -> Option<ScopedAccess> {
+        let by_scope = self
             .scopes
             .iter()
             .filter(|g| scopes.contains(&g.scope.as_str()))
-            .peekable();
+            .map(|g| (&g.tools, g.metrics));
+        let by_claim = self
+            .claims
+            .iter()
+            .filter(|g| g.matches(claims))
+            .map(|g| (&g.tools, g.metrics));
+        let mut granted = by_scope.chain(by_claim).peekable();
         granted.peek()?;
         let mut access = ScopedAccess {
             tools: Some(Vec::new()),
             metrics: false,
         };
-        for grant in granted {
-            access.metrics |= grant.metrics;
-            match (&mut access.tools, &grant.tools) {
+        for (tools, metrics) in granted {
+            access.metrics |= metrics;
+            match (&mut access.tools, tools) {
                 (Some(all), Some(tools)) => {
                     for tool in tools {
                         if !all.contains(tool) {
@@ -251,11 +304,36 @@ pub(super) fn check(
             });
         }
     }
-    if scopes.is_empty() && errors.is_empty() {
+    let mut claims: Vec<ClaimGrant> = Vec::new();
+    for c in raw.claims {
+        let name = c.claim.get_ref();
+        if name.is_empty() {
+            errors.push((
+                c.claim.span().start,
+                "`claim` names a claim of the token".into(),
+            ));
+        } else if CHECKED_CLAIMS.contains(&name.as_str()) {
+            errors.push((
+                c.claim.span().start,
+                format!(
+                    "`{name}` says nothing about who the caller is (airlock checks it itself); \
+                     grant by `sub`, a group or role claim, or in [[oauth.scopes]] by scope"
+                ),
+            ));
+        } else {
+            claims.push(ClaimGrant {
+                claim: c.claim.into_inner(),
+                value: c.value.into_inner(),
+                tools: c.tools,
+                metrics: c.metrics.unwrap_or(false),
+            });
+        }
+    }
+    if scopes.is_empty() && claims.is_empty() && errors.is_empty() {
         errors.push((
             raw.resource.span().start,
             "[oauth] gives no tool yet: add [[oauth.scopes]] entries, each a `scope` and the \
-             `tools` it gives (omitted: every tool)"
+             `tools` it gives (omitted: every tool), or [[oauth.claims]] entries by another claim"
                 .into(),
         ));
     }
@@ -270,6 +348,7 @@ pub(super) fn check(
             ca,
             plain_http,
             scopes,
+            claims,
         });
     (oauth, errors)
 }
@@ -351,21 +430,54 @@ mod tests {
     fn scopes_give_the_union_of_their_grants() {
         let (oauth, _) = read(GOOD);
         let oauth = oauth.expect("checked");
-        assert_eq!(oauth.access(&["other"]), None);
-        assert_eq!(oauth.access(&[]), None);
+        let none = Map::new();
+        assert_eq!(oauth.access(&["other"], &none), None);
+        assert_eq!(oauth.access(&[], &none), None);
         assert_eq!(
-            oauth.access(&["catalog.read", "other"]),
+            oauth.access(&["catalog.read", "other"], &none),
             Some(ScopedAccess {
                 tools: Some(vec!["lookup_price".into()]),
                 metrics: false
             })
         );
         assert_eq!(
-            oauth.access(&["catalog.read", "admin"]),
+            oauth.access(&["catalog.read", "admin"], &none),
             Some(ScopedAccess {
                 tools: None,
                 metrics: true
             })
+        );
+    }
+
+    #[test]
+    fn claims_give_tools_by_value_or_membership() {
+        let (oauth, errors) = read(
+            "resource = \"https://a/mcp\"\nissuers = [\"https://i\"]\n\
+             [[claims]]\nclaim = \"groups\"\nvalue = \"finance\"\ntools = [\"export\"]\n\
+             [[claims]]\nclaim = \"sub\"\nvalue = \"alice\"\ntools = [\"restock\"]\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let oauth = oauth.expect("checked");
+        let claims = |v: serde_json::Value| v.as_object().cloned().expect("an object");
+        let finance = claims(serde_json::json!({"sub": "bob", "groups": ["sales", "finance"]}));
+        assert_eq!(
+            oauth.access(&[], &finance).map(|a| a.tools),
+            Some(Some(vec!["export".into()]))
+        );
+        let alice = claims(serde_json::json!({"sub": "alice", "groups": "finance"}));
+        assert_eq!(
+            oauth.access(&[], &alice).map(|a| a.tools),
+            Some(Some(vec!["export".into(), "restock".into()]))
+        );
+        let other = claims(serde_json::json!({"sub": "carol", "groups": [1, "sales"]}));
+        assert_eq!(oauth.access(&[], &other), None);
+        let (_, errors) = read(
+            "resource = \"https://a/mcp\"\nissuers = [\"https://i\"]\n\
+             [[claims]]\nclaim = \"aud\"\nvalue = \"x\"\n",
+        );
+        assert!(
+            errors[0].contains("says nothing about who the caller is"),
+            "{errors:?}"
         );
     }
 

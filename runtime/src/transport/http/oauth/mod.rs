@@ -135,7 +135,7 @@ impl OAuthGate {
     pub async fn admit(&self, bearer: &str) -> Result<Token, Denied> {
         let verified = self.verify(bearer).await.map_err(Denied::Invalid)?;
         let scopes: Vec<&str> = verified.scopes.iter().map(String::as_str).collect();
-        let Some(access) = self.policy.access(&scopes) else {
+        let Some(access) = self.policy.access(&scopes, &verified.claims) else {
             return Err(Denied::Scope {
                 had: verified.scopes.clone(),
             });

@@ -12,6 +12,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine as _;
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 /// Who a verified token speaks for, and what it may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,6 +22,9 @@ pub struct Verified {
     pub subject: String,
     pub client_id: Option<String>,
     pub scopes: Vec<String>,
+    /// Every claim but the checked ones (`sub`, `groups`, `roles`, …), for
+    /// `[[oauth.claims]]`.
+    pub claims: Map<String, Value>,
 }
 
 /// Why a token is not accepted. What a client is told is
@@ -133,6 +137,8 @@ struct Claims {
     scp: Option<Scopes>,
     client_id: Option<String>,
     azp: Option<String>,
+    #[serde(flatten)]
+    rest: Map<String, Value>,
 }
 
 /// What checking a token needs besides the key.
@@ -199,6 +205,16 @@ pub fn verify(
     if claims.iss != expected.issuer {
         return Err(Refused::UnknownIssuer(claims.iss));
     }
+    let mut rest = claims.rest;
+    for (name, value) in [
+        ("sub", &claims.sub),
+        ("client_id", &claims.client_id),
+        ("azp", &claims.azp),
+    ] {
+        if let Some(value) = value {
+            rest.insert(name.into(), Value::String(value.clone()));
+        }
+    }
     let client_id = claims.client_id.or(claims.azp);
     let subject = claims
         .sub
@@ -215,5 +231,6 @@ pub fn verify(
         subject,
         client_id,
         scopes,
+        claims: rest,
     })
 }
