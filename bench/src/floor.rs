@@ -114,7 +114,7 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
         .collect())
 }
 
-fn medians(loads: &[Load]) -> Side {
+pub fn medians(loads: &[Load]) -> Side {
     let median = |v: Vec<f64>| crate::median(&v).unwrap_or(f64::NAN);
     Side {
         per_sec: median(loads.iter().map(|l| l.per_sec).collect()),

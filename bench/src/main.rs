@@ -4,6 +4,7 @@
 //!
 //! Benchmarks report numbers; nothing here passes or fails on a timing.
 
+mod auth;
 mod floor;
 mod inproc;
 mod languages;
@@ -41,6 +42,8 @@ struct Paths {
 const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
 /// The trivial tool call every HTTP measurement makes.
 const CALL_ADD: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":40,"b":2}}}"#;
+/// The same call on `/rpc`, the tool as a JSON-RPC method.
+const RPC_ADD: &str = r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":40,"b":2}}"#;
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -143,8 +146,8 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only SECTION` (inproc, levers, http, lanes, floor, languages,
-    // stdio, startup, memory, replicas) runs
+    // `--only SECTION` (inproc, levers, http, lanes, auth, floor,
+    // languages, stdio, startup, memory, replicas) runs
     // one part and prints it, without writing BENCHMARKS.md.
     let only = args
         .iter()
@@ -240,7 +243,16 @@ fn main() -> Result<()> {
     if let Err(err) = &lanes {
         eprintln!("   lanes: {err:#}");
     }
-    probe("after the lanes")?;
+    let auth = if run("auth") {
+        eprintln!("== authorization: no token, a static token, JWTs");
+        auth::run(&paths, budget(1.5))
+    } else {
+        skipped()
+    };
+    if let Err(err) = &auth {
+        eprintln!("   auth: {err:#}");
+    }
+    probe("after the lanes and authorization")?;
     let floor = if run("floor") {
         eprintln!("== the unsandboxed floor (rmcp, native add)");
         floor::run(&paths, budget(2.0))
@@ -307,6 +319,7 @@ fn main() -> Result<()> {
         levers,
         http: http.ok(),
         lanes: lanes.ok(),
+        auth: auth.ok(),
         floor: floor.ok(),
         languages: languages.ok(),
         stdio: stdio.ok(),
@@ -318,6 +331,9 @@ fn main() -> Result<()> {
     };
     println!("{}", report.summary());
     if only.is_some() {
+        if let Some(auth) = &report.auth {
+            print!("{}", auth::section(Some(auth)));
+        }
         if let Some(rows) = &report.floor {
             print!("{}", floor::table(rows));
         }
@@ -363,12 +379,7 @@ fn http(paths: &Paths, budget: Duration) -> Result<HttpRows> {
     let requests: [(&str, &str, Option<&str>, &str); 3] = [
         ("MCP ping (floor)", "/mcp", Some(&session), PING),
         ("MCP tools/call add", "/mcp", Some(&session), CALL_ADD),
-        (
-            "/rpc add",
-            "/rpc",
-            None,
-            r#"{"jsonrpc":"2.0","id":1,"method":"add","params":{"a":40,"b":2}}"#,
-        ),
+        ("/rpc add", "/rpc", None, RPC_ADD),
     ];
     let mut rows = Vec::new();
     for (label, path, session, body) in requests {

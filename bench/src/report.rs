@@ -10,7 +10,7 @@ use anyhow::Result;
 use crate::machine::{command_output, machine};
 use crate::svg::{self, fmt_num};
 use crate::{
-    CONCURRENCY, HttpRows, LANE_ROUNDS, LaneRow, Memory, Startup, cost_cells, floor, inproc,
+    CONCURRENCY, HttpRows, LANE_ROUNDS, LaneRow, Memory, Startup, auth, cost_cells, floor, inproc,
     languages, net,
 };
 
@@ -22,6 +22,7 @@ pub(crate) struct Report {
     pub(crate) levers: Vec<inproc::LeverResult>,
     pub(crate) http: Option<HttpRows>,
     pub(crate) lanes: Option<Vec<LaneRow>>,
+    pub(crate) auth: Option<auth::Auth>,
     pub(crate) floor: Option<Vec<floor::Row>>,
     pub(crate) languages: Option<Vec<languages::Row>>,
     pub(crate) stdio: Option<(f64, u64)>,
@@ -412,6 +413,7 @@ impl Report {
             None => md.push_str("Not measured in this run (see the suite's output).\n"),
         }
 
+        md.push_str(&auth::section(self.auth.as_ref()));
         md.push_str(&floor::section(self.floor.as_deref()));
         md.push_str(&languages::section(self.languages.as_deref()));
 
