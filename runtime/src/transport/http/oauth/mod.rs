@@ -10,6 +10,7 @@
 //! is one of them is that token; any other is verified as an access token.
 
 pub mod keys;
+mod remembered;
 pub mod verify;
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::policy::{Identity, OAuth, Roots, Token, Trust};
 use keys::{IssuerKeys, Reach};
+use remembered::Remembered;
 use verify::{Expected, Refused};
 
 /// Why a bearer token is not let in.
@@ -36,6 +38,8 @@ pub struct OAuthGate {
     policy: OAuth,
     algorithms: Vec<Algorithm>,
     issuers: Vec<Arc<IssuerKeys>>,
+    /// Tokens admitted already, until they expire.
+    remembered: Remembered,
 }
 
 impl OAuthGate {
@@ -69,6 +73,7 @@ impl OAuthGate {
             policy,
             algorithms,
             issuers,
+            remembered: Remembered::default(),
         }
     }
 
@@ -133,6 +138,9 @@ impl OAuthGate {
 
     /// Verifies `bearer` and gives what its scopes allow, as a token.
     pub async fn admit(&self, bearer: &str) -> Result<Token, Denied> {
+        if let Some(token) = self.remembered.get(bearer) {
+            return Ok(token);
+        }
         let verified = self.verify(bearer).await.map_err(Denied::Invalid)?;
         let scopes: Vec<&str> = verified.scopes.iter().map(String::as_str).collect();
         let Some(access) = self.policy.access(&scopes, &verified.claims) else {
@@ -140,7 +148,7 @@ impl OAuthGate {
                 had: verified.scopes.clone(),
             });
         };
-        Ok(Token::issued(
+        let token = Token::issued(
             Identity {
                 issuer: verified.issuer,
                 subject: verified.subject,
@@ -148,7 +156,9 @@ impl OAuthGate {
             },
             access.tools,
             access.metrics,
-        ))
+        );
+        self.remembered.keep(bearer, &token, verified.expires);
+        Ok(token)
     }
 
     async fn verify(&self, bearer: &str) -> Result<verify::Verified, Refused> {

@@ -22,6 +22,8 @@ pub struct Verified {
     pub subject: String,
     pub client_id: Option<String>,
     pub scopes: Vec<String>,
+    /// `exp`, in Unix seconds.
+    pub expires: u64,
     /// Every claim but the checked ones (`sub`, `groups`, `roles`, …), for
     /// `[[oauth.claims]]`.
     pub claims: Map<String, Value>,
@@ -231,6 +233,7 @@ pub fn verify(
         subject,
         client_id,
         scopes,
+        expires: claims.exp,
         claims: rest,
     })
 }
