@@ -384,13 +384,15 @@ pub fn section(auth: Option<&Auth>) -> String {
          `[[tokens]]` bearer (its SHA-256 compared), and OAuth access tokens — JWTs from a \
          stand-in issuer on loopback (RFC 8414 metadata and a JWKS, on a thread of the \
          bench) with a 2048-bit RSA key (RS256, made by `openssl genrsa`) and a P-256 key \
-         (ES256, made by rcgen) — each verified on every request (signature, `iss`, `aud`, \
-         `exp`, scope) with the keys cached after the first fetch (the issuer answered {} \
-         requests for {} servers). A fresh pair of servers every round, the callers \
+         (ES256, made by rcgen), the same token on every request as an agent sends it: \
+         verified on its first request (signature, `iss`, `aud`, `exp`, scope) with the keys \
+         cached after the first fetch (the issuer answered {} requests for {} servers) and \
+         remembered until it expires. A fresh pair of servers every round, the callers \
          interleaved, {ROUNDS} rounds; medians of the rounds. *Beyond the static token*: the \
          median of each round's difference of server CPU per call, and of each round's ratio \
          of calls/s at c=16. *Verification alone*: `jsonwebtoken::decode` of the same token \
-         with the same key and checks, in the bench's process (p50, one thread).{}\n\n",
+         with the same key and checks, in the bench's process (p50, one thread): what a \
+         token's first request costs on top.{}\n\n",
         auth.issuer_requests,
         auth.servers,
         if auth.missing.is_empty() {
