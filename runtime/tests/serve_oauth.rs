@@ -14,7 +14,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde_json::{Value, json};
 
 use crate::support;
-use crate::support::http::{Reply, http, serve};
+use crate::support::http::{Reply, Served, http, serve};
 use crate::support::servers::{Answer, Server};
 
 const RESOURCE: &str = "https://airlock.test/mcp";
@@ -100,6 +100,19 @@ fn policy(issuers: &[&str]) -> String {
     )
 }
 
+/// A key, a stand-in issuer serving it, and `airlock serve` trusting that
+/// issuer with [`policy`].
+fn one_issuer() -> (Key, Issuer, Served) {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let served = serve(
+        &policy(&[&issuer.url]),
+        &[support::component("catalog")],
+        &[],
+    );
+    (key, issuer, served)
+}
+
 fn sha256_hex(text: &str) -> String {
     use sha2::Digest as _;
     hex::encode(sha2::Sha256::digest(text.as_bytes()))
@@ -139,13 +152,7 @@ fn challenge(reply: &Reply) -> String {
 
 #[test]
 fn the_metadata_and_the_challenge_point_clients_at_the_issuer() {
-    let key = Key::new("k1");
-    let issuer = Issuer::new(vec![key.jwk.clone()]);
-    let served = serve(
-        &policy(&[&issuer.url]),
-        &[support::component("catalog")],
-        &[],
-    );
+    let (key, issuer, served) = one_issuer();
     for path in [
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
@@ -172,13 +179,7 @@ fn the_metadata_and_the_challenge_point_clients_at_the_issuer() {
 
 #[test]
 fn scopes_decide_the_tools_and_static_tokens_work_beside_them() {
-    let key = Key::new("k1");
-    let issuer = Issuer::new(vec![key.jwk.clone()]);
-    let served = serve(
-        &policy(&[&issuer.url]),
-        &[support::component("catalog")],
-        &[],
-    );
+    let (key, issuer, served) = one_issuer();
 
     let prices = key.sign(&claims(&issuer.url, "openid prices"));
     let reply = discover(served.addr, Some(&prices));
@@ -345,13 +346,7 @@ fn a_hostile_issuer_holds_up_only_its_own_tokens() {
 
 #[test]
 fn a_flood_of_unknown_key_ids_does_not_become_a_flood_of_fetches() {
-    let key = Key::new("k1");
-    let issuer = Issuer::new(vec![key.jwk.clone()]);
-    let served = serve(
-        &policy(&[&issuer.url]),
-        &[support::component("catalog")],
-        &[],
-    );
+    let (key, issuer, served) = one_issuer();
     let good = key.sign(&claims(&issuer.url, "prices"));
     assert_eq!(discover(served.addr, Some(&good)).status, 200);
     let fetches = || {
