@@ -152,7 +152,7 @@ fn challenge(reply: &Reply) -> String {
 
 #[test]
 fn the_metadata_and_the_challenge_point_clients_at_the_issuer() {
-    let (key, issuer, served) = one_issuer();
+    let (_key, issuer, served) = one_issuer();
     for path in [
         "/.well-known/oauth-protected-resource/mcp",
         "/.well-known/oauth-protected-resource",
