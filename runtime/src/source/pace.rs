@@ -32,6 +32,10 @@ pub struct FetchLimits {
     /// How long an answer's body may take before the rate counts: TCP's
     /// slow start, a registry waking up a cold blob.
     pub grace: Duration,
+    /// What these bounds are for, when they are fixed rather than set by
+    /// `--fetch-timeout` and `--fetch-min-rate` (an OAuth issuer's keys):
+    /// an error then names it instead of flags that would change nothing.
+    pub fixed_for: Option<&'static str>,
 }
 
 impl Default for FetchLimits {
@@ -40,6 +44,7 @@ impl Default for FetchLimits {
             timeout: Duration::from_secs(300),
             min_rate: 16 * 1024,
             grace: Duration::from_secs(10),
+            fixed_for: None,
         }
     }
 }
@@ -99,20 +104,36 @@ pub fn explain(limit: Limit, limits: &FetchLimits, silence: Duration, now: &Tran
             "the server stalled: nothing for {}s ({received} received)",
             silence.as_secs()
         ),
-        Limit::Deadline => format!(
-            "not done after {}s, the fetch's deadline (--fetch-timeout {}; this answer: \
-             {received} so far); raise --fetch-timeout for a slow link",
-            now.elapsed.as_secs(),
-            limits.timeout.as_secs()
-        ),
-        Limit::Rate => format!(
-            "the server sent {received} in {:.0}s, below the minimum rate of {}/s \
-             (--fetch-min-rate) after the first {}s; a server this slow is cut off: check it, \
-             or lower --fetch-min-rate (0 turns the minimum off)",
-            now.body_elapsed.as_secs_f64(),
-            bytes(limits.min_rate),
-            limits.grace.as_secs()
-        ),
+        Limit::Deadline => match limits.fixed_for {
+            None => format!(
+                "not done after {}s, the fetch's deadline (--fetch-timeout {}; this answer: \
+                 {received} so far); raise --fetch-timeout for a slow link",
+                now.elapsed.as_secs(),
+                limits.timeout.as_secs()
+            ),
+            Some(what) => format!(
+                "not done after {}s, the most airlock waits for {what} (this answer: \
+                 {received} so far)",
+                now.elapsed.as_secs()
+            ),
+        },
+        Limit::Rate => match limits.fixed_for {
+            None => format!(
+                "the server sent {received} in {:.0}s, below the minimum rate of {}/s \
+                 (--fetch-min-rate) after the first {}s; a server this slow is cut off: check \
+                 it, or lower --fetch-min-rate (0 turns the minimum off)",
+                now.body_elapsed.as_secs_f64(),
+                bytes(limits.min_rate),
+                limits.grace.as_secs()
+            ),
+            Some(what) => format!(
+                "the server sent {received} in {:.0}s, below the minimum rate of {}/s for \
+                 {what} after the first {}s",
+                now.body_elapsed.as_secs_f64(),
+                bytes(limits.min_rate),
+                limits.grace.as_secs()
+            ),
+        },
     }
 }
 
@@ -236,6 +257,16 @@ mod tests {
         );
         assert!(late.contains("10 B of 2 KiB"), "{late}");
         assert!(late.contains("--fetch-timeout 300"), "{late}");
+        let fixed = FetchLimits {
+            fixed_for: Some("an issuer's keys"),
+            ..FetchLimits::default()
+        };
+        let late = explain(Limit::Deadline, &fixed, SILENCE, &at(301, 0, 0, None));
+        assert!(
+            late.contains("the most airlock waits for an issuer's keys"),
+            "{late}"
+        );
+        assert!(!late.contains("--fetch"), "{late}");
     }
 
     #[test]

@@ -163,6 +163,7 @@ impl IssuerKeys {
             timeout: FETCH_TIMEOUT,
             min_rate: 1024,
             grace: Duration::from_secs(2),
+            fixed_for: Some("an issuer's keys"),
         };
         let http = Http::new(self.reach.tls.clone(), self.reach.plain.clone()).with_limits(limits);
         let jwks_uri = self.jwks_uri(&http).await?;
