@@ -30,7 +30,8 @@
 //!            OpenRPC document, outbox)
 //! transport (stdio, HTTP on hyper: the front door's rules, bounds and
 //!            statuses; transports pass a `Caller` and get typed answers;
-//!            `calls`: long requests, draining and the grace period, shared)
+//!            `calls`: long requests, draining and the grace period, shared;
+//!            HTTPS on the listener; OAuth access tokens)
 //! cli       (the `airlock` command)
 //! ```
 
