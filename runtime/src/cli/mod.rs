@@ -10,6 +10,7 @@ mod publish;
 mod published;
 mod pull;
 mod serve;
+mod serve_args;
 mod serve_config;
 mod serve_signals;
 
