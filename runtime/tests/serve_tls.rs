@@ -203,3 +203,32 @@ fn a_pair_that_cannot_work_is_refused_at_start_with_the_reason() {
     let err = refused_start(&["--tls-cert", cert]);
     assert!(err.contains("--tls-key"), "{err}");
 }
+
+#[test]
+fn one_flag_of_the_pair_overrides_its_key_in_the_config_file() {
+    let (one, other) = (
+        tempfile::tempdir().expect("tempdir"),
+        tempfile::tempdir().expect("tempdir"),
+    );
+    let ca = Ca::new();
+    let (cert, key) = ca.write_leaf(one.path(), Leaf::For(&["localhost"]));
+    let (other_cert, _) = ca.write_leaf(other.path(), Leaf::For(&["localhost"]));
+    let (cert, key, other_cert) = (
+        cert.to_str().expect("utf-8"),
+        key.to_str().expect("utf-8"),
+        other_cert.to_str().expect("utf-8"),
+    );
+    let config = one.path().join("serve.toml");
+    std::fs::write(&config, format!("tls-cert = {cert:?}\ntls-key = {key:?}\n")).expect("toml");
+    let config = config.to_str().expect("utf-8");
+    // The file's pair, with --tls-cert alone given on the command line: the
+    // flag wins and the file's key completes it (here a key of another
+    // certificate, so the start names the flag's file).
+    let err = refused_start(&["--config", config, "--tls-cert", other_cert]);
+    assert!(
+        err.contains(&format!(
+            "the key in {key} does not belong to the certificate in {other_cert}"
+        )),
+        "{err}"
+    );
+}

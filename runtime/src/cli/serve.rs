@@ -109,7 +109,9 @@ fn tls(args: &Args) -> Result<Option<ServerTls>, Exit> {
     let (cert, key) = match (&args.tls_cert, &args.tls_key) {
         (None, None) => return Ok(None),
         (Some(cert), Some(key)) => (cert.clone(), key.clone()),
-        // Only from a serve configuration file's keys, which say so.
+        // Checked here, after a --config file's keys filled in the flags
+        // not given (clap's `requires` would refuse a key from the file
+        // with the certificate on the command line).
         _ => {
             eprintln!("error: --tls-cert and --tls-key go together");
             return Err(Exit::Usage);

@@ -66,10 +66,10 @@ pub struct Args {
     pub(super) body_timeout: u64,
     /// Serve HTTPS: the certificate (PEM: the server's first, then its
     /// chain). Read again when it changes (renewals need no restart).
-    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    #[arg(long, value_name = "FILE")]
     pub(super) tls_cert: Option<PathBuf>,
     /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 RSA or SEC1 EC).
-    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    #[arg(long, value_name = "FILE")]
     pub(super) tls_key: Option<PathBuf>,
     /// Seconds running calls get to finish at shutdown.
     #[arg(long, value_name = "SECONDS", default_value_t = 10)]
