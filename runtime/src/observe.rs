@@ -14,6 +14,9 @@ pub trait CallObserver: Send + Sync {
     /// A `host.progress` call by the guest. The runtime has already dropped
     /// reports that go backwards.
     fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>);
+    /// A `host.resource-updated` call: the guest says one of its resources
+    /// changed.
+    fn resource_updated(&self, _uri: &str) {}
 }
 
 /// An observer that ignores everything.

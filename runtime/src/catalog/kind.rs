@@ -8,6 +8,7 @@
 use wasmparser::{ComponentExternalKind, Parser, Payload};
 
 use super::CONTRACT;
+use crate::sandbox::is_contract;
 use crate::wasmcp;
 
 /// How the runtime serves a component.
@@ -48,7 +49,7 @@ pub fn detect(bytes: &[u8]) -> Result<Kind, String> {
 
 /// The kind of a component with these top-level exports.
 fn classify(exports: &[(String, ComponentExternalKind)]) -> Result<Kind, String> {
-    if exports.iter().any(|(name, _)| name == CONTRACT) {
+    if exports.iter().any(|(name, _)| is_contract(name)) {
         return Ok(Kind::Tool);
     }
     if let Some((other, _)) = exports
@@ -56,7 +57,7 @@ fn classify(exports: &[(String, ComponentExternalKind)]) -> Result<Kind, String>
         .find(|(name, _)| name.split('@').next() == Some(contract_name()))
     {
         return Err(format!(
-            "exports {other}, but this airlock serves {CONTRACT}; rebuild it with a matching SDK"
+            "exports {other}, but this airlock serves {CONTRACT} (and every 0.1.x before it); rebuild it with a matching SDK"
         ));
     }
     if exports
@@ -156,6 +157,29 @@ mod tests {
         let exports: Vec<(String, ComponentExternalKind)> =
             exports.iter().map(|(n, k)| (n.to_string(), *k)).collect();
         classify(&exports)
+    }
+
+    #[test]
+    fn every_0_1_x_of_the_contract_is_a_tool_component() {
+        use ComponentExternalKind::Instance;
+        for name in [
+            "airlock:tool/tools@0.1.0",
+            "airlock:tool/tools@0.1.1",
+            "airlock:tool/tools@0.1.12",
+        ] {
+            assert_eq!(kind_of(&[(name, Instance)]), Ok(Kind::Tool), "{name}");
+        }
+        for name in [
+            "airlock:tool/tools@0.2.0",
+            "airlock:tool/tools@0.1.",
+            "airlock:tool/tools@0.1.1-rc",
+        ] {
+            let err = kind_of(&[(name, Instance)]).expect_err(name);
+            assert!(
+                err.contains("rebuild it with a matching SDK"),
+                "{name}: {err}"
+            );
+        }
     }
 
     #[test]

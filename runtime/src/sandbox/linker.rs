@@ -49,6 +49,6 @@ fn host_interfaces(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     // Each TCP socket and name lookup holds a place among the call's
     // descriptors.
     sockets::add_to_linker(&mut linker, CallState::counted_sockets)?;
-    bindings::Toolbox::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
+    bindings::Server::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)?;
     Ok(linker)
 }

@@ -50,7 +50,7 @@ use std::time::Duration;
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
 
-pub use bindings::{CONTRACT, ToolPre};
+pub use bindings::{CONTRACT, Offers, ToolPre, is_contract};
 pub use cache::CompileCache;
 pub use call_state::CallState;
 pub use engine::{SandboxConfig, Tuning};
@@ -353,10 +353,7 @@ impl Sandbox {
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
     pub fn describe(&self, pre: &ToolPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
         let mut run = self.start_listing(pre.engine())?;
-        let result = pre
-            .toolbox()
-            .instantiate(&mut run.store)
-            .and_then(|toolbox| toolbox.airlock_tool_tools().call_describe(&mut run.store));
+        let result = pre.describe(&mut run.store);
         let tools = run.finish(result)?;
         Ok(tools.into_iter().map(DescribedTool::from).collect())
     }
