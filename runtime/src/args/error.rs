@@ -19,6 +19,9 @@ pub enum SchemaError {
     /// The schema nests deeper than the runtime is willing to walk.
     #[error("the schema is nested too deeply (more than {limit} levels)")]
     TooDeep { limit: usize },
+    /// An `x-mcp-header` annotation breaks a rule of revision 2026-07-28.
+    #[error("{0}")]
+    ParamHeader(String),
 }
 
 /// Why a client's arguments were refused. `Display` is the client-facing

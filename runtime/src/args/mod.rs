@@ -20,6 +20,7 @@
 
 mod coerce;
 mod error;
+mod headers;
 mod label;
 mod schema;
 #[cfg(test)]
@@ -34,6 +35,7 @@ use coerce::TypeSet;
 pub(crate) use error::render_value;
 pub use error::{ArgumentError, SchemaError};
 use error::{cut, kind_of, schema_message};
+pub use headers::{ParamHeader, check_param_headers, decode_header_value};
 use schema::{MAX_DEPTH, describe_location, dismantle, exceeds_depth, resolve};
 
 /// One parameter of a tool, as shown to people and clients.
@@ -81,6 +83,8 @@ pub struct ArgumentSchema {
     expected: Vec<String>,
     /// `additionalProperties` is present and not `false`.
     allow_extra: bool,
+    /// The parameters mirrored into `Mcp-Param-*` headers.
+    headers: Vec<ParamHeader>,
 }
 
 impl fmt::Debug for ArgumentSchema {
@@ -145,6 +149,7 @@ impl ArgumentSchema {
         let allow_extra = root
             .get("additionalProperties")
             .is_some_and(|extra| extra != &Value::Bool(false));
+        let headers = headers::param_headers(root).map_err(SchemaError::ParamHeader)?;
 
         Ok(ArgumentSchema {
             validator,
@@ -153,7 +158,13 @@ impl ArgumentSchema {
             required,
             expected,
             allow_extra,
+            headers,
         })
+    }
+
+    /// The parameters a client mirrors into `Mcp-Param-*` headers.
+    pub fn param_headers(&self) -> &[ParamHeader] {
+        &self.headers
     }
 
     /// The parameters in the schema's property order.

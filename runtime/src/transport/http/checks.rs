@@ -5,7 +5,6 @@
 
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::Incoming as IncomingBody;
@@ -16,6 +15,7 @@ use serde_json::Value;
 use super::body::{BoxBody, plain};
 use super::limits::{BODY_MIN_RATE, body_allowance};
 use super::shared::HttpConfig;
+pub use crate::args::decode_header_value;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::dispatch::name_field;
@@ -221,22 +221,6 @@ pub async fn read_body(
     }
 }
 
-/// Decodes a header value in the `=?base64?…?=` form; plain values as is.
-pub fn decode_header_value(value: &str) -> Option<String> {
-    match value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    {
-        Some(encoded) => {
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(encoded)
-                .ok()?;
-            String::from_utf8(bytes).ok()
-        }
-        None => Some(value.to_string()),
-    }
-}
-
 /// Checks the Streamable HTTP headers of a modern request against its body
 /// (`None` for a header absent or not visible ASCII): `MCP-Protocol-Version`,
 /// `Mcp-Method` and, where the method names something, `Mcp-Name`.
@@ -321,6 +305,7 @@ pub fn stateless_status(error: Option<i64>) -> StatusCode {
 mod tests {
     use super::*;
     use crate::protocol::mcp::request::read_meta;
+    use base64::Engine as _;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

@@ -26,6 +26,7 @@ use super::checks::{
     HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
 };
 use super::shared::{Entry, Shared, stream_slot};
+use crate::args::check_param_headers;
 use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
@@ -104,6 +105,7 @@ async fn post_checked(
     }
     let (session, meta) = if stateless {
         let meta = check_stateless(&headers, &incoming)?;
+        check_mirrored_params(shared, &headers, single, token.as_ref())?;
         let caller = Caller::of(token.as_ref(), Caller::Peer(peer));
         (shared.server.open_session(token, caller), meta)
     } else {
@@ -330,6 +332,49 @@ fn check_stateless(
     )
     .map_err(|error| bad(id, &error))?;
     Ok(Some(meta))
+}
+
+/// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-*` headers against its
+/// arguments, for the parameters its tool mirrors (`x-mcp-header`): 400
+/// with -32020 when one is missing or says something else. A tool that is
+/// not served, or not to this token, is left to the call, which answers it
+/// as unknown (the headers must not tell what the token cannot see).
+#[allow(clippy::result_large_err)]
+fn check_mirrored_params(
+    shared: &Shared,
+    headers: &HeaderMap,
+    request: Option<&jsonrpc::Request>,
+    token: Option<&Token>,
+) -> Result<(), Response<BoxBody>> {
+    let Some(request) = request.filter(|r| r.method == "tools/call") else {
+        return Ok(());
+    };
+    let params = request.params.as_ref();
+    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let catalog = shared.server.runtime.catalog();
+    let Some(tool) = catalog
+        .tool(name)
+        .filter(|_| token.is_none_or(|t| t.allows_tool(name)))
+    else {
+        return Ok(());
+    };
+    let mirrored = tool.args.param_headers();
+    if mirrored.is_empty() {
+        return Ok(());
+    }
+    let empty = Value::Object(Default::default());
+    let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    check_param_headers(mirrored, arguments, header).map_err(|message| {
+        let id = request.id.clone().unwrap_or_else(Id::null);
+        let error = ErrorObject::new(HEADER_MISMATCH, message);
+        json(
+            StatusCode::BAD_REQUEST,
+            &jsonrpc::error_response(&id, &error),
+        )
+    })
 }
 
 /// `initialize`: a new session, named in the `Mcp-Session-Id` header.
