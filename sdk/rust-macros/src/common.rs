@@ -1,6 +1,9 @@
-//! Helpers shared by `#[tool]` and `#[derive(ToolSchema)]`: doc comments,
-//! serde's renaming rules, string literals.
+//! Helpers shared by the attributes and `#[derive(ToolSchema)]`: doc
+//! comments, serde's renaming rules, string literals, repeated keys, icons.
 
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use std::collections::HashSet;
 use syn::{Attribute, Expr, ExprLit, Lit, LitStr, Meta, spanned::Spanned};
 
 /// The text of the doc comments (`///` lines), joined and trimmed, if any.
@@ -48,6 +51,130 @@ pub fn key_name(meta: &syn::meta::ParseNestedMeta) -> String {
     path.get_ident()
         .map(|i| i.to_string())
         .unwrap_or_else(|| quote::quote!(#path).to_string().replace(' ', ""))
+}
+
+/// Remembers which keys were given, to refuse a duplicate.
+pub struct Seen(pub HashSet<String>);
+
+impl Seen {
+    pub fn check(&mut self, meta: &syn::meta::ParseNestedMeta, what: &str) -> syn::Result<()> {
+        let key = key_name(meta);
+        if !self.0.insert(key.clone()) {
+            return Err(meta.error(format!("duplicate `{key}` in `{what}`")));
+        }
+        Ok(())
+    }
+}
+
+pub fn marker(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Span> {
+    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
+        let key = key_name(meta);
+        return Err(meta.error(format!(
+            "`{key}` is a marker: write it alone (present means true, absent means false)"
+        )));
+    }
+    Ok(meta.path.span())
+}
+
+/// True when `name` is 1 to 64 characters of `A-Z a-z 0-9 _ - .`.
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+pub fn parse_icon(meta: &syn::meta::ParseNestedMeta) -> syn::Result<TokenStream> {
+    let mut src: Option<LitStr> = None;
+    let mut mime_type = quote!(::std::option::Option::None);
+    let mut sizes: Vec<LitStr> = Vec::new();
+    let mut seen = Seen(HashSet::new());
+    meta.parse_nested_meta(|inner| {
+        seen.check(&inner, "icon(...)")?;
+        let key = key_name(&inner);
+        match key.as_str() {
+            "src" => {
+                let lit = string_value(&inner)?;
+                let v = lit.value();
+                if !(v.starts_with("https:") || v.starts_with("data:")) {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "an icon's `src` is a `https:` or `data:` URI",
+                    ));
+                }
+                src = Some(lit);
+            }
+            "mime_type" => {
+                let lit = string_value(&inner)?;
+                mime_type = quote!(::std::option::Option::Some(::std::string::String::from(#lit)));
+            }
+            "sizes" => {
+                let array: syn::ExprArray = inner.value()?.parse()?;
+                for elem in array.elems {
+                    match elem {
+                        Expr::Lit(ExprLit {
+                            lit: Lit::Str(s), ..
+                        }) => sizes.push(s),
+                        other => {
+                            return Err(syn::Error::new(
+                                other.span(),
+                                "`sizes` is a list of strings, e.g. [\"48x48\", \"any\"]",
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(inner.error(format!(
+                    "unknown key `{key}` in `icon(...)`; the keys are: src, mime_type, sizes"
+                )));
+            }
+        }
+        Ok(())
+    })?;
+    let src = src.ok_or_else(|| meta.error("an icon needs `src = \"https://…\"`"))?;
+    Ok(quote! {
+        ::airlock_sdk::Icon {
+            src: ::std::string::String::from(#src),
+            mime_type: #mime_type,
+            sizes: ::std::vec![#(::std::string::String::from(#sizes)),*],
+        }
+    })
+}
+
+/// Parses `= r#"{…}"#`: a string literal holding a JSON object (`_meta`).
+pub fn json_object(meta: &syn::meta::ParseNestedMeta) -> syn::Result<LitStr> {
+    let lit = string_value(meta)?;
+    match serde_json::from_str::<serde_json::Value>(&lit.value()) {
+        Ok(serde_json::Value::Object(_)) => Ok(lit),
+        Ok(_) => Err(syn::Error::new(
+            lit.span(),
+            "`meta` is a JSON object: r#\"{…}\"#",
+        )),
+        Err(e) => Err(syn::Error::new(
+            lit.span(),
+            format!("`meta` is not valid JSON: {e}"),
+        )),
+    }
+}
+
+/// The `_meta` expression (`Option<Value>`) of a declaration: the JSON
+/// object of `meta`, with an MCP App's `ui.resourceUri` merged in.
+pub fn meta_tokens(meta: Option<&LitStr>, ui: Option<&LitStr>) -> TokenStream {
+    match (meta, ui) {
+        (None, None) => quote!(::std::option::Option::None),
+        (meta, ui) => {
+            let meta = match meta {
+                Some(text) => quote!(::std::option::Option::Some(#text)),
+                None => quote!(::std::option::Option::None),
+            };
+            let ui = match ui {
+                Some(uri) => quote!(::std::option::Option::Some(#uri)),
+                None => quote!(::std::option::Option::None),
+            };
+            quote!(::std::option::Option::Some(::airlock_sdk::__private::meta(#meta, #ui)))
+        }
+    }
 }
 
 /// A serde `rename_all` rule.

@@ -1,7 +1,7 @@
 //! `#[tool]`: reads the tool's attributes and signature and generates the
 //! `airlock_sdk::Tool` implementation (description, schemas, dispatch).
 
-use crate::common::{doc_text, key_name, string_value};
+use crate::common::{Seen, doc_text, key_name, marker, parse_icon, string_value, valid_tool_name};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use std::collections::HashSet;
@@ -23,41 +23,12 @@ struct ToolAttrs {
     icons: Vec<TokenStream>,
     task_support: Option<syn::Ident>,
     output_schema: Option<LitStr>,
+    ui: Option<LitStr>,
+    meta: Option<LitStr>,
 }
 
-const TOOL_KEYS: &str = "name, title, description, read_only, destructive, idempotent, open_world, icon, task_support, output_schema";
+const TOOL_KEYS: &str = "name, title, description, read_only, destructive, idempotent, open_world, icon, task_support, output_schema, ui, meta";
 const ARG_KEYS: &str = "rename, description, default, example, schema_type";
-
-/// Remembers which keys were given, to refuse a duplicate.
-struct Seen(HashSet<String>);
-
-impl Seen {
-    fn check(&mut self, meta: &syn::meta::ParseNestedMeta, what: &str) -> syn::Result<()> {
-        let key = key_name(meta);
-        if !self.0.insert(key.clone()) {
-            return Err(meta.error(format!("duplicate `{key}` in `{what}`")));
-        }
-        Ok(())
-    }
-}
-
-fn marker(meta: &syn::meta::ParseNestedMeta) -> syn::Result<Span> {
-    if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-        let key = key_name(meta);
-        return Err(meta.error(format!(
-            "`{key}` is a marker: write it alone (present means true, absent means false)"
-        )));
-    }
-    Ok(meta.path.span())
-}
-
-/// True when `name` is 1 to 64 characters of `A-Z a-z 0-9 _ - .`.
-fn valid_tool_name(name: &str) -> bool {
-    (1..=64).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
-}
 
 fn parse_tool_attrs(attr: TokenStream) -> syn::Result<ToolAttrs> {
     let mut out = ToolAttrs::default();
@@ -131,6 +102,17 @@ fn parse_tool_attrs(attr: TokenStream) -> syn::Result<ToolAttrs> {
                 }
                 out.output_schema = Some(lit);
             }
+            "ui" => {
+                let lit = string_value(&meta)?;
+                if !lit.value().starts_with("ui://") {
+                    return Err(syn::Error::new(
+                        lit.span(),
+                        "`ui` names the tool's MCP App resource, a `ui://` URI served by a `#[resource]` of this component",
+                    ));
+                }
+                out.ui = Some(lit);
+            }
+            "meta" => out.meta = Some(crate::common::json_object(&meta)?),
             _ => {
                 return Err(meta.error(format!(
                     "unknown key `{key}` in `#[tool]`; the keys are: {TOOL_KEYS}"
@@ -147,64 +129,6 @@ fn parse_tool_attrs(attr: TokenStream) -> syn::Result<ToolAttrs> {
         ));
     }
     Ok(out)
-}
-
-fn parse_icon(meta: &syn::meta::ParseNestedMeta) -> syn::Result<TokenStream> {
-    let mut src: Option<LitStr> = None;
-    let mut mime_type = quote!(::std::option::Option::None);
-    let mut sizes: Vec<LitStr> = Vec::new();
-    let mut seen = Seen(HashSet::new());
-    meta.parse_nested_meta(|inner| {
-        seen.check(&inner, "icon(...)")?;
-        let key = key_name(&inner);
-        match key.as_str() {
-            "src" => {
-                let lit = string_value(&inner)?;
-                let v = lit.value();
-                if !(v.starts_with("https:") || v.starts_with("data:")) {
-                    return Err(syn::Error::new(
-                        lit.span(),
-                        "an icon's `src` is a `https:` or `data:` URI",
-                    ));
-                }
-                src = Some(lit);
-            }
-            "mime_type" => {
-                let lit = string_value(&inner)?;
-                mime_type = quote!(::std::option::Option::Some(::std::string::String::from(#lit)));
-            }
-            "sizes" => {
-                let array: syn::ExprArray = inner.value()?.parse()?;
-                for elem in array.elems {
-                    match elem {
-                        Expr::Lit(ExprLit {
-                            lit: Lit::Str(s), ..
-                        }) => sizes.push(s),
-                        other => {
-                            return Err(syn::Error::new(
-                                other.span(),
-                                "`sizes` is a list of strings, e.g. [\"48x48\", \"any\"]",
-                            ));
-                        }
-                    }
-                }
-            }
-            _ => {
-                return Err(inner.error(format!(
-                    "unknown key `{key}` in `icon(...)`; the keys are: src, mime_type, sizes"
-                )));
-            }
-        }
-        Ok(())
-    })?;
-    let src = src.ok_or_else(|| meta.error("an icon needs `src = \"https://…\"`"))?;
-    Ok(quote! {
-        ::airlock_sdk::Icon {
-            src: ::std::string::String::from(#src),
-            mime_type: #mime_type,
-            sizes: ::std::vec![#(::std::string::String::from(#sizes)),*],
-        }
-    })
 }
 
 /// A parameter's default or example value.
@@ -621,6 +545,8 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
         .clone()
         .unwrap_or_else(|| syn::Ident::new("Forbidden", Span::call_site()));
 
+    let meta = crate::common::meta_tokens(attrs.meta.as_ref(), attrs.ui.as_ref());
+
     Ok(quote! {
         #func
 
@@ -658,6 +584,10 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 #(#reads)*
                 let __airlock_result = #fn_name(#(#passes),*);
                 #finish
+            }
+
+            fn meta() -> ::std::option::Option<::airlock_sdk::__private::serde_json::Value> {
+                #meta
             }
         }
     })

@@ -3,7 +3,17 @@
 //! [`export_tools!`](crate::export_tools) macro that exports a [`Toolbox`].
 
 use crate::bindings::airlock::tool::types as wit;
-use crate::{Content, Error, Output, ResourceBody, TaskSupport, ToolInfo, Toolbox};
+use crate::{Content, Error, Icon, Output, ResourceBody, TaskSupport, ToolInfo, Toolbox};
+
+impl From<Icon> for wit::Icon {
+    fn from(icon: Icon) -> Self {
+        wit::Icon {
+            src: icon.src,
+            mime_type: icon.mime_type,
+            sizes: icon.sizes,
+        }
+    }
+}
 
 impl From<ToolInfo> for wit::Tool {
     fn from(info: ToolInfo) -> Self {
@@ -19,15 +29,7 @@ impl From<ToolInfo> for wit::Tool {
             input_schema: info.input_schema.to_string(),
             output_schema: info.output_schema.map(|s| s.to_string()),
             hints,
-            icons: info
-                .icons
-                .into_iter()
-                .map(|i| wit::Icon {
-                    src: i.src,
-                    mime_type: i.mime_type,
-                    sizes: i.sizes,
-                })
-                .collect(),
+            icons: info.icons.into_iter().map(Into::into).collect(),
             task_support: match info.task_support {
                 TaskSupport::Forbidden => wit::TaskSupport::Forbidden,
                 TaskSupport::Optional => wit::TaskSupport::Optional,
@@ -37,38 +39,46 @@ impl From<ToolInfo> for wit::Tool {
     }
 }
 
-impl From<Output> for wit::Output {
-    fn from(output: Output) -> Self {
+impl From<Content> for wit::Content {
+    fn from(content: Content) -> Self {
         let media = |m: crate::Media| wit::Media {
             data: m.data,
             mime_type: m.mime_type,
         };
+        match content {
+            Content::Text(t) => wit::Content::Text(t),
+            Content::Image(m) => wit::Content::Image(media(m)),
+            Content::Audio(m) => wit::Content::Audio(media(m)),
+            Content::Embedded(r) => wit::Content::Embedded(wit::EmbeddedResource {
+                uri: r.uri,
+                mime_type: r.mime_type,
+                body: r.body.into(),
+            }),
+            Content::Link(l) => wit::Content::Link(wit::ResourceLink {
+                uri: l.uri,
+                name: l.name,
+                title: l.title,
+                description: l.description,
+                mime_type: l.mime_type,
+                size: l.size,
+            }),
+        }
+    }
+}
+
+impl From<ResourceBody> for wit::ResourceBody {
+    fn from(body: ResourceBody) -> Self {
+        match body {
+            ResourceBody::Text(t) => wit::ResourceBody::Text(t),
+            ResourceBody::Blob(b) => wit::ResourceBody::Blob(b),
+        }
+    }
+}
+
+impl From<Output> for wit::Output {
+    fn from(output: Output) -> Self {
         wit::Output {
-            content: output
-                .content
-                .into_iter()
-                .map(|c| match c {
-                    Content::Text(t) => wit::Content::Text(t),
-                    Content::Image(m) => wit::Content::Image(media(m)),
-                    Content::Audio(m) => wit::Content::Audio(media(m)),
-                    Content::Embedded(r) => wit::Content::Embedded(wit::EmbeddedResource {
-                        uri: r.uri,
-                        mime_type: r.mime_type,
-                        body: match r.body {
-                            ResourceBody::Text(t) => wit::ResourceBody::Text(t),
-                            ResourceBody::Blob(b) => wit::ResourceBody::Blob(b),
-                        },
-                    }),
-                    Content::Link(l) => wit::Content::Link(wit::ResourceLink {
-                        uri: l.uri,
-                        name: l.name,
-                        title: l.title,
-                        description: l.description,
-                        mime_type: l.mime_type,
-                        size: l.size,
-                    }),
-                })
-                .collect(),
+            content: output.content.into_iter().map(Into::into).collect(),
             structured: output.structured.map(|s| s.to_string()),
         }
     }
@@ -97,25 +107,30 @@ impl Toolbox {
     }
 }
 
-/// Exports the given `#[tool]` functions as the component's tools.
+/// Exports the given `#[tool]`, `#[resource]`, `#[resource_template]`,
+/// `#[prompt]` and `#[complete]` functions: the component's tools, and its
+/// resources, prompts and completions (each list empty when it declares
+/// none).
 ///
 /// Write it once per component, at the crate root:
 ///
 /// ```ignore
-/// airlock_sdk::export_tools!(lookup_price, restock);
+/// airlock_sdk::export_tools!(lookup_price, restock, price_list, summarize);
 /// ```
 ///
 /// It defines `pub static TOOLS: airlock_sdk::Toolbox` (so native tests can
-/// call `TOOLS.describe()` and `TOOLS.call(name, json)`), a type
-/// `AirlockComponent` that implements the contract's `tools` interface, and,
-/// when compiling for WebAssembly, the component's exports.
+/// call `TOOLS.describe()`, `TOOLS.call(name, json)`, `TOOLS.read(uri)`,
+/// `TOOLS.get_prompt(name, args)` …), a type `AirlockComponent` that
+/// implements the contract's `tools`, `resources`, `prompts` and
+/// `completions` interfaces (world `server`), and, when compiling for
+/// WebAssembly, the component's exports.
 #[macro_export]
 macro_rules! export_tools {
-    ($($tool:path),+ $(,)?) => {
-        /// The tools this component exports.
-        pub static TOOLS: $crate::Toolbox = $crate::toolbox![$($tool),+];
+    ($($item:path),+ $(,)?) => {
+        /// What this component exports.
+        pub static TOOLS: $crate::Toolbox = $crate::toolbox![$($item),+];
 
-        /// Implements the contract's `tools` interface with [`TOOLS`].
+        /// Implements the contract's interfaces with [`TOOLS`].
         pub struct AirlockComponent;
 
         impl $crate::bindings::exports::airlock::tool::tools::Guest for AirlockComponent {
@@ -134,7 +149,52 @@ macro_rules! export_tools {
             }
         }
 
+        impl $crate::bindings::exports::airlock::tool::resources::Guest for AirlockComponent {
+            fn describe() -> $crate::bindings::exports::airlock::tool::resources::Catalog {
+                TOOLS.catalog_wit()
+            }
+
+            fn read(
+                uri: ::std::string::String,
+            ) -> ::std::result::Result<
+                ::std::vec::Vec<$crate::bindings::exports::airlock::tool::resources::Contents>,
+                $crate::bindings::exports::airlock::tool::resources::ReadError,
+            > {
+                TOOLS.read_wit(&uri)
+            }
+        }
+
+        impl $crate::bindings::exports::airlock::tool::prompts::Guest for AirlockComponent {
+            fn describe() -> ::std::vec::Vec<$crate::bindings::exports::airlock::tool::prompts::Prompt> {
+                TOOLS.prompts_wit()
+            }
+
+            fn get(
+                name: ::std::string::String,
+                arguments: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                $crate::bindings::exports::airlock::tool::prompts::PromptMessages,
+                $crate::bindings::airlock::tool::types::Error,
+            > {
+                TOOLS.get_prompt_wit(&name, arguments)
+            }
+        }
+
+        impl $crate::bindings::exports::airlock::tool::completions::Guest for AirlockComponent {
+            fn complete(
+                reference: $crate::bindings::exports::airlock::tool::completions::Reference,
+                argument: ::std::string::String,
+                value: ::std::string::String,
+                context: ::std::vec::Vec<(::std::string::String, ::std::string::String)>,
+            ) -> ::std::result::Result<
+                $crate::bindings::exports::airlock::tool::completions::Completion,
+                $crate::bindings::airlock::tool::types::Error,
+            > {
+                TOOLS.complete_wit(reference, &argument, &value, &context)
+            }
+        }
+
         #[cfg(target_family = "wasm")]
-        $crate::bindings::__export_toolbox!(AirlockComponent with_types_in $crate::bindings);
+        $crate::bindings::__export_server!(AirlockComponent with_types_in $crate::bindings);
     };
 }

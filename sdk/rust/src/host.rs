@@ -1,5 +1,5 @@
-//! The services the runtime offers a tool during a call: log, progress and
-//! cancellation.
+//! The services the runtime offers a tool during a call: log, progress,
+//! cancellation and resource updates.
 //!
 //! Inside a component these call the runtime through the `host` interface of
 //! the contract. On any other target (for example native unit tests of tool
@@ -64,6 +64,13 @@ pub fn cancelled() -> bool {
     imp::cancelled()
 }
 
+/// Tells the runtime that the resource `uri` of this component changed, so
+/// that clients subscribed to it are notified (`notifications/resources/updated`).
+/// Callable during any call, read or prompt; natively it does nothing.
+pub fn resource_updated(uri: &str) {
+    imp::resource_updated(uri);
+}
+
 #[cfg(target_family = "wasm")]
 mod imp {
     use super::Level;
@@ -90,6 +97,10 @@ mod imp {
     pub fn cancelled() -> bool {
         wit::cancelled()
     }
+
+    pub fn resource_updated(uri: &str) {
+        wit::resource_updated(uri);
+    }
 }
 
 #[cfg(not(target_family = "wasm"))]
@@ -105,6 +116,8 @@ mod imp {
     pub fn cancelled() -> bool {
         false
     }
+
+    pub fn resource_updated(_uri: &str) {}
 }
 
 /// Logs a formatted message at [`Level::Debug`]: `debug!("read {n} rows")`.

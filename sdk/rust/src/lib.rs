@@ -319,14 +319,19 @@
 
 extern crate self as airlock_sdk;
 
+mod completion;
 mod error;
 mod export;
+mod export_offers;
 mod host;
 pub mod http;
 mod output;
+mod prompt;
+mod resource;
 pub mod schema;
 mod timestamp;
 mod tool;
+mod toolbox;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -337,19 +342,28 @@ pub mod __private;
 pub mod bindings {
     wit_bindgen::generate!({
         path: "../../wit",
-        world: "toolbox",
+        world: "server",
         pub_export_macro: true,
-        export_macro_name: "__export_toolbox",
+        export_macro_name: "__export_server",
         default_bindings_module: "airlock_sdk::bindings",
     });
 }
 
-pub use airlock_sdk_macros::{ToolSchema, tool};
+pub use airlock_sdk_macros::{ToolSchema, complete, prompt, resource, resource_template, tool};
+pub use completion::{Complete, Completion, CompletionContext, CompletionRef, IntoCompletion};
 pub use error::Error;
-pub use host::{Level, cancelled, log, progress};
+pub use host::{Level, cancelled, log, progress, resource_updated};
 pub use output::{Content, EmbeddedResource, Media, Output, ResourceBody, ResourceLink};
+pub use prompt::{IntoMessages, Message, Prompt, PromptArgument, PromptInfo, PromptMessages, Role};
+pub use resource::{
+    Annotations, Contents, IntoContents, ReadError, Resource, ResourceInfo, ResourceTemplate,
+    TemplateInfo,
+};
 pub use schema::ToolSchema;
 pub use serde;
 pub use serde_json;
 pub use timestamp::{Timestamp, TimestampError};
-pub use tool::{Hints, Icon, TaskSupport, Tool, ToolEntry, ToolInfo, Toolbox};
+pub use tool::{Hints, Icon, TaskSupport, Tool, ToolEntry, ToolInfo};
+pub use toolbox::{
+    CompletionEntry, Entry, Export, PromptEntry, ResourceEntry, TemplateEntry, Toolbox,
+};

@@ -75,6 +75,32 @@ pub struct EmbeddedResource {
     pub body: ResourceBody,
 }
 
+impl EmbeddedResource {
+    /// An embedded text resource.
+    pub fn text(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: None,
+            body: ResourceBody::Text(text.into()),
+        }
+    }
+
+    /// An embedded binary resource.
+    pub fn blob(uri: impl Into<String>, bytes: Vec<u8>) -> Self {
+        EmbeddedResource {
+            uri: uri.into(),
+            mime_type: None,
+            body: ResourceBody::Blob(bytes),
+        }
+    }
+
+    /// Sets the MIME type.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
+}
+
 /// A pointer to a resource the client may fetch itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceLink {

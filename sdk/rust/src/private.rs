@@ -318,3 +318,66 @@ pub fn checked_example<T: DeserializeOwned>(name: &str, example: Value) -> Value
     }
     example
 }
+
+/// A declaration's `_meta`: the JSON object `meta` (checked at compile time)
+/// with `{"ui": {"resourceUri": ui}}` merged in.
+pub fn meta(meta: Option<&str>, ui: Option<&str>) -> Value {
+    let mut value = meta
+        .and_then(|m| serde_json::from_str(m).ok())
+        .unwrap_or_else(|| json!({}));
+    if let (Some(uri), Value::Object(map)) = (ui, &mut value) {
+        let entry = map.entry("ui").or_insert_with(|| json!({}));
+        if let Value::Object(ui_map) = entry {
+            ui_map.insert("resourceUri".into(), uri.into());
+        }
+    }
+    value
+}
+
+/// Reads template variable `name` and converts it (`FromStr`); a value that
+/// does not convert names no resource of the template.
+pub fn template_var<T: std::str::FromStr>(
+    variables: &[(String, String)],
+    name: &str,
+) -> Result<T, crate::ReadError>
+where
+    T::Err: Display,
+{
+    let value = variables
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+        .ok_or_else(|| crate::ReadError::NotFound(format!("no value for {{{name}}}")))?;
+    value
+        .parse()
+        .map_err(|e| crate::ReadError::NotFound(format!("{{{name}}} = {value:?}: {e}")))
+}
+
+/// Reads prompt argument `name` (required) and converts it (`FromStr`).
+pub fn prompt_arg<T: std::str::FromStr>(
+    arguments: &[(String, String)],
+    name: &str,
+) -> Result<T, Error>
+where
+    T::Err: Display,
+{
+    prompt_arg_opt(arguments, name)?
+        .ok_or_else(|| Error::InvalidArguments(format!("missing required argument {name:?}")))
+}
+
+/// Reads prompt argument `name` (optional) and converts it (`FromStr`).
+pub fn prompt_arg_opt<T: std::str::FromStr>(
+    arguments: &[(String, String)],
+    name: &str,
+) -> Result<Option<T>, Error>
+where
+    T::Err: Display,
+{
+    match arguments.iter().find(|(n, _)| n == name) {
+        None => Ok(None),
+        Some((_, value)) => value
+            .parse()
+            .map(Some)
+            .map_err(|e| Error::InvalidArguments(format!("argument {name:?}: {e}"))),
+    }
+}

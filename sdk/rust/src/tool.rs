@@ -1,5 +1,5 @@
-//! A tool's description ([`ToolInfo`]) and the [`Toolbox`] that lists and
-//! dispatches the tools of one component.
+//! A tool's description ([`ToolInfo`]), the [`Tool`] trait `#[tool]`
+//! implements, and its entry in a [`Toolbox`](crate::Toolbox).
 
 use crate::{Error, Output};
 use serde_json::{Map, Value};
@@ -75,6 +75,12 @@ pub trait Tool {
 
     /// Runs the tool with a JSON object of arguments.
     fn call(arguments: &Map<String, Value>) -> Result<Output, Error>;
+
+    /// `_meta` the tool adds to its description (a JSON object), e.g. its
+    /// MCP App's `{"ui": {"resourceUri": "ui://…"}}`; none by default.
+    fn meta() -> Option<Value> {
+        None
+    }
 }
 
 /// One entry of a [`Toolbox`]: the functions `#[tool]` generated for a tool.
@@ -86,6 +92,8 @@ pub struct ToolEntry {
     pub info: fn() -> ToolInfo,
     /// Runs it.
     pub call: fn(&Map<String, Value>) -> Result<Output, Error>,
+    /// Its `_meta`.
+    pub meta: fn() -> Option<Value>,
 }
 
 impl ToolEntry {
@@ -95,74 +103,7 @@ impl ToolEntry {
             name: T::NAME,
             info: T::info,
             call: T::call,
+            meta: T::meta,
         }
     }
-}
-
-/// The tools of one component: lists them and runs one by name.
-///
-/// [`export_tools!`](crate::export_tools) builds one and exports it;
-/// [`toolbox!`](crate::toolbox) builds one without exporting anything, which
-/// is handy in native tests.
-///
-/// ```
-/// use airlock_sdk::tool;
-/// /// Adds two numbers.
-/// #[tool(read_only)]
-/// fn add(a: i64, b: i64) -> i64 { a + b }
-///
-/// # fn main() {
-/// let tools = airlock_sdk::toolbox![add];
-/// assert_eq!(tools.describe()[0].name, "add");
-/// let out = tools.call("add", r#"{"a": 2, "b": 3}"#).unwrap();
-/// assert_eq!(out.structured, Some(serde_json::json!({"result": 5})));
-/// # }
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Toolbox {
-    tools: &'static [ToolEntry],
-}
-
-impl Toolbox {
-    /// A toolbox of the given tools.
-    pub const fn new(tools: &'static [ToolEntry]) -> Self {
-        Toolbox { tools }
-    }
-
-    /// The description of every tool, in order.
-    pub fn describe(&self) -> Vec<ToolInfo> {
-        self.tools.iter().map(|t| (t.info)()).collect()
-    }
-
-    /// Runs the tool `name` with `arguments`, a JSON object as text.
-    pub fn call(&self, name: &str, arguments: &str) -> Result<Output, Error> {
-        let tool =
-            self.tools.iter().find(|t| t.name == name).ok_or_else(|| {
-                Error::Failed(format!("this component has no tool named {name:?}"))
-            })?;
-        let arguments = match serde_json::from_str::<Value>(arguments) {
-            Ok(Value::Object(map)) => map,
-            Ok(Value::Null) => Map::new(),
-            Ok(_) => {
-                return Err(Error::InvalidArguments(
-                    "the arguments must be a JSON object".into(),
-                ));
-            }
-            Err(e) => {
-                return Err(Error::InvalidArguments(format!(
-                    "the arguments are not valid JSON: {e}"
-                )));
-            }
-        };
-        (tool.call)(&arguments)
-    }
-}
-
-/// Builds a [`Toolbox`] of the given `#[tool]` functions, without exporting
-/// it: `let tools = toolbox![lookup_price, restock];`.
-#[macro_export]
-macro_rules! toolbox {
-    ($($tool:path),+ $(,)?) => {
-        $crate::Toolbox::new(const { &[$($crate::ToolEntry::of::<$tool>()),+] })
-    };
 }
