@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+pub mod offers;
+
 use airlock_sdk::serde_json::{Map, Value, json};
 use airlock_sdk::{
     EmbeddedResource, Error, Hints, Level, Output, ResourceBody, TaskSupport, Tool, ToolInfo, tool,
@@ -216,6 +218,17 @@ airlock_sdk::export_tools!(
     test_error_handling,
     test_long_task,
     json_schema_2020_12_tool,
+    offers::test_update_watched_resource,
+    offers::static_text,
+    offers::static_binary,
+    offers::watched_resource,
+    offers::template_data,
+    offers::test_simple_prompt,
+    offers::test_prompt_with_arguments,
+    offers::test_prompt_with_embedded_resource,
+    offers::test_prompt_with_image,
+    offers::complete_arg1,
+    offers::complete_template_id,
 );
 
 #[cfg(test)]
@@ -232,7 +245,7 @@ mod tests {
     #[test]
     fn every_tool_is_listed_with_a_description() {
         let tools = TOOLS.describe();
-        assert_eq!(tools.len(), 11);
+        assert_eq!(tools.len(), 12);
         assert!(tools.iter().all(|t| !t.description.is_empty()));
         let schema = &tools[10].input_schema;
         assert_eq!(schema, &json_schema_2020_12_tool::input_schema());
