@@ -2,9 +2,11 @@
 //!
 //! A tool author writes ordinary functions, marks them with [`#[tool]`](tool)
 //! and lists them in [`export_tools!`]; the SDK generates the airlock
-//! contract (`wit/tool.wit`, world `toolbox`): `describe` (names, JSON
+//! contract (`wit/tool.wit`, world `server`): `describe` (names, JSON
 //! Schemas, hints) and `call` (decode the arguments, run the function,
-//! encode the result). Build with `cargo build --release --target
+//! encode the result), and the component's resources, prompts and
+//! completions ([`#[resource]`](resource), [`#[resource_template]`](resource_template),
+//! [`#[prompt]`](prompt), [`#[complete]`](complete)), empty when it declares none. Build with `cargo build --release --target
 //! wasm32-wasip2` and the crate's `cdylib` is a tool component.
 //!
 //! ```
@@ -270,6 +272,203 @@
 //! let tools = airlock_sdk::toolbox![chart, ping];
 //! assert_eq!(tools.call("chart", "{}").unwrap().content.len(), 2);
 //! assert_eq!(tools.call("ping", "{}").unwrap().structured, Some(json!({"result": true})));
+//! # }
+//! ```
+//!
+//! ## Resources
+//!
+//! A resource is something a client reads into context (a document, a
+//! record, the HTML of a tool's UI). A read is a function: `#[resource]`
+//! on a function without parameters that returns text (`String`, `&'static
+//! str`), bytes (`Vec<u8>`, `&'static [u8]`: a blob), [`Contents`] (or a
+//! `Vec` of them, for full control), or a `Result` of one whose error
+//! converts into [`ReadError`] (`String`, [`Error`], `std::io::Error` — a
+//! missing file is "not found"). It runs in a fresh instance per read,
+//! read-only, like a read-only tool.
+//!
+//! | key | meaning |
+//! | --- | --- |
+//! | `uri = "…"` | the URI (required), unique across everything served |
+//! | `name = "…"` | a name (default: the function's name) |
+//! | `title`, `description` | a label; what it is (default: the doc comment) |
+//! | `mime_type = "…"` | the MIME type of the contents (default `text/plain` for text, `application/octet-stream` for bytes) |
+//! | `size = 1234` | the size in bytes, when known |
+//! | `audience = ["user"]`, `priority = 0.5`, `last_modified = "…"` | annotations |
+//! | `icon(...)` | as for tools |
+//! | `meta = r#"{…}"#` | extra `_meta` (a JSON object), e.g. an MCP App's `{"ui": {"csp": {…}}}` |
+//!
+//! ```
+//! use airlock_sdk::{resource, ReadError, ResourceBody};
+//!
+//! /// Today's price list.
+//! #[resource(uri = "file:///prices.csv", mime_type = "text/csv")]
+//! fn price_list() -> String {
+//!     "sku,price\nSKU-1001,12.5\n".into()
+//! }
+//!
+//! /// The company logo.
+//! #[resource(uri = "file:///logo.png", mime_type = "image/png")]
+//! fn logo() -> Result<Vec<u8>, ReadError> {
+//!     Ok(vec![0x89, b'P', b'N', b'G'])
+//! }
+//!
+//! airlock_sdk::export_tools!(price_list, logo);
+//!
+//! # fn main() {
+//! assert_eq!(TOOLS.resources()[0].description.as_deref(), Some("Today's price list."));
+//! let contents = TOOLS.read("file:///prices.csv").unwrap();
+//! assert_eq!(contents[0].mime_type.as_deref(), Some("text/csv"));
+//! assert_eq!(contents[0].body, ResourceBody::Text("sku,price\nSKU-1001,12.5\n".into()));
+//! assert!(matches!(TOOLS.read("file:///logo.png").unwrap()[0].body, ResourceBody::Blob(_)));
+//! # }
+//! ```
+//!
+//! A component tells subscribed clients that a resource changed with
+//! [`resource_updated`]`(uri)`, from any call, read or prompt.
+//!
+//! ## Resource templates
+//!
+//! `#[resource_template(uri_template = "…{name}…")]` serves every URI that
+//! matches an RFC 6570 level-1 template: the variables are the function's
+//! parameters, by name (`&str`, `String`, or any `FromStr` type; a value
+//! that does not parse is "not found", as is a value with a `/`). Keys as
+//! for `#[resource]`, with `uri_template` instead of `uri` and without
+//! `size` and `meta`.
+//!
+//! ```
+//! use airlock_sdk::{resource_template, ReadError, ResourceBody};
+//!
+//! /// One note, as Markdown.
+//! #[resource_template(uri_template = "file:///notes/{name}", mime_type = "text/markdown")]
+//! fn note(name: &str) -> Result<String, ReadError> {
+//!     match name {
+//!         "todo" => Ok("- ship it".into()),
+//!         _ => Err(ReadError::NotFound(format!("no note {name:?}"))),
+//!     }
+//! }
+//!
+//! airlock_sdk::export_tools!(note);
+//!
+//! # fn main() {
+//! assert_eq!(TOOLS.templates()[0].uri_template, "file:///notes/{name}");
+//! let contents = TOOLS.read("file:///notes/todo").unwrap();
+//! assert_eq!(contents[0].uri, "file:///notes/todo");
+//! assert_eq!(contents[0].body, ResourceBody::Text("- ship it".into()));
+//! assert!(matches!(TOOLS.read("file:///notes/x"), Err(ReadError::NotFound(_))));
+//! # }
+//! ```
+//!
+//! ## Prompts
+//!
+//! A prompt is a template a user picks; it is a function returning
+//! messages. Its parameters are the prompt's arguments (strings on the
+//! wire: `String`, `&str` or any `FromStr` type; `Option<T>` is not
+//! required), described with `#[arg(description = "…", title = "…", rename
+//! = "…")]`; the doc comment describes the prompt. It returns
+//! `Vec<`[`Message`]`>`, one `Message`, a `String` (one user message),
+//! [`PromptMessages`] (with a description), or a `Result` of one (the error
+//! reaches the client like a tool's). A message holds text, an image, audio,
+//! an embedded resource or a link: `Message::user("…")`,
+//! `Message::user(Content::image(png, "image/png"))`,
+//! `Message::assistant(EmbeddedResource::text(uri, text))`. Keys: `name`,
+//! `title`, `description`, `icon(...)`.
+//!
+//! ```
+//! use airlock_sdk::{prompt, Content, Message};
+//!
+//! /// Asks for a review of a piece of code.
+//! #[prompt(title = "Code review")]
+//! fn review(
+//!     #[arg(description = "The code to review")] code: String,
+//!     #[arg(description = "Its language")] language: Option<String>,
+//! ) -> Vec<Message> {
+//!     let language = language.unwrap_or_else(|| "this".into());
+//!     vec![Message::user(format!("Please review {language} code:\n{code}"))]
+//! }
+//!
+//! airlock_sdk::export_tools!(review);
+//!
+//! # fn main() {
+//! let info = &TOOLS.prompts()[0];
+//! assert_eq!((info.arguments[0].required, info.arguments[1].required), (true, false));
+//! let got = TOOLS.get_prompt("review", [("code", "fn f() {}"), ("language", "Rust")]).unwrap();
+//! assert_eq!(got.messages[0].content, Content::Text("Please review Rust code:\nfn f() {}".into()));
+//! # }
+//! ```
+//!
+//! ## Completions
+//!
+//! `#[complete(prompt = …, argument = "…")]` (or `resource_template = …`)
+//! on a function that takes the text typed so far (`value: &str`) and
+//! optionally the arguments already given ([`CompletionContext`]), and
+//! returns the values that fit (`Vec<String>`, `Vec<&str>`, a
+//! [`Completion`] with a total, or a `Result`); more than 100 are cut there.
+//! Name the prompt or template by its function (checked by the compiler) or
+//! by a string. Nothing completes an argument without one: the answer is
+//! empty.
+//!
+//! ```
+//! use airlock_sdk::{complete, prompt, CompletionContext, CompletionRef};
+//!
+//! /// Greets someone.
+//! #[prompt]
+//! fn greet(name: String, city: Option<String>) -> String {
+//!     format!("Say hello to {name} from {}", city.unwrap_or_default())
+//! }
+//!
+//! #[complete(prompt = greet, argument = "city")]
+//! fn cities(value: &str, context: CompletionContext) -> Vec<String> {
+//!     let suffix = if context.get("name") == Some("Ada") { " (home)" } else { "" };
+//!     ["Paris", "Passau", "Berlin"]
+//!         .iter()
+//!         .filter(|c| c.to_lowercase().starts_with(&value.to_lowercase()))
+//!         .map(|c| format!("{c}{suffix}"))
+//!         .collect()
+//! }
+//!
+//! airlock_sdk::export_tools!(greet, cities);
+//!
+//! # fn main() {
+//! let got = TOOLS.complete(CompletionRef::Prompt("greet"), "city", "pa", &[]).unwrap();
+//! assert_eq!(got.values, ["Paris", "Passau"]);
+//! # }
+//! ```
+//!
+//! ## Tool UIs (MCP Apps)
+//!
+//! `#[tool(ui = "ui://…")]` links a tool to the HTML resource that shows
+//! its results (the tool's `_meta.ui.resourceUri`); the resource is a
+//! `#[resource]` of the same component with the MIME type
+//! `text/html;profile=mcp-app`, whose `meta` carries the extension's CSP and
+//! permissions. airlock refuses a component whose tool names a UI it does
+//! not serve. `#[tool(meta = r#"{…}"#)]` adds any other `_meta` (merged with
+//! `ui`), e.g. `{"ui": {"visibility": ["app"]}}` for a tool only the UI calls.
+//!
+//! ```
+//! use airlock_sdk::{resource, tool};
+//! use serde_json::json;
+//!
+//! /// The stock chart.
+//! #[resource(
+//!     uri = "ui://stock/chart",
+//!     mime_type = "text/html;profile=mcp-app",
+//!     meta = r#"{"ui": {"csp": {"connectDomains": []}, "prefersBorder": true}}"#
+//! )]
+//! fn chart() -> &'static str {
+//!     "<!doctype html><title>Stock</title>"
+//! }
+//!
+//! /// Shows the stock levels as a chart.
+//! #[tool(read_only, ui = "ui://stock/chart")]
+//! fn stock_levels() -> Vec<u32> { vec![3, 5] }
+//!
+//! airlock_sdk::export_tools!(stock_levels, chart);
+//!
+//! # fn main() {
+//! assert_eq!(
+//!     TOOLS.tool_meta(),
+//!     [("stock_levels".to_string(), json!({"ui": {"resourceUri": "ui://stock/chart"}}))]
+//! );
 //! # }
 //! ```
 //!
