@@ -18,7 +18,7 @@ pub const MAX_VALUES: usize = 100;
 /// Values for the argument being completed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Completion {
-    /// At most [`MAX_VALUES`] values, best first.
+    /// At most 100 values, best first.
     pub values: Vec<String>,
     /// How many values exist in all, when known.
     pub total: Option<u32>,
@@ -27,7 +27,7 @@ pub struct Completion {
 }
 
 impl Completion {
-    /// The values; more than [`MAX_VALUES`] are cut there, with `total`
+    /// The values; more than 100 are cut there, with `total`
     /// and `has_more` saying so.
     pub fn new<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Self {
         let mut values: Vec<String> = values.into_iter().map(Into::into).collect();

@@ -83,7 +83,7 @@ pub trait Tool {
     }
 }
 
-/// One entry of a [`Toolbox`]: the functions `#[tool]` generated for a tool.
+/// One entry of a [`Toolbox`](crate::Toolbox): the functions `#[tool]` generated for a tool.
 #[derive(Debug, Clone, Copy)]
 pub struct ToolEntry {
     /// The tool's protocol name.
