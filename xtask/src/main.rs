@@ -6,7 +6,7 @@
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line; includes the clients no one here wrote
 //!   (MCP conformance suite, Python SDK, Inspector CLI, the OpenRPC
-//!   tools: `tests/clients/`;
+//!   tools, an MCP Apps host in chromium: `tests/clients/`;
 //!   Debian's docker-registry and the ORAS Python SDK: `tests/registry/`)
 //! - `cargo xtask bench`  — the benchmark suite; writes `BENCHMARKS.md`
 //! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
@@ -17,11 +17,12 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 
+mod apps;
 mod clients;
 mod openrpc;
 mod toolchains;
 
-use clients::{client_tests, test_clients, test_openrpc};
+use clients::{client_tests, test_apps, test_clients, test_openrpc};
 use toolchains::{build_examples, ensure_apt, ensure_venv, language_tests};
 
 const TARGET: &str = "wasm32-wasip2";
@@ -42,6 +43,7 @@ fn main() -> Result<()> {
         Some("test") => test(&root),
         Some("test-clients") => test_clients(&root),
         Some("test-openrpc") => test_openrpc(&root),
+        Some("test-apps") => test_apps(&root),
         Some("build-examples") => build_examples(&root),
         Some("bench") => bench(&root, &args[1..]),
         Some("fuzz") => fuzz(&root, &args[1..]),
@@ -57,6 +59,8 @@ fn main() -> Result<()> {
                  against target/debug/airlock and target/components\n  \
                  test-openrpc  only the OpenRPC tools (schema-utils-js, test-coverage,\n          \
                  generator) against target/debug/airlock\n  \
+                 test-apps  only the MCP Apps test: a host page with ext-apps' AppBridge in\n          \
+                 headless chromium (screenshots in target/mcp-apps/)\n  \
                  build-examples  install the pinned Python/JS toolchains under target/ and\n          \
                  build examples/python/* and examples/js/* into target/examples/ (and the\n          \
                  plain Python/JS test components into target/test-components/)\n  \
