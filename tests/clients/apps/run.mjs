@@ -264,9 +264,22 @@ async function main() {
   check(`clicking "Restock +${UNITS}" for ${CLICKED} shows the tool's result`, statusText === `Restocked ${CLICKED}: +${UNITS}, now ${after}.`, statusText);
   const cell = await view.locator(`#levels tr[data-sku="${CLICKED}"] td.stock`).textContent();
   check("the table shows the new level", cell === String(after), cell);
+  // For a person to look at: the view after the click, with the host's log.
+  const shot = path.join(outDir, "stock-chart.png");
+  await page.screenshot({ path: shot, fullPage: true });
+  check("screenshot saved", fs.statSync(shot).size > 0, shot);
+
+  await view.locator("#refresh").click();
+  await status.filter({ hasText: /^Refreshed at / }).or(view.locator("#status.error")).waitFor({ timeout: 30_000 });
+  const refreshed = await view.locator(`#levels tr[data-sku="${CLICKED}"] td.stock`).textContent();
+  check('clicking "Refresh" reads the levels again through the host', refreshed === String(after), `${await status.textContent()} ${CLICKED}: ${refreshed}`);
 
   const hostSaw = (await page.evaluate(() => window.hostEvents)).filter((e) => e.kind === "app tools/call");
-  check("the view's tools/call went through the host's AppBridge", hostSaw.length === 1 && hostSaw[0].name === "add_stock" && hostSaw[0].arguments?.sku === CLICKED, JSON.stringify(hostSaw));
+  check(
+    "the view's tools/call went through the host's AppBridge",
+    JSON.stringify(hostSaw.map((e) => [e.name, e.arguments])) === JSON.stringify([["add_stock", { sku: CLICKED, units: UNITS }], ["stock_levels", {}]]),
+    JSON.stringify(hostSaw),
+  );
   const stock = JSON.parse(fs.readFileSync(path.join(airlock.data, "stock.json"), "utf8"));
   check("airlock's add_stock wrote the stock file", stock[CLICKED] === after, JSON.stringify(stock));
   const audit = fs.existsSync(airlock.audit)
@@ -278,11 +291,9 @@ async function main() {
     calls.length === 1 && calls[0].outcome === "ok" && calls[0].caller_kind === "session",
     JSON.stringify(calls.map(({ tool, outcome, caller, caller_kind }) => ({ tool, outcome, caller, caller_kind }))),
   );
-  check("the audit log has the model's stock_levels call too", audit.some((e) => e.tool === "stock_levels" && e.outcome === "ok"));
+  const reads = audit.filter((e) => e.tool === "stock_levels" && e.outcome === "ok").length;
+  check("the audit log has both stock_levels calls (the host's, then the view's Refresh)", reads === 2, `${reads} entries`);
 
-  const shot = path.join(outDir, "stock-chart.png");
-  await page.screenshot({ path: shot, fullPage: true });
-  check("screenshot saved", fs.statSync(shot).size > 0, shot);
   console.log(`mcp apps: took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (results.some((r) => !r.ok)) console.log(consoleLines.join("\n"));
 }
