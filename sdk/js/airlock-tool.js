@@ -1,7 +1,8 @@
 // airlock-tool.js — write airlock tools in JavaScript.
 //
-// Declare each tool with its parameters, hints and handler, and export them
-// as the `tools` interface of the `airlock:tool@0.1.0` world `toolbox`:
+// Declare each tool with its parameters, hints and handler — and the
+// component's resources, prompts and completions — and export them as the
+// interfaces of the `airlock:tool@0.1.1` world `server`:
 //
 //     import { tool, toolbox, t } from "./airlock-tool.js";
 //
@@ -14,22 +15,28 @@
 //       handler: ({ a, b }) => a + b,
 //     });
 //
-//     export const tools = toolbox(add);
+//     const prices = resource({
+//       uri: "file:///prices.csv", mimeType: "text/csv",
+//       description: "Today's price list.", read: () => "sku,price\n",
+//     });
 //
+//     export const { tools, resources, prompts, completions } = server(add, prices);
+//
+// (`export const tools = toolbox(add)` still builds in the world `toolbox`.)
 // Build with jco (see docs/authoring.md):
-//     jco componentize app.js --wit wit --world-name toolbox \
+//     jco componentize app.js --wit wit --world-name server \
 //       --backend qjs --backend-qjs-disable-async -o app.wasm
 // A tool that calls the web's `fetch` (handlers may then be `async`) is
 // built with StarlingMonkey, jco's default backend, with its `http`
 // feature on:
-//     jco componentize app.js --wit wit --world-name toolbox -d fetch-event --bundle -o app.wasm
+//     jco componentize app.js --wit wit --world-name server -d fetch-event --bundle -o app.wasm
 //
 // The runtime checks, coerces and completes the arguments against the
 // schema before the handler runs, so the handler receives exactly the
 // declared types. A handler's `ToolError` (or any thrown Error) reaches the
 // client as the tool error; `InvalidArguments` as invalid arguments.
 
-import * as hostModule from "airlock:tool/host@0.1.0";
+import * as hostModule from "airlock:tool/host@0.1.1";
 
 // QuickJS exposes an interface as the module's default export,
 // StarlingMonkey as named exports.
@@ -168,12 +175,29 @@ export function tool(spec) {
         idempotent: !!hints.idempotent,
         openWorld: !!hints.openWorld,
       },
-      icons: (spec.icons ?? []).map((i) => ({ src: i.src, mimeType: i.mimeType ?? null, sizes: i.sizes ?? [] })),
+      icons: icons(spec.icons),
       taskSupport,
     },
     handler,
     wrap,
+    meta: toolMeta(name, spec.meta, spec.ui),
   };
+}
+
+function icons(list) {
+  return (list ?? []).map((i) => ({ src: i.src, mimeType: i.mimeType ?? null, sizes: i.sizes ?? [] }));
+}
+
+// `ui: "ui://…"` is the tool's MCP App (`_meta.ui.resourceUri`), merged
+// into any other `meta`.
+function toolMeta(name, meta, ui) {
+  if (ui === undefined && meta === undefined) return null;
+  if (ui !== undefined && !String(ui).startsWith("ui://")) {
+    throw new Error(`tool ${name}: ui names its MCP App resource, a ui:// URI, not ${JSON.stringify(ui)}`);
+  }
+  const out = JSON.parse(JSON.stringify(meta ?? {}));
+  if (ui !== undefined) out.ui = { ...(out.ui ?? {}), resourceUri: ui };
+  return out;
 }
 
 /** A result with full control over the content blocks and structured JSON. */
@@ -240,9 +264,23 @@ function message(err) {
 export function toolbox(...decls) {
   const byName = new Map();
   for (const decl of decls) {
-    if (!decl || !decl.info) throw new Error("toolbox() takes tools made with tool({...})");
+    if (!decl || !decl.info) {
+      throw new Error("toolbox() takes tools made with tool({...}) (and server() resources, prompts, completions)");
+    }
+    if (decl.kind) continue;
     if (byName.has(decl.info.name)) throw new Error(`two tools are named ${decl.info.name}`);
     byName.set(decl.info.name, decl);
+  }
+  const offered = decls.filter((d) => d.kind);
+  const toolDecls = decls.filter((d) => !d.kind);
+  byName.clear();
+  for (const decl of toolDecls) byName.set(decl.info.name, decl);
+  const served = new Set(offered.filter((d) => d.kind === "resource").map((d) => d.info.uri));
+  for (const decl of toolDecls) {
+    const ui = decl.meta?.ui?.resourceUri;
+    if (ui !== undefined && !served.has(ui)) {
+      throw new Error(`tool ${decl.info.name} names the UI ${ui}, which no resource of this component serves`);
+    }
   }
   return {
     describe() {
@@ -297,3 +335,29 @@ export function progress(done, total = null, msg = null) {
 export function cancelled() {
   return host.cancelled();
 }
+
+// The component's resources, prompts and completions, and the requests to
+// the client, importable from here too.
+export {
+  AskError,
+  NotFound,
+  audio,
+  completion,
+  contents,
+  elicit,
+  elicitUrl,
+  embedded,
+  image,
+  matchTemplate,
+  message,
+  prompt,
+  resource,
+  resourceTemplate,
+  resourceUpdated,
+  roots,
+  sample,
+  server,
+} from "./airlock-server.js";
+
+// For airlock-server.js only.
+export { icons as _icons, message as _errorText, NAME as _NAME };

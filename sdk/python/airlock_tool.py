@@ -3,7 +3,9 @@
 A tool is a function with type hints and a docstring; the ``@tool``
 decorator turns it into a tool description (name, title, description, input
 schema, output schema, hints) and ``toolbox(...)`` exports a set of tools as
-the ``tools`` interface of the ``airlock:tool@0.1.0`` world ``toolbox``::
+the ``tools`` interface of the ``airlock:tool@0.1.1`` world ``server``
+(with the component's resources, prompts and completions: see
+``airlock_offers``; requests to the client: ``airlock_ask``)::
 
     from typing import Annotated
     from airlock_tool import tool, toolbox
@@ -15,9 +17,10 @@ the ``tools`` interface of the ``airlock:tool@0.1.0`` world ``toolbox``::
 
     Tools = toolbox(add)          # componentize-py looks for `Tools`
 
-Build it with ``componentize-py -d wit -w toolbox componentize app -o app.wasm``
+Build it with ``componentize-py -d wit -w server componentize app -o app.wasm``
 (with this file on the module path, e.g. ``-p sdk/python``). A tool that
-makes HTTP requests uses ``airlock_http`` and the world ``toolbox-http``.
+makes HTTP requests uses ``airlock_http`` and the world ``server-http``.
+(The worlds ``toolbox`` and ``toolbox-http``, tools only, still build.)
 
 The type table (parameter or result annotation -> JSON Schema):
 
@@ -73,6 +76,27 @@ __all__ = [
     "progress",
     "cancelled",
     "ToolInfo",
+    "resource",
+    "resource_template",
+    "prompt",
+    "complete",
+    "Message",
+    "Image",
+    "Audio",
+    "EmbeddedResource",
+    "Contents",
+    "Completion",
+    "NotFound",
+    "resource_updated",
+    "AskError",
+    "AskDenied",
+    "AskUnavailable",
+    "AskOverLimit",
+    "AskFailed",
+    "elicit",
+    "elicit_url",
+    "sample",
+    "roots",
 ]
 
 _NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
@@ -357,6 +381,7 @@ class ToolInfo:
     open_world: bool = False
     icons: List[Icon] = dataclasses.field(default_factory=list)
     task_support: str = "forbidden"
+    meta: Optional[Dict[str, Any]] = None
 
 
 class Tool:
@@ -461,8 +486,14 @@ def tool(
     icons: Optional[List[Icon]] = None,
     task_support: str = "forbidden",
     output_schema: Optional[Dict[str, Any]] = None,
+    ui: Optional[str] = None,
+    meta: Optional[Dict[str, Any]] = None,
 ):
     """Declares a tool. Use as ``@tool`` or ``@tool(read_only=True, ...)``.
+
+    ``ui="ui://…"`` links the tool to its MCP App (``_meta.ui.resourceUri``:
+    a ``@resource`` of the same component); ``meta`` adds any other
+    ``_meta`` (merged with ``ui``).
 
     The description is the docstring unless ``description`` is given; a tool
     without either is refused here, at import (and so at build time).
@@ -522,10 +553,22 @@ def tool(
             open_world=open_world,
             icons=list(icons or []),
             task_support=task_support,
+            meta=_tool_meta(meta, ui),
         )
         return Tool(f, info, params, None if returns is inspect.Signature.empty else returns)
 
     return wrap(func) if func is not None else wrap
+
+
+def _tool_meta(meta: Optional[Dict[str, Any]], ui: Optional[str]) -> Optional[Dict[str, Any]]:
+    if ui is not None and not ui.startswith("ui://"):
+        raise ValueError(f"ui names the tool's MCP App resource, a ui:// URI, not {ui!r}")
+    if meta is None and ui is None:
+        return None
+    out = json.loads(json.dumps(meta or {}))
+    if ui is not None:
+        out.setdefault("ui", {})["resourceUri"] = ui
+    return out
 
 
 # ---------------------------------------------------------------------------
@@ -600,30 +643,54 @@ def _to_wit_tool(info: ToolInfo):
     )
 
 
-def toolbox(*tools: Tool):
+def toolbox(*items):
     """The class implementing the WIT ``tools`` export for these tools.
 
     Assign it to ``Tools`` in the app module: ``Tools = toolbox(a, b)``.
     Its ``describe``/``call`` also work natively (``ToolInfo``/``Output``
     instead of the WIT records) when ``wit_world`` cannot be imported.
 
+    ``items`` may also hold ``@resource``, ``@resource_template``,
+    ``@prompt`` and ``@complete`` functions: ``toolbox`` defines the classes
+    ``Resources``, ``Prompts`` and ``Completions`` (the other exports of the
+    world ``server``, empty when nothing is declared) in the calling module,
+    unless it defines them itself. ``Tools.offers`` reads, gets prompts and
+    completes natively, for unit tests.
+
     While componentize-py builds the component, it also builds in what
     calls import late: the app's ``requirements.txt``, whole, and the
     codecs (see ``airlock_bundle``).
     """
-    airlock_bundle.prepare(sys._getframe(1).f_globals.get("__file__"))
+    caller = sys._getframe(1).f_globals
+    airlock_bundle.prepare(caller.get("__file__"))
+    tools = [i for i in items if isinstance(i, Tool)]
+    offers = airlock_offers.Offers([i for i in items if not isinstance(i, Tool)])
+    for i in items:
+        if not isinstance(i, (Tool, airlock_offers.Resource, airlock_offers.Template,
+                              airlock_offers.Prompt, airlock_offers.Completer)):
+            raise TypeError(
+                f"{i!r} is not a tool, resource, template, prompt or completion: decorate it "
+                "with @tool, @resource, @resource_template, @prompt or @complete"
+            )
+    served = {r.uri for r in offers.resources}
+    for t in tools:
+        ui = (t.info.meta or {}).get("ui", {}).get("resourceUri")
+        if ui is not None and ui not in served:
+            raise ValueError(
+                f"tool {t.info.name!r} names the UI {ui!r}, which no @resource of this component serves"
+            )
     by_name: Dict[str, Tool] = {}
     for t in tools:
-        if not isinstance(t, Tool):
-            raise TypeError(f"{t!r} is not a tool: decorate it with @tool")
         if t.info.name in by_name:
             raise ValueError(f"two tools are named {t.info.name!r}")
         by_name[t.info.name] = t
+    offers_of = offers
 
     class Tools:
         """The ``tools`` export: ``describe`` and ``call``."""
 
         registry = by_name
+        offers = offers_of
 
         def describe(self):
             airlock_bundle.running()
@@ -647,6 +714,10 @@ def toolbox(*tools: Tool):
             except Exception as err:  # the tool's own bug: name it
                 raise Err(wt.Error_Failed(f"{type(err).__name__}: {err}"))
 
+    tool_meta = [(t.info.name, t.info.meta) for t in by_name.values() if t.info.meta]
+    classes = airlock_offers.export_classes(offers, tool_meta, _wit_types)
+    for name, cls in zip(("Resources", "Prompts", "Completions"), classes):
+        caller.setdefault(name, cls)
     return Tools
 
 
@@ -708,3 +779,33 @@ def cancelled() -> bool:
     except ImportError:
         return False
     return bool(host.cancelled())
+
+
+# The component's other offers and the requests to the client, importable
+# from here (``from airlock_tool import resource, prompt, elicit``).
+import airlock_offers  # noqa: E402
+from airlock_ask import (  # noqa: E402
+    AskDenied,
+    AskError,
+    AskFailed,
+    AskOverLimit,
+    AskUnavailable,
+    elicit,
+    elicit_url,
+    roots,
+    sample,
+)
+from airlock_offers import (  # noqa: E402
+    Audio,
+    Completion,
+    Contents,
+    EmbeddedResource,
+    Image,
+    Message,
+    NotFound,
+    complete,
+    prompt,
+    resource,
+    resource_template,
+    resource_updated,
+)

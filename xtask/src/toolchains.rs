@@ -150,10 +150,11 @@ pub(crate) fn build_examples(root: &Path) -> Result<()> {
             let sources = [dir.clone(), root.join(sdk), root.join("wit")];
             let out = out_dir.join(format!("{name}.wasm"));
             // A Python tool that makes HTTP requests needs `wasi:http`: the
-            // world `toolbox-http`.
+            // world `server-http`. Every SDK component exports resources,
+            // prompts and completions too (world `server`), empty or not.
             let http = lang == "python"
                 && std::fs::read_to_string(dir.join(entry))?.contains("airlock_http");
-            let world = if http { "toolbox-http" } else { "toolbox" };
+            let world = if http { "server-http" } else { "server" };
             componentize(root, &dir, &root.join("wit"), world, &sources, &out)?;
         }
     }

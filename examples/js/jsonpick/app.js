@@ -7,7 +7,7 @@
 // builds a tool that calls `fetch` that way (see docs/authoring.md) into
 // `target/examples/jsonpick.wasm`.
 
-import { tool, toolbox, t, ToolError } from "../../../sdk/js/airlock-tool.js";
+import { tool, server, t, ToolError } from "../../../sdk/js/airlock-tool.js";
 
 const jsonPick = tool({
   name: "json_pick",
@@ -39,4 +39,5 @@ const jsonPick = tool({
   },
 });
 
-export const tools = toolbox(jsonPick);
+// The exports of the world `server` (no resources, prompts or completions here).
+export const { tools, resources, prompts, completions } = server(jsonPick);

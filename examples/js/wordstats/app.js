@@ -5,7 +5,7 @@
 // optional) and throws a tool error for an empty text. Build it with
 // `cargo xtask build-examples` (it lands in `target/examples/wordstats.wasm`).
 
-import { tool, toolbox, t, log, ToolError } from "../../../sdk/js/airlock-tool.js";
+import { tool, server, t, log, ToolError } from "../../../sdk/js/airlock-tool.js";
 
 const wordStats = tool({
   name: "word_stats",
@@ -49,4 +49,5 @@ const wordStats = tool({
   },
 });
 
-export const tools = toolbox(wordStats);
+// The exports of the world `server` (no resources, prompts or completions here).
+export const { tools, resources, prompts, completions } = server(wordStats);

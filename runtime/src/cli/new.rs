@@ -45,6 +45,14 @@ const PYTHON: &[File] = &[
         "airlock_bundle.py",
         include_str!("../../../sdk/python/airlock_bundle.py"),
     ),
+    (
+        "airlock_offers.py",
+        include_str!("../../../sdk/python/airlock_offers.py"),
+    ),
+    (
+        "airlock_ask.py",
+        include_str!("../../../sdk/python/airlock_ask.py"),
+    ),
     ("build.py", include_str!("../../templates/python/build.py")),
     (
         "requirements.txt",
@@ -60,7 +68,7 @@ const PYTHON: &[File] = &[
     ),
     ("wit/tool.wit", WIT),
     // For a tool that makes HTTP requests (`airlock_http`, the world
-    // `toolbox-http`).
+    // `server-http`).
     (
         "airlock_http.py",
         include_str!("../../../sdk/python/airlock_http.py"),
@@ -85,6 +93,10 @@ const JS: &[File] = &[
     (
         "airlock-tool.js",
         include_str!("../../../sdk/js/airlock-tool.js"),
+    ),
+    (
+        "airlock-server.js",
+        include_str!("../../../sdk/js/airlock-server.js"),
     ),
     (
         "package.json",

@@ -2,13 +2,15 @@
 
 Each function decorated with `@tool` is one tool: its docstring is the
 description, its type hints become the input schema, its return annotation
-the output schema.
+the output schema. A `@resource` is a document a client reads (a read is a
+function), a `@prompt` a template a user picks (a function returning
+messages).
 """
 
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
-from airlock_tool import ToolError, log, tool, toolbox
+from airlock_tool import Message, ToolError, log, prompt, resource, tool, toolbox
 
 
 @dataclass
@@ -43,5 +45,23 @@ def order_total(
     return Total(total, summary)
 
 
-# componentize-py looks for the class `Tools` (the WIT export `tools`).
-Tools = toolbox(order_total)
+@resource("file:///pricing.md", title="Pricing rules", mime_type="text/markdown")
+def pricing() -> str:
+    """How order_total prices an order line, for a client to read into context."""
+    return "# Pricing\n\n- unit price x quantity (1 to 1000)\n- coupon HALF halves it\n- gift wrap adds 2.50\n"
+
+
+@prompt(title="Price an order")
+def price_order(
+    item: Annotated[str, "What is ordered, e.g. green tea"],
+    quantity: Annotated[Optional[str], "Number of units (default 1)"] = None,
+) -> list[Message]:
+    """Asks the model to price an order line with order_total."""
+    return [Message.user(
+        f"What do {quantity or 1} x {item} cost? Use the order_total tool and the pricing rules."
+    )]
+
+
+# componentize-py looks for the class `Tools` (the WIT export `tools`);
+# toolbox() also defines `Resources`, `Prompts` and `Completions`.
+Tools = toolbox(order_total, pricing, price_order)

@@ -53,7 +53,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--http", action="store_true",
-        help="build with the world toolbox-http, for a tool that uses airlock_http "
+        help="build with the world server-http, for a tool that uses airlock_http "
         "(implies --wasi)",
     )
     parser.add_argument("-o", "--output", default="{{name}}.wasm", help="the component (%(default)s)")
@@ -66,7 +66,7 @@ def main() -> int:
             [BIN / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
             check=True, capture_output=True, text=True,
         ).stdout.strip()
-        world = "toolbox-http" if args.http else "toolbox"
+        world = "server-http" if args.http else "server"
         cmd = [BIN / "componentize-py", "-d", "wit", "-w", world, "componentize"]
         if not (args.wasi or args.http):
             cmd.append("-s")

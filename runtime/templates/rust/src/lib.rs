@@ -2,8 +2,10 @@
 //!
 //! Each `#[tool]` function is one tool: its doc comment is the description,
 //! its parameters become the input schema, its result the output schema.
+//! A `#[resource]` is a document a client reads (a read is a function), a
+//! `#[prompt]` a template a user picks (a function returning messages).
 
-use airlock_sdk::{ToolSchema, tool};
+use airlock_sdk::{Message, ToolSchema, prompt, resource, tool};
 use serde::{Deserialize, Serialize};
 
 /// The currency of a price.
@@ -59,7 +61,25 @@ pub fn order_total(
     Ok(Total { total, summary })
 }
 
-airlock_sdk::export_tools!(order_total);
+/// How `order_total` prices an order line, for a client to read into context.
+#[resource(uri = "file:///pricing.md", title = "Pricing rules", mime_type = "text/markdown")]
+pub fn pricing() -> &'static str {
+    "# Pricing\n\n- unit price × quantity (1 to 1000)\n- coupon HALF halves it\n- gift wrap adds 2.50\n"
+}
+
+/// Asks the model to price an order line with `order_total`.
+#[prompt(title = "Price an order")]
+pub fn price_order(
+    #[arg(description = "What is ordered, e.g. green tea")] item: String,
+    #[arg(description = "Number of units (default 1)")] quantity: Option<u32>,
+) -> Vec<Message> {
+    let quantity = quantity.unwrap_or(1);
+    vec![Message::user(format!(
+        "What do {quantity} x {item} cost? Use the order_total tool and the pricing rules."
+    ))]
+}
+
+airlock_sdk::export_tools!(order_total, pricing, price_order);
 
 #[cfg(test)]
 mod tests {
@@ -70,5 +90,13 @@ mod tests {
         let total = order_total("tea".into(), 2.5, 3, true, Currency::Eur, vec![], None).unwrap();
         assert_eq!(total.total, 10.0);
         assert!(order_total("tea".into(), 2.5, 0, false, Currency::Eur, vec![], None).is_err());
+    }
+
+    #[test]
+    fn offers_a_resource_and_a_prompt() {
+        let text = TOOLS.read("file:///pricing.md").unwrap();
+        assert_eq!(text[0].mime_type.as_deref(), Some("text/markdown"));
+        let got = TOOLS.get_prompt("price_order", [("item", "tea")]).unwrap();
+        assert_eq!(got.messages.len(), 1);
     }
 }
