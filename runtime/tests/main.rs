@@ -13,6 +13,7 @@ mod audit;
 mod budgets;
 mod calls;
 mod cli;
+mod contract;
 mod doc_links;
 mod first_day;
 mod folders;
