@@ -8,6 +8,10 @@
 //! credentials its requests actually carried (never a value), who asked,
 //! how long it took and how many bytes went in and out.
 //!
+//! A call that asked its client something (`ask`) lists each request:
+//! its method, what was asked and how it ended; the user's answers only
+//! with `audit-answers = true`.
+//!
 //! Every entry names its caller (`caller`, with `caller_kind`: `token`,
 //! `oauth`, `session`, `stdio`, `http` or `cli`), whatever the door the call
 //! came through; an access token's caller also by `issuer`, `subject` and
@@ -22,10 +26,13 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use crate::policy::{Grant, Identity};
+use crate::sandbox::asks::AskRecord;
 
 /// An append-only JSON Lines file.
 pub struct AuditLog {
     file: Mutex<File>,
+    /// Keep the client's answers to tools' requests (`audit-answers`).
+    answers: bool,
 }
 
 /// One call as the audit log records it.
@@ -56,6 +63,8 @@ pub struct Entry<'a> {
     /// Filesystem operations the read-only and create-only rules refused
     /// (`None` for a call refused before it ran).
     pub folder_refusals: Option<u64>,
+    /// The requests the tool made of the client (`ask`), in order.
+    pub asks: &'a [AskRecord],
 }
 
 impl AuditLog {
@@ -64,12 +73,22 @@ impl AuditLog {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(AuditLog {
             file: Mutex::new(file),
+            answers: false,
         })
     }
 
+    /// Keeps the client's answers to tools' requests in the entries too
+    /// (`audit-answers = true`); without, only what was asked.
+    pub fn with_answers(mut self, answers: bool) -> Self {
+        self.answers = answers;
+        self
+    }
+
     /// Appends one line. A failing write is logged, never fatal to the call.
+    /// The client's answers to the tool's requests are in it only with
+    /// `audit-answers = true`.
     pub fn record(&self, entry: &Entry<'_>) {
-        let mut line = entry.to_json().to_string();
+        let mut line = entry.to_json_with(self.answers).to_string();
         line.push('\n');
         let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(err) = file.write_all(line.as_bytes()) {
@@ -79,7 +98,42 @@ impl AuditLog {
 }
 
 impl Entry<'_> {
+    /// The entry's line, without the client's answers.
     pub fn to_json(&self) -> Value {
+        self.to_json_with(false)
+    }
+
+    /// The entry's line; with `answers`, the client's answers to the tool's
+    /// requests too. Only a call that asked its client has `asks`.
+    pub fn to_json_with(&self, answers: bool) -> Value {
+        let mut line = self.fields();
+        if let (false, Some(fields)) = (self.asks.is_empty(), line.as_object_mut()) {
+            fields.insert("asks".into(), asks_shown(self.asks, answers));
+        }
+        line
+    }
+}
+
+/// The requests a call made: what was asked and how it ended; with
+/// `answers`, the client's answers too.
+fn asks_shown(asks: &[AskRecord], answers: bool) -> Value {
+    asks.iter()
+        .map(|ask| {
+            let mut shown = json!({
+                "method": ask.method,
+                "params": ask.params,
+                "outcome": ask.outcome,
+            });
+            if let (true, Some(answer)) = (answers, &ask.answer) {
+                shown["answer"] = answer.clone();
+            }
+            shown
+        })
+        .collect()
+}
+
+impl Entry<'_> {
+    fn fields(&self) -> Value {
         let mut entry = json!({
             "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
             "call_id": self.call,
@@ -121,6 +175,10 @@ fn grant_summary(grant: &Grant) -> Value {
         "time_ms": grant.limits.time.as_millis() as u64,
         "fuel": grant.limits.fuel,
     });
+    // Only a tool that may ask its client has an `ask` grant to record.
+    if let (true, Some(map)) = (grant.asks.any(), summary.as_object_mut()) {
+        map.insert("ask".into(), json!(grant.asks.names()));
+    }
     // Only a destructive tool has a consent rule to record.
     if let (Some(consent), Some(map)) = (grant.consent, summary.as_object_mut()) {
         map.insert("destructive".into(), consent.as_str().into());

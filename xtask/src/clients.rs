@@ -38,6 +38,9 @@ const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
     ),
 ];
 
+/// The policy the conformance runs serve `target/components` with.
+const CONFORMANCE_POLICY: &str = "tests/conformance/policy.toml";
+
 /// Installs `target/clients` (`npm install` from `tests/clients/package.json` and
 /// `package-lock.json`) and `target/clients/venv` (pip from
 /// `tests/clients/requirements.txt`) unless the pins are unchanged.
@@ -55,15 +58,19 @@ fn ensure_clients(root: &Path) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// `airlock serve --listen 127.0.0.1:PORT target/components`, stopped on drop.
+/// `airlock serve --listen 127.0.0.1:PORT [ARGS] PATHS`, stopped on drop.
 pub(crate) struct Served {
     child: std::process::Child,
     url: String,
 }
 
 impl Served {
+    /// `target/components` with the conformance fixtures' grants (their
+    /// requests to the client).
     fn start(root: &Path, log: &Path) -> Result<Served> {
-        Served::start_with(root, log, &[], &[root.join("target/components")])
+        let policy = root.join(CONFORMANCE_POLICY);
+        let args = ["--policy".as_ref(), policy.as_os_str()];
+        Served::start_with(root, log, &args, &[root.join("target/components")])
     }
 
     /// `http://127.0.0.1:PORT`, where `/rpc` and `/mcp` are.
@@ -238,18 +245,12 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         Err(err) => fail(tally, format!("pytest tests/clients/python: {err}")),
     }
 
-    // The MCP Inspector CLI over stdio: tools/list, one tools/call, and
-    // the conformance component's resources (list, read).
+    // The MCP Inspector CLI over stdio: tools/list, then one tools/call.
     let inspector =
         dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    let checks: [(&str, &[&str], &str); 4] = [
+    let checks: [(&[&str], &str); 2] = [
+        (&["--method", "tools/list"], "\"name\": \"lookup_price\""),
         (
-            "catalog",
-            &["--method", "tools/list"],
-            "\"name\": \"lookup_price\"",
-        ),
-        (
-            "catalog",
             &[
                 "--method",
                 "tools/call",
@@ -260,24 +261,14 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
             ],
             "\"result\": 12.5",
         ),
-        (
-            "conformance",
-            &["--method", "resources/list"],
-            "\"uri\": \"test://static-text\"",
-        ),
-        (
-            "conformance",
-            &["--method", "resources/read", "--uri", "test://static-text"],
-            "\"text\": \"This is the content of the static text resource.\"",
-        ),
     ];
-    for (component, args, want) in checks {
+    for (args, want) in checks {
         let mut cmd = Command::new(node_bin.join("node"));
         cmd.arg(&inspector)
             .arg("--cli")
             .arg(root.join("target/debug/airlock"))
             .args(["serve", "--stdio", "--load-wait", "600"])
-            .arg(root.join(format!("target/components/{component}.wasm")))
+            .arg(root.join("target/components/catalog.wasm"))
             .args(args)
             .env("PATH", &path);
         eprintln!("+ {cmd:?}");

@@ -102,6 +102,7 @@ pub fn prepare(
                     bytes_out: 0,
                     credentials_used: &[],
                     folder_refusals: None,
+                    asks: &[],
                 });
             }
             return Err(err);
@@ -280,8 +281,10 @@ impl PreparedCall {
         if let Err(err) = self.place.hold(patience, &cancel).await {
             return Some(self.refused(err));
         }
-        if let Some(inline) =
-            crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
+        // A tool that may ask its client waits for a person: not inline.
+        if let Some(inline) = (!self.grant.asks.any())
+            .then(|| crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone()))
+            .flatten()
         {
             crate::metrics::ran_inline();
             let (outcome, teardown) = self.run_to_teardown(observer);
@@ -334,6 +337,11 @@ impl PreparedCall {
         };
         let took = ending.started.elapsed();
         let folder_refusals = teardown.and_then(Teardown::folder_refusals);
+        let asks = teardown.map(Teardown::asks).unwrap_or_default();
+        // The operator learns which key would have allowed a refused request.
+        for refusal in asks.iter().filter_map(|ask| ask.refusal.as_deref()) {
+            tracing::warn!(tool = %self.tool.info.name, call = self.id, "{refusal}");
+        }
         ended(
             Some(&self.tool.info.name),
             Some(self.id),
@@ -366,6 +374,7 @@ impl PreparedCall {
             bytes_out,
             credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
             folder_refusals,
+            asks,
         });
     }
 

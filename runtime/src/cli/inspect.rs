@@ -137,7 +137,7 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
 /// A grant shown one capability at a time (in the order `sandbox::provision`
 /// provisions them): its `--json` key and value beside its lines of text,
 /// so that a new kind of grant is shown by one entry here.
-fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 7] {
+fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
     let keys = |pairs: &[(String, String)]| -> Vec<String> {
         pairs.iter().map(|(k, _)| k.clone()).collect()
     };
@@ -221,6 +221,26 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 7] {
                 .map(|consent| format!("destructive calls: {}", consent.as_str()))
                 .into_iter()
                 .collect(),
+        ),
+        (
+            "ask",
+            json!({
+                "granted": grant.asks.names(),
+                "elicitations": l.elicitations,
+                "samplings": l.samplings,
+                "sample_tokens": l.sample_tokens,
+            }),
+            match grant.asks.any() {
+                false => vec!["ask: none (the tool may not ask the client anything)".to_string()],
+                true => vec![format!(
+                    "ask: {} (per call: {} elicitation(s), {} sampling request(s) of at most {} \
+                     tokens)",
+                    grant.asks.names().join(", "),
+                    l.elicitations,
+                    l.samplings,
+                    l.sample_tokens
+                )],
+            },
         ),
         (
             "narrowings",

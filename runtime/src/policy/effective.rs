@@ -119,6 +119,7 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         config: settings.config.clone(),
         limits: settings.limits,
         consent,
+        asks: settings.asks,
         narrowings,
     }
 }
@@ -158,6 +159,7 @@ mod tests {
                 ..Limits::default()
             },
             destructive,
+            asks: Default::default(),
             no_policy: false,
         }
     }

@@ -18,6 +18,9 @@
 //! # Optional JSON Lines audit log, one line per call; relative paths are
 //! # relative to the folder of this file.
 //! audit = "audit.jsonl"
+//! # The audit log records each request a tool makes of the client (`ask`);
+//! # the user's answers too only with this (off by default).
+//! audit-answers = false
 //!
 //! # Applies to every component. Any key of a component or tool section
 //! # (except source, sha256, tools) may be given here, and `verify`.
@@ -27,7 +30,9 @@
 //! # also in limits, per call: write = "256MiB" (bytes written into granted
 //! # folders), files = 4096 (entries created there), open = 256 (descriptors
 //! # held at once), messages = 1000 (host log and progress messages sent to
-//! # the client; their bytes count against `log`)
+//! # the client; their bytes count against `log`), elicitations = 3 and
+//! # samplings = 3 (requests to the client), sample-tokens = 1024 (the most
+//! # tokens a sampling request may ask for; more is capped to it)
 //!
 //! # One section per component; the name is the component's file stem.
 //! [components.catalog]
@@ -53,6 +58,9 @@
 //! env = { API_URL = "https://api.example.com", TOKEN = { from = "CATALOG_TOKEN" } }
 //! # What `wasi:config/store` answers (`get`, `get-all`); the same forms as env.
 //! config = { region = "eu-west", api-key = { from = "CATALOG_TOKEN" } }
+//! # Requests the tool may make of the client during a call (none by
+//! # default): ask the user (elicit), the client's model (sample), its roots.
+//! ask = ["elicit", "sample", "roots"]
 //!
 //! [components.catalog.limits]  # overrides only the limits it names
 //! time = "10s"
@@ -108,7 +116,7 @@ use sha2::{Digest, Sha256};
 
 use super::HostPattern;
 use super::error::PolicyError;
-use super::grant::{Consent, Limits};
+use super::grant::{Asks, Consent, Limits};
 use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
@@ -157,6 +165,8 @@ pub struct Settings {
     pub limits: Limits,
     /// What to do with a destructive call.
     pub destructive: Consent,
+    /// Requests to the client the tool may make.
+    pub asks: Asks,
     /// No policy was loaded ([`Policy::default`]): refusals say so.
     pub no_policy: bool,
 }
@@ -176,6 +186,7 @@ impl fmt::Debug for Settings {
             )
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
+            .field("asks", &self.asks)
             .field("no_policy", &self.no_policy)
             .finish()
     }
@@ -194,6 +205,9 @@ pub(super) struct LimitsPatch {
     pub(super) files: Option<u64>,
     pub(super) open: Option<u64>,
     pub(super) messages: Option<u64>,
+    pub(super) elicitations: Option<u32>,
+    pub(super) samplings: Option<u32>,
+    pub(super) sample_tokens: Option<u32>,
 }
 
 /// One checked section (defaults, component or tool); `None` = inherit.
@@ -207,6 +221,7 @@ pub(super) struct Section {
     pub(super) config: Option<Vec<(String, String)>>,
     pub(super) limits: LimitsPatch,
     pub(super) destructive: Option<Consent>,
+    pub(super) asks: Option<Asks>,
 }
 
 impl Section {
@@ -233,6 +248,11 @@ impl Section {
         if let Some(d) = self.destructive {
             s.destructive = d;
         }
+        // Replaced as a whole, like `folders`: a tool section can take a
+        // request away that its component grants.
+        if let Some(asks) = self.asks {
+            s.asks = asks;
+        }
         let p = &self.limits;
         let l = &mut s.limits;
         l.memory = p.memory.unwrap_or(l.memory);
@@ -245,6 +265,9 @@ impl Section {
         l.files = p.files.unwrap_or(l.files);
         l.open = p.open.unwrap_or(l.open);
         l.messages = p.messages.unwrap_or(l.messages);
+        l.elicitations = p.elicitations.unwrap_or(l.elicitations);
+        l.samplings = p.samplings.unwrap_or(l.samplings);
+        l.sample_tokens = p.sample_tokens.unwrap_or(l.sample_tokens);
     }
 }
 
@@ -379,6 +402,8 @@ pub struct Policy {
     /// The file it was read from, for messages (`<policy>` for text).
     pub(super) file: String,
     pub(super) audit: Option<PathBuf>,
+    /// `audit-answers`: the audit log keeps the client's answers.
+    pub(super) audit_answers: bool,
     pub(super) defaults: Section,
     /// `verify` of `[defaults]`.
     pub(super) verify: Option<PublicKey>,
@@ -515,6 +540,12 @@ impl Policy {
     pub fn without_audit(mut self) -> Policy {
         self.audit = None;
         self
+    }
+
+    /// Whether the audit log keeps the client's answers to tools' requests
+    /// (`audit-answers = true`); else only what was asked.
+    pub fn audit_answers(&self) -> bool {
+        self.audit_answers
     }
 
     /// The audit log path, resolved against the policy file's folder.

@@ -250,6 +250,7 @@ limits = { memory = "128MiB", fuel = 5000 }
             files: 5,
             open: 7,
             messages: 9,
+            ..Limits::default()
         }
     );
 
@@ -1016,4 +1017,89 @@ fn an_unknown_component_key_names_every_key_of_a_component() {
         "unknown field `sha256`",
     );
     assert!(!err.contains("`source`"), "{err}");
+}
+
+#[test]
+fn ask_is_granted_per_component_and_tool_and_denied_by_default() {
+    let (policy, _dir) = ok(r#"
+[components.catalog]
+ask = ["elicit", "sample"]
+limits = { elicitations = 1, samplings = 2, sample-tokens = 500 }
+
+[components.catalog.tools.restock]
+ask = ["roots"]
+
+[components.catalog.tools.quiet]
+ask = []
+"#);
+    let none = policy.settings_for("other", "x");
+    assert_eq!(none.asks, Asks::default(), "denied by default");
+    assert_eq!(
+        (
+            none.limits.elicitations,
+            none.limits.samplings,
+            none.limits.sample_tokens
+        ),
+        (3, 3, 1024)
+    );
+    let component = policy.settings_for("catalog", "lookup");
+    assert_eq!(
+        component.asks,
+        Asks {
+            elicit: true,
+            sample: true,
+            roots: false
+        }
+    );
+    assert_eq!(component.asks.names(), ["elicit", "sample"]);
+    assert_eq!(
+        (
+            component.limits.elicitations,
+            component.limits.samplings,
+            component.limits.sample_tokens
+        ),
+        (1, 2, 500)
+    );
+    // A tool's list replaces its component's, as `folders` does.
+    let tool = policy.settings_for("catalog", "restock");
+    assert_eq!(
+        tool.asks,
+        Asks {
+            roots: true,
+            ..Asks::default()
+        }
+    );
+    assert!(!policy.settings_for("catalog", "quiet").asks.any());
+    // The grant carries it to the sandbox whatever the hints.
+    let grant = crate::policy::effective(&component, crate::tool::Hints::default());
+    assert_eq!(grant.asks, component.asks);
+}
+
+#[test]
+fn unknown_ask_kinds_and_zero_sample_tokens_are_refused_where_written() {
+    let err = refused(
+        "[components.c]\nask = [\"elicit\", \"mount\"]\n",
+        2,
+        "`mount` is not a kind of request to the client; expected one of `elicit`, `sample`, \
+         `roots`",
+    );
+    assert!(err.starts_with("<policy>:2:"), "{err}");
+    refused(
+        "[defaults]\nlimits = { sample-tokens = 0 }\n",
+        2,
+        "limit sample-tokens must be greater than 0",
+    );
+    refused(
+        "[defaults]\nlimits = { samplings = -1 }\n",
+        2,
+        "invalid value: integer `-1`, expected u32",
+    );
+    refused(
+        "[defaults]\nask = \"elicit\"\n",
+        2,
+        "invalid type: string \"elicit\", expected a sequence",
+    );
+    let (policy, _dir) = ok("audit-answers = true\n");
+    assert!(policy.audit_answers());
+    assert!(!ok("").0.audit_answers());
 }

@@ -142,6 +142,13 @@ pub struct Limits {
     /// `host::log` and `host::progress` messages one call may send its
     /// client (their bytes count against `log`).
     pub messages: u64,
+    /// Elicitation requests (`host.elicit`, `host.elicit-url`) per call.
+    pub elicitations: u32,
+    /// Sampling requests (`host.sample`) per call.
+    pub samplings: u32,
+    /// The most tokens one sampling request may ask for: a request asking
+    /// more is capped to this (the tool sees `stop-reason` `maxTokens`).
+    pub sample_tokens: u32,
 }
 
 impl Default for Limits {
@@ -157,7 +164,41 @@ impl Default for Limits {
             files: 4096,
             open: 256,
             messages: 1000,
+            elicitations: 3,
+            samplings: 3,
+            sample_tokens: 1024,
         }
+    }
+}
+
+/// Which requests to the client a tool may make during a call (`ask`);
+/// none unless the operator grants them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Asks {
+    /// `host.elicit` and `host.elicit-url`: ask the user.
+    pub elicit: bool,
+    /// `host.sample`: ask the client's model (spends the user's tokens).
+    pub sample: bool,
+    /// `host.roots`: learn the client's roots (information only).
+    pub roots: bool,
+}
+
+impl Asks {
+    /// Whether any request is granted.
+    pub fn any(self) -> bool {
+        self.elicit || self.sample || self.roots
+    }
+
+    /// The granted kinds by their policy names, in the policy's order.
+    pub fn names(self) -> Vec<&'static str> {
+        [
+            (self.elicit, "elicit"),
+            (self.sample, "sample"),
+            (self.roots, "roots"),
+        ]
+        .into_iter()
+        .filter_map(|(granted, name)| granted.then_some(name))
+        .collect()
     }
 }
 
@@ -200,5 +241,8 @@ pub struct Grant {
     /// How a destructive tool's calls get consent; `None` for a tool that
     /// is not destructive (it never needs any).
     pub consent: Option<Consent>,
+    /// Requests the tool may make of the client (`ask`), within
+    /// `limits.elicitations`, `samplings` and `sample_tokens`.
+    pub asks: Asks,
     pub narrowings: Vec<Narrowing>,
 }

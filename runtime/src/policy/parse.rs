@@ -13,8 +13,8 @@ use toml::Spanned;
 use super::context::Parser;
 use super::error::PolicyError;
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, Section, Token};
-use super::grant::Consent;
-use super::raw::{RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
+use super::grant::{Asks, Consent};
+use super::raw::{RawAsk, RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
 use super::units::Size;
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
@@ -142,6 +142,7 @@ impl Parser<'_> {
         let policy = Policy {
             file: self.file.to_string(),
             audit: raw.audit.map(|a| self.resolve(&a)),
+            audit_answers: raw.audit_answers.unwrap_or(false),
             defaults,
             verify,
             components,
@@ -270,6 +271,7 @@ impl Parser<'_> {
             config: raw.config.map(|e| self.env(e)),
             limits: raw.limits.map(|l| self.limits(l)).unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
+            asks: raw.ask.map(|kinds| asks(&kinds)),
         }
     }
 
@@ -397,8 +399,30 @@ impl Parser<'_> {
             files: nonzero("files", counted(&raw.files)),
             open: nonzero("open", counted(&raw.open)),
             messages: counted(&raw.messages).map(|(n, _)| n),
+            elicitations: raw.elicitations.map(Spanned::into_inner),
+            samplings: raw.samplings.map(Spanned::into_inner),
+            sample_tokens: nonzero(
+                "sample-tokens",
+                raw.sample_tokens
+                    .as_ref()
+                    .map(|n| (u64::from(*n.get_ref()), n.span().start)),
+            )
+            .and_then(|n| u32::try_from(n).ok()),
         }
     }
+}
+
+/// `ask = [...]`: the kinds listed (an unknown one was refused when read).
+fn asks(kinds: &[RawAsk]) -> Asks {
+    let mut asks = Asks::default();
+    for kind in kinds {
+        match kind {
+            RawAsk::Elicit => asks.elicit = true,
+            RawAsk::Sample => asks.sample = true,
+            RawAsk::Roots => asks.roots = true,
+        }
+    }
+    asks
 }
 
 /// Checks a guest path: absolute, no `.`/`..`/empty parts. Returns it

@@ -21,6 +21,9 @@ use super::units::{Size, Time};
 #[derive(Default)]
 pub(super) struct RawPolicy {
     pub(super) audit: Option<String>,
+    /// `audit-answers = true`: the audit log keeps the client's answers to
+    /// tools' requests (off: it keeps only what was asked).
+    pub(super) audit_answers: Option<bool>,
     pub(super) defaults: Option<RawSection>,
     pub(super) components: BTreeMap<String, RawComponent>,
     pub(super) tokens: Vec<RawToken>,
@@ -43,6 +46,8 @@ pub(super) struct RawSection {
     pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
     pub(super) limits: Option<RawLimits>,
     pub(super) destructive: Option<RawConsent>,
+    /// `ask = ["elicit", "sample", "roots"]`: requests to the client.
+    pub(super) ask: Option<Vec<RawAsk>>,
     /// Only in a component's or a tool's section: the hints of a tool that
     /// declares none (a tool section's own win over its component's).
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
@@ -100,6 +105,19 @@ pub(super) struct RawLimits {
     pub(super) files: Option<Spanned<u64>>,
     pub(super) open: Option<Spanned<u64>>,
     pub(super) messages: Option<Spanned<u64>>,
+    pub(super) elicitations: Option<Spanned<u32>>,
+    pub(super) samplings: Option<Spanned<u32>>,
+    #[serde(rename = "sample-tokens")]
+    pub(super) sample_tokens: Option<Spanned<u32>>,
+}
+
+/// One kind of request to the client a tool may make (`ask`).
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum RawAsk {
+    Elicit,
+    Sample,
+    Roots,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -251,7 +269,8 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
 pub(super) type ReadError = (usize, String);
 
 /// The top-level keys of a policy file.
-const POLICY_KEYS: &str = "`audit`, `defaults`, `components`, `networks`, `tokens`, `oauth`";
+const POLICY_KEYS: &str =
+    "`audit`, `audit-answers`, `defaults`, `components`, `networks`, `tokens`, `oauth`";
 
 /// Reads policy text: everything that could be read, and every error in
 /// it. A TOML syntax error stops there (what follows may be misread); past
@@ -268,6 +287,7 @@ pub(super) fn read(text: &str) -> (RawPolicy, Vec<ReadError>) {
     for (key, value) in doc.into_inner() {
         match key.get_ref().as_ref() {
             "audit" => policy.audit = whole(value, &mut errors),
+            "audit-answers" => policy.audit_answers = whole(value, &mut errors),
             "defaults" => policy.defaults = Some(section(value, &mut errors)),
             "networks" => {
                 for (name, at, network) in table(value, &mut errors) {
@@ -329,6 +349,7 @@ fn plain_words(message: &str, key: Option<&str>) -> String {
         Some("destructive") => "a mode for destructive calls".to_string(),
         Some("folders") => "a folder mode".to_string(),
         Some("tls") => "a trust store".to_string(),
+        Some("ask") => "a kind of request to the client".to_string(),
         Some(key) => format!("a value of `{key}`"),
         None => "a value airlock knows".to_string(),
     };

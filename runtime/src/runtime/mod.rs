@@ -68,7 +68,7 @@ impl Runtime {
         let audit = policy
             .audit_path()
             .and_then(|path| match AuditLog::open(path) {
-                Ok(log) => Some(Arc::new(log)),
+                Ok(log) => Some(Arc::new(log.with_answers(policy.audit_answers()))),
                 Err(err) => {
                     tracing::error!("cannot open the audit log {}: {err}", path.display());
                     None

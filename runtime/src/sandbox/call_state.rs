@@ -1,5 +1,6 @@
 //! What one call's `Store` holds: its WASI context, its limits, and the host
-//! services (`airlock:tool/host`) wired to whoever observes the call.
+//! services (`airlock:tool/host`) wired to whoever observes the call (the
+//! requests to the client are checked and converted in `asks`).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,6 +10,7 @@ use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
+use super::asks::{self, AskState};
 use super::bindings::host;
 use super::bounded_fs::BoundedFs;
 use super::folders::{FolderGuard, Guarded};
@@ -18,7 +20,7 @@ use super::pipe::CapturedOutput;
 use super::redact::Redactor;
 use super::sockets::{SocketHolds, Sockets};
 use super::waits::{Bounded, Limit};
-use crate::observe::CallObserver;
+use crate::observe::{AskKind, CallObserver};
 use crate::tool::Level;
 
 /// Counts the memory a call's instance grows into and refuses growth past
@@ -94,6 +96,8 @@ pub struct CallState {
     pub config: Vec<(String, String)>,
     /// The call's injected secrets, kept out of what it sends its client.
     pub redactor: Redactor,
+    /// What the call may still ask its client, and what it asked.
+    pub asks: AskState,
     last_progress: Option<f64>,
 }
 
@@ -127,6 +131,7 @@ impl CallState {
             deadline: std::time::Instant::now(),
             config: Vec::new(),
             redactor: Redactor::default(),
+            asks: AskState::default(),
             last_progress: None,
         }
     }
@@ -298,6 +303,25 @@ impl CallState {
     }
 }
 
+impl CallState {
+    /// A request to the client, checked against the grant: the client's
+    /// result, or the `ask-error` the tool sees; a trap when the request is
+    /// answered only in a later round.
+    fn ask(
+        &mut self,
+        kind: AskKind,
+        params: serde_json::Value,
+    ) -> wasmtime::Result<Result<serde_json::Value, host::AskError>> {
+        // A guest may have read a secret airlock injected (echoed back by a
+        // server): it does not reach the client this way either.
+        let params = self.redactor.value(params);
+        let observer = self.observer.clone();
+        self.asks
+            .ask(kind, params, observer.as_ref(), self.deadline)
+            .map_err(wasmtime::Error::new)
+    }
+}
+
 impl host::Host for CallState {
     fn log(&mut self, level: host::Level, message: String) {
         // Redacted before clipping, so a clip cannot cut a secret in two.
@@ -333,39 +357,47 @@ impl host::Host for CallState {
 
     fn elicit(
         &mut self,
-        _message: String,
-        _requested_schema: String,
+        message: String,
+        requested_schema: String,
     ) -> wasmtime::Result<Result<host::ElicitAnswer, host::AskError>> {
-        Ok(Err(not_yet()))
+        let params = match asks::form_params(&message, &requested_schema) {
+            Ok(params) => params,
+            Err(bad) => return Ok(Err(bad)),
+        };
+        let answer = self.ask(AskKind::ElicitForm, params)?;
+        Ok(answer.and_then(|answer| asks::elicit_answer(&answer)))
     }
 
     fn elicit_url(
         &mut self,
-        _message: String,
-        _url: String,
+        message: String,
+        url: String,
     ) -> wasmtime::Result<Result<host::ElicitAnswer, host::AskError>> {
-        Ok(Err(not_yet()))
+        let params = asks::url_params(&message, &url);
+        let answer = self.ask(AskKind::ElicitUrl, params)?;
+        Ok(answer.and_then(|answer| asks::elicit_answer(&answer)))
     }
 
     fn sample(
         &mut self,
-        _request: host::SamplingRequest,
+        request: host::SamplingRequest,
     ) -> wasmtime::Result<Result<host::Sampled, host::AskError>> {
-        Ok(Err(not_yet()))
+        let params = match asks::sampling_params(&request, self.asks.sample_tokens()) {
+            Ok(params) => params,
+            Err(bad) => return Ok(Err(bad)),
+        };
+        let answer = self.ask(AskKind::Sample, params)?;
+        Ok(answer.and_then(|answer| asks::sampled(&answer)))
     }
 
     fn roots(&mut self) -> wasmtime::Result<Result<Vec<host::Root>, host::AskError>> {
-        Ok(Err(not_yet()))
+        let answer = self.ask(AskKind::Roots, serde_json::json!({}))?;
+        Ok(answer.and_then(|answer| asks::roots(&answer)))
     }
 
     fn resource_updated(&mut self, uri: String) {
         self.observer.resource_updated(clip(&uri));
     }
-}
-
-// Replaced by the grant-checked requests to the client (work in progress).
-fn not_yet() -> host::AskError {
-    host::AskError::Unavailable("requests to the client are not wired yet".into())
 }
 
 impl super::bindings::types::Host for CallState {}

@@ -19,6 +19,7 @@
 //! of its view of the store; `interruption` (the cancel flag, why a call was
 //! stopped) is below them all.
 
+pub mod asks;
 mod bindings;
 mod bounded_fs;
 mod budget;
@@ -98,6 +99,10 @@ pub enum RunError {
     /// The grant could not be set up (e.g. a granted folder vanished).
     #[error("cannot set up the call: {0}")]
     Setup(String),
+    /// The guest asked the client something answered only in a later
+    /// round of a multi round-trip (2026-07-28): not an outcome yet.
+    #[error("the call waits for the client's input")]
+    InputRequired(Box<crate::observe::Ask>),
 }
 
 impl RunError {
@@ -116,6 +121,7 @@ impl RunError {
             RunError::InvalidArguments(_) => "invalid-arguments",
             RunError::Failed(_) => "tool-error",
             RunError::Setup(_) => "setup",
+            RunError::InputRequired(_) => "input-required",
         }
     }
 
@@ -165,6 +171,10 @@ pub const DESCRIBE_LIMITS: Limits = Limits {
     files: 0,
     open: 16,
     messages: 100,
+    // Listing asks nothing of a client (no grant has `ask`).
+    elicitations: 0,
+    samplings: 0,
+    sample_tokens: 0,
 };
 
 /// The engines of both tiers, their linkers and the epoch ticker.
@@ -430,6 +440,14 @@ impl Teardown {
             .as_ref()
             .map(|s| s.data().net.credentials_used())
             .unwrap_or_default()
+    }
+
+    /// The requests the call made of its client, in order (for its audit
+    /// entry and the operator's log).
+    pub fn asks(&self) -> &[asks::AskRecord] {
+        self.store
+            .as_ref()
+            .map_or(&[], |store| store.data().asks.records.as_slice())
     }
 
     /// How many filesystem operations the read-only and create-only rules

@@ -16,6 +16,7 @@
 //! | configuration | `config` | `CallState::config` | `config` (`wasi:config/store`) |
 //! | network | `network`, `offline` | the socket check, [`HttpFilter`], [`Redactor`] | `network`, `outgoing`, `redact` |
 //! | limits | `limits` | memory limiter, fuel, deadline, budgets, captured output, notices | wasmtime, `call_state`, `budget`, `waits` |
+//! | requests to the client | `asks`, `limits` | [`AskState`] | `asks` |
 //!
 //! Adding a kind of grant is: parse it (`policy::raw`, `parse`, `file`),
 //! narrow it (`policy::effective`), provision it (a section here; a new
@@ -29,6 +30,7 @@ use wasmtime::{Engine, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use super::RunError;
+use super::asks::AskState;
 use super::budget::Descriptors;
 use super::call_state::{CallState, Limiter, Notices};
 use super::folders::FolderGuard;
@@ -71,6 +73,8 @@ pub(super) fn start(
         redactor.clone(),
     );
     state.redactor = redactor;
+    // Requests to the client: what the grant's `ask` and limits allow.
+    state.asks = AskState::new(grant.asks, &grant.limits);
     let deadline = Instant::now() + grant.limits.time;
     state.deadline = deadline;
     let mut store = Store::new(engine, state);

@@ -164,7 +164,7 @@ impl Redactor {
 
     /// A JSON value with every string, key and number redacted (a numeric
     /// secret may come back as a number).
-    fn value(&self, value: Value) -> Value {
+    pub fn value(&self, value: Value) -> Value {
         match value {
             Value::String(s) => Value::String(self.string(s)),
             Value::Number(n) => {
@@ -238,7 +238,9 @@ impl Redactor {
             RunError::InvalidArguments(m) => RunError::InvalidArguments(self.string(m)),
             RunError::Failed(m) => RunError::Failed(self.string(m)),
             RunError::Setup(m) => RunError::Setup(self.string(m)),
-            other @ (RunError::TimedOut(_)
+            // Its params were redacted before the request was made.
+            other @ (RunError::InputRequired(_)
+            | RunError::TimedOut(_)
             | RunError::Memory(_)
             | RunError::Fuel
             | RunError::StackOverflow

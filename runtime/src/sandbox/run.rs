@@ -98,6 +98,10 @@ impl Run {
             Err(err) => err,
         };
         let state = self.store.data();
+        // Stopped at a request answered in a later round (not a fault).
+        if let Some(ask) = &state.asks.next_round {
+            return Err(RunError::InputRequired(Box::new(ask.clone())));
+        }
         // Ask the runtime's own records first: they are certain, the trap
         // kind is not (an aborting allocator traps with `unreachable`).
         match state.interruption {

@@ -7,9 +7,11 @@
 //! - [`request`]: what one request carries and answers, apart from where
 //!   it runs: client capabilities, the 2026-07-28 `_meta`, errors, pages;
 //! - [`request_state`]: the signed `requestState` of a multi round-trip;
-//! - [`outcome`]: what a call's end becomes, and its observer;
 //! - [`session`]: one client's session (who, what `initialize` settled,
 //!   its streams and running requests);
+//! - [`asks`]: a running tool's requests to the client, in band;
+//! - [`replay`]: the same in 2026-07-28, as rounds the call is re-run for;
+//! - [`outcome`]: what a call's end becomes, and its observer;
 //! - [`listeners`], [`tasks`]: the open subscriptions, the tasks;
 //! - [`server`]: what every session and request shares;
 //! - [`context`]: the context of one request ([`Ctx`]);
@@ -24,6 +26,7 @@
 //! A call goes through [`crate::call`] on behalf of the request's caller,
 //! so the audit log names it whatever the revision.
 
+pub mod asks;
 pub mod confirm;
 pub mod context;
 pub mod dispatch;
@@ -31,6 +34,7 @@ pub mod lifecycle;
 pub mod listeners;
 pub mod outcome;
 pub mod request;
+pub mod replay;
 pub mod request_state;
 pub mod revision;
 pub mod server;

@@ -6,11 +6,14 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
 
 use serde_json::{Value, json};
 
+use super::asks::InBand;
+use super::replay::Replay;
 use crate::call::CallError;
-use crate::observe::CallObserver;
+use crate::observe::{Ask, AskFailure, CallObserver};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::Outbox;
 use crate::tool::{Level, Output};
@@ -63,7 +66,8 @@ pub fn shutting_down() -> ErrorObject {
     )
 }
 
-/// Turns the guest's log and progress reports into MCP notifications.
+/// Turns the guest's log and progress reports into MCP notifications, and
+/// its requests to the client into requests (or rounds) of the revision.
 pub struct Observer {
     pub out: Outbox,
     /// Index into `Level::ALL` of the lowest level sent.
@@ -71,6 +75,18 @@ pub struct Observer {
     pub tool: String,
     /// The request's `progressToken`; no progress is sent without one.
     pub progress: Option<Value>,
+    /// How the guest's requests reach the client; `None` for a tool that
+    /// may ask nothing (the grant has no `ask`).
+    pub asking: Option<Asking>,
+}
+
+/// How a call's requests to the client are answered.
+pub enum Asking {
+    /// Sent to the client while the call runs (sessions).
+    InBand(InBand),
+    /// Answered from an earlier round's responses, or in the next round
+    /// (2026-07-28).
+    Replay(Replay),
 }
 
 impl CallObserver for Observer {
@@ -96,6 +112,14 @@ impl CallObserver for Observer {
         self.out
             .notify(jsonrpc::notification("notifications/progress", params));
     }
+
+    fn ask(&self, ask: &Ask, deadline: Instant) -> Result<Value, AskFailure> {
+        match &self.asking {
+            Some(Asking::InBand(in_band)) => in_band.ask(ask, deadline),
+            Some(Asking::Replay(replay)) => replay.answer(ask),
+            None => Err(AskFailure::Unavailable("nothing may be asked here".into())),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -111,6 +135,7 @@ mod tests {
             level: level.clone(),
             tool: "t".into(),
             progress: Some(json!("tok")),
+            asking: None,
         };
         observer.log(Level::Info, "quiet");
         observer.log(Level::Error, "loud");
@@ -135,6 +160,7 @@ mod tests {
             level,
             tool: "t".into(),
             progress: None,
+            asking: None,
         };
         observer.progress(1.0, None, None);
         assert!(rx.try_recv().is_err());

@@ -28,6 +28,12 @@ pub const UNSUPPORTED_VERSION: i64 = -32022;
 pub struct Client {
     /// Form elicitation: the server may ask it to confirm.
     pub elicitation: bool,
+    /// URL-mode elicitation.
+    pub elicitation_url: bool,
+    /// Sampling: a tool may ask the client's model.
+    pub sampling: bool,
+    /// Roots: a tool may ask for the client's roots.
+    pub roots: bool,
     /// The 2026-07-28 tasks extension.
     pub tasks: bool,
 }
@@ -37,15 +43,27 @@ impl Client {
     /// empty `elicitation` object means form mode (2025-06-18); later
     /// revisions may list the modes.
     pub fn from_capabilities(capabilities: Option<&Value>) -> Client {
-        let elicitation = capabilities
+        let modes = capabilities
             .and_then(|c| c.get("elicitation"))
-            .and_then(Value::as_object)
-            .is_some_and(|m| m.is_empty() || m.contains_key("form"));
+            .and_then(Value::as_object);
+        let elicitation = modes.is_some_and(|m| m.is_empty() || m.contains_key("form"));
+        let elicitation_url = modes.is_some_and(|m| m.contains_key("url"));
+        let declared = |name: &str| {
+            capabilities
+                .and_then(|c| c.get(name))
+                .is_some_and(Value::is_object)
+        };
         let tasks = capabilities
             .and_then(|c| c.get("extensions"))
             .and_then(|e| e.get(TASKS_EXTENSION))
             .is_some();
-        Client { elicitation, tasks }
+        Client {
+            elicitation,
+            elicitation_url,
+            sampling: declared("sampling"),
+            roots: declared("roots"),
+            tasks,
+        }
     }
 }
 
@@ -222,7 +240,8 @@ mod tests {
             meta.client,
             Client {
                 elicitation: true,
-                tasks: true
+                tasks: true,
+                ..Client::default()
             }
         );
         assert_eq!(meta.log_level, Some(Level::Info));
@@ -244,6 +263,14 @@ mod tests {
             );
         }
         assert_eq!(Client::from_capabilities(None), Client::default());
+        let all = Client::from_capabilities(Some(&json!({
+            "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}
+        })));
+        assert!(all.elicitation && all.elicitation_url && all.sampling && all.roots);
+        let url_only = Client::from_capabilities(Some(&json!({"elicitation": {"url": {}}})));
+        assert!(url_only.elicitation_url && !url_only.elicitation);
+        let not_objects = Client::from_capabilities(Some(&json!({"sampling": true, "roots": 1})));
+        assert!(!not_objects.sampling && !not_objects.roots);
     }
 
     #[test]

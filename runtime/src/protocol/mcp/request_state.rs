@@ -5,6 +5,9 @@
 //! one retry only: the states answered already are kept until they expire
 //! (here, or in the replicas' shared store), so a replay is refused.
 //!
+//! A replayed call's round (`super::replay`) carries the responses
+//! recorded so far in its state, under the same MAC.
+//!
 //! The key is random per process, or the one the replicas share
 //! ([`share_key`]), so a retry may reach any replica.
 
@@ -65,7 +68,7 @@ fn mac(payload: &[u8]) -> HmacSha256 {
     mac
 }
 
-/// What a confirmation's `requestState` is bound to.
+/// What a confirmation's (or a round's) `requestState` is bound to.
 pub fn call_digest(principal: Option<&str>, tool: &str, arguments: &Value) -> String {
     let bound = json!([principal, tool, arguments]).to_string();
     hex::encode(Sha256::digest(bound.as_bytes()))
@@ -81,8 +84,21 @@ pub fn now_secs() -> u64 {
 /// `requestState` for a confirmation: the payload (with a random nonce, so
 /// no two are alike) and its HMAC.
 pub fn sign_state(digest: &str, expires: u64) -> String {
+    sign_kind("confirm", digest, expires, "")
+}
+
+/// `requestState` of a replayed call's round (see `super::replay`): like a
+/// confirmation's, and carrying `data` (the responses recorded so far).
+pub fn sign_round(digest: &str, expires: u64, data: &str) -> String {
+    sign_kind("asks", digest, expires, data)
+}
+
+fn sign_kind(kind: &str, digest: &str, expires: u64, data: &str) -> String {
     let nonce: u64 = rand::random();
-    let payload = format!("confirm.{expires}.{nonce:016x}.{digest}");
+    let mut payload = format!("{kind}.{expires}.{nonce:016x}.{digest}");
+    if !data.is_empty() {
+        payload = format!("{payload}.{data}");
+    }
     let tag = mac(payload.as_bytes()).finalize().into_bytes();
     format!(
         "{}.{}",
@@ -94,26 +110,39 @@ pub fn sign_state(digest: &str, expires: u64) -> String {
 /// The expiry of `state` when it was signed by this process for `digest`
 /// and has not expired; `None` otherwise.
 pub fn verify_state(state: &str, digest: &str, now: u64) -> Option<u64> {
-    read_payload(state)
-        .filter(|(expires, bound)| *expires > now && bound == digest)
-        .map(|(expires, _)| expires)
+    read_payload(state, "confirm")
+        .filter(|(expires, bound, _)| *expires > now && bound == digest)
+        .map(|(expires, _, _)| expires)
 }
 
-/// The expiry and the bound digest of a state whose MAC verifies.
-fn read_payload(state: &str) -> Option<(u64, String)> {
+/// The expiry and the data of a round's `state` when it was signed (by
+/// any replica sharing the key) for `digest` and has not expired.
+pub fn verify_round(state: &str, digest: &str, now: u64) -> Option<(u64, String)> {
+    read_payload(state, "asks")
+        .filter(|(expires, bound, _)| *expires > now && bound == digest)
+        .map(|(expires, _, data)| (expires, data))
+}
+
+/// The expiry, the bound digest and the data of a state of `kind` whose
+/// MAC verifies.
+fn read_payload(state: &str, kind: &str) -> Option<(u64, String, String)> {
     let (encoded, tag) = state.split_once('.')?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(encoded)
         .ok()?;
     mac(&bytes).verify_slice(&hex::decode(tag).ok()?).ok()?;
     let payload = String::from_utf8(bytes).ok()?;
-    let mut parts = payload.splitn(4, '.');
-    let (Some("confirm"), Some(expires), Some(_nonce), Some(bound)) =
+    let mut parts = payload.splitn(5, '.');
+    let (Some(read_kind), Some(expires), Some(_nonce), Some(bound)) =
         (parts.next(), parts.next(), parts.next(), parts.next())
     else {
         return None;
     };
-    Some((expires.parse().ok()?, bound.to_string()))
+    if read_kind != kind {
+        return None;
+    }
+    let data = parts.next().unwrap_or_default().to_string();
+    Some((expires.parse().ok()?, bound.to_string(), data))
 }
 
 /// Confirmation states already answered, each kept until it expires: a
@@ -163,6 +192,31 @@ mod tests {
         assert!(verify_state("a.b", &digest, 0).is_none());
         // No two states are alike, even for the same call and second.
         assert_ne!(sign_state(&digest, 1_000), state);
+    }
+
+    #[test]
+    fn a_round_carries_its_data_and_is_no_confirmation() {
+        let digest = call_digest(None, "ask", &json!({}));
+        let data = r#"{"responses":{"a.b":1}}"#;
+        let round = sign_round(&digest, 1_000, data);
+        assert_eq!(
+            verify_round(&round, &digest, 999),
+            Some((1_000, data.to_string()))
+        );
+        assert!(verify_round(&round, &digest, 1_000).is_none(), "expired");
+        let other = call_digest(None, "ask", &json!({"x": 1}));
+        assert!(
+            verify_round(&round, &other, 999).is_none(),
+            "other arguments"
+        );
+        assert!(
+            verify_state(&round, &digest, 999).is_none(),
+            "not a confirmation"
+        );
+        let confirmation = sign_state(&digest, 1_000);
+        assert!(verify_round(&confirmation, &digest, 999).is_none());
+        let tampered = format!("{round}-TAMPERED");
+        assert!(verify_round(&tampered, &digest, 999).is_none());
     }
 
     #[test]

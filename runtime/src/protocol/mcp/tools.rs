@@ -4,21 +4,27 @@
 //! confirmed when its tool is destructive under `confirm` (through a
 //! round-trip or an elicitation request, as the revision says), and run
 //! either at once on a lane — its logs and progress going to the request's
-//! outbox — or as a task ([`super::tasks`]).
+//! outbox — or as a task ([`super::tasks`]). A tool that may ask the client
+//! asks in band ([`super::asks`]), or in 2026-07-28 in rounds
+//! ([`super::replay`]).
 
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
+use super::asks::InBand;
 use super::confirm;
 use super::context::Ctx;
-use super::outcome::{Observer, outcome_of, shutting_down, tool_error, unknown_tool};
+use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
+use super::replay::{self, Replay};
 use super::request::{
     Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
 };
+use super::request_state::call_digest;
 use super::tasks;
 use crate::call::{CallError, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::sandbox::RunError;
 use crate::tool::TaskSupport;
 
 /// Tools per `tools/list` page.
@@ -92,9 +98,64 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
             Err(answer) => return answer,
         }
     }
+    if task.is_none() && ctx.revision.is_stateless() && prepared.grant().asks.any() {
+        return in_rounds(ctx, prepared, progress, params).await;
+    }
     match task {
         Some(ttl) => tasks::start(ctx, prepared, progress, ttl).await.into(),
         None => run(ctx, prepared, progress).await,
+    }
+}
+
+/// A call of revision 2026-07-28 whose tool may ask the client: run with
+/// the responses of the rounds so far ([`replay`]); a request not answered
+/// yet makes the answer the next round instead of the call's outcome.
+async fn in_rounds(
+    ctx: &Ctx<'_>,
+    prepared: PreparedCall,
+    progress: Option<Value>,
+    params: &Value,
+) -> Answer {
+    let digest = call_digest(
+        ctx.caller().token(),
+        &prepared.tool().info.name,
+        prepared.arguments(),
+    );
+    let server = ctx.server();
+    let replay = replay::begin(
+        Replay::new(ctx.client, ctx.revision),
+        params,
+        &digest,
+        server.shared.as_deref(),
+        &server.used_states,
+    )
+    .await;
+    let replay = match replay {
+        Ok(replay) => replay,
+        Err(answer) => return answer,
+    };
+    let (name, cancel) = (
+        prepared.tool().info.name.clone(),
+        prepared.cancel_token().clone(),
+    );
+    let _registered = ctx.session.register(ctx.id, cancel.clone());
+    let observer = Arc::new(Observer {
+        out: ctx.out.clone(),
+        level: ctx.log_level.clone(),
+        tool: name.clone(),
+        progress,
+        asking: Some(Asking::Replay(replay.clone())),
+    });
+    let outcome = prepared.run_on_lane(observer).await;
+    if cancel.is_shut_down() {
+        return Answer::Error(shutting_down());
+    }
+    if cancel.is_cancelled() {
+        return Answer::Nothing;
+    }
+    match outcome {
+        Some(Err(CallError::Run(RunError::InputRequired(ask)))) => replay.next_round(&digest, &ask),
+        outcome => outcome_of(&name, outcome).into(),
     }
 }
 
@@ -162,11 +223,24 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
         .await;
         prepared.confirm(answer);
     }
+    // A tool that may ask the client does so on this request's stream.
+    let asking = prepared.grant().asks.any().then(|| {
+        Asking::InBand(InBand {
+            session: ctx.session.clone(),
+            out: ctx.out.clone(),
+            revision: ctx.revision,
+            client: ctx.client,
+            cancel: cancel.clone(),
+            handle: tokio::runtime::Handle::current(),
+            on_wait: None,
+        })
+    });
     let observer = Arc::new(Observer {
         out: ctx.out.clone(),
         level: ctx.log_level.clone(),
         tool: name.clone(),
         progress,
+        asking,
     });
     let outcome = prepared.run_on_lane(observer).await;
     if cancel.is_shut_down() {

@@ -25,9 +25,10 @@ pub use store::TaskStore;
 use task::task_not_found;
 pub use task::{Owner, RELATED_TASK, Snapshot, Status, Task, relate};
 
+use super::asks::{InBand, OnWait};
 use super::confirm;
 use super::context::Ctx;
-use super::outcome::{Observer, outcome_of};
+use super::outcome::{Asking, Observer, outcome_of};
 use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor, required_str};
 use super::revision::Revision;
 use super::session::Session;
@@ -173,6 +174,7 @@ impl Run {
                 level: self.level.clone(),
                 tool: name.clone(),
                 progress: self.progress.clone(),
+                asking: self.in_band(&prepared, &out),
             });
             let outcome = outcome_of(&name, prepared.run_on_lane(observer).await);
             if task.finish(outcome) {
@@ -182,6 +184,38 @@ impl Run {
         }
         drop(out);
         let _ = relay.await;
+    }
+
+    /// How the task's guest asks the client, when its grant lets it: in
+    /// band, through the client waiting in `tasks/result` (the task is
+    /// `input_required` while it waits). A task of the 2026-07-28
+    /// extension has no such channel: its requests are unavailable.
+    fn in_band(&self, prepared: &PreparedCall, out: &Outbox) -> Option<Asking> {
+        if !prepared.grant().asks.any() || !self.revision.has_core_tasks() {
+            return None;
+        }
+        let (session, task, revision) = (self.session.clone(), self.task.clone(), self.revision);
+        let on_wait: OnWait = Arc::new(move |waiting| {
+            let (status, why) = match waiting {
+                true => (
+                    Status::InputRequired,
+                    Some("the tool asks for input (call tasks/result)".to_string()),
+                ),
+                false => (Status::Working, None),
+            };
+            if task.set_status(status, why) {
+                status_changed(&session, revision, &task.summary());
+            }
+        });
+        Some(Asking::InBand(InBand {
+            session: self.session.clone(),
+            out: out.clone(),
+            revision: self.revision,
+            client: self.client,
+            cancel: prepared.cancel_token().clone(),
+            handle: tokio::runtime::Handle::current(),
+            on_wait: Some(on_wait),
+        }))
     }
 
     fn status_changed(&self) {

@@ -1,0 +1,258 @@
+//! A tool's requests to the client in revision 2026-07-28: a multi
+//! round-trip by REPLAY, not suspension.
+//!
+//! The call runs; when the guest asks something not answered yet, it is
+//! stopped there and the call answers `resultType: "input_required"` with
+//! the request in `inputRequests` and a signed `requestState` carrying the
+//! responses recorded so far. The client's retry (`inputResponses` +
+//! `requestState`) runs the tool again from the start, and its requests
+//! are answered, in order, from the recorded responses. A request is found
+//! by a key made of its place in the call and its content, so a tool that
+//! asks something else on the re-run gets a new round, never another
+//! question's answer.
+//!
+//! What this guarantees: no instance is kept between rounds (nothing held
+//! while a person thinks; nothing to bound or lose); any replica sharing
+//! the state key can take the retry; a state answers one retry only and
+//! is bound to the caller, the tool, the arguments and a 5-minute expiry.
+//! What it costs: the work a tool does before its question is done again
+//! on each round — a tool should ask before it changes anything.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest, Sha256};
+
+use super::asks::{for_revision, missing};
+use super::request::{Answer, Client};
+use super::request_state::{UsedStates, first_use, now_secs, sign_round, verify_round};
+use super::revision::Revision;
+use crate::observe::{Ask, AskFailure, AskKind};
+use crate::protocol::jsonrpc::ErrorObject;
+use crate::replicas::SharedState;
+
+/// How long a round's `requestState` stays valid.
+const STATE_TTL: Duration = Duration::from_secs(300);
+/// The most bytes of responses a `requestState` carries: a tool that
+/// gathers more in one call is refused rather than growing every retry.
+const MAX_RECORDED: usize = 256 << 10;
+
+/// The responses of the rounds so far, by request key.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    responses: BTreeMap<String, Value>,
+    client: Client,
+    revision: Revision,
+}
+
+/// The key of a request: its place in the call and a digest of its method
+/// and content (a URL elicitation's fresh id left out).
+pub fn key_of(ask: &Ask) -> String {
+    let mut params = ask.params.clone();
+    if let Some(map) = params.as_object_mut() {
+        map.remove("elicitationId");
+    }
+    let content = json!([ask.kind.method(), params]).to_string();
+    let digest = hex::encode(Sha256::digest(content.as_bytes()));
+    let kind = match ask.kind {
+        AskKind::ElicitForm | AskKind::ElicitUrl => "elicit",
+        AskKind::Sample => "sample",
+        AskKind::Roots => "roots",
+    };
+    format!("{kind}-{}-{}", ask.index, &digest[..12])
+}
+
+impl Replay {
+    /// The recorded response to `ask`, or the next round for it; a client
+    /// without the capability is not asked at all.
+    pub fn answer(&self, ask: &Ask) -> Result<Value, AskFailure> {
+        if let Some(what) = missing(self.client, self.revision, ask.kind) {
+            return Err(AskFailure::Unavailable(format!(
+                "the request did not declare {what} (_meta clientCapabilities), so the client \
+                 cannot be asked"
+            )));
+        }
+        match self.responses.get(&key_of(ask)) {
+            Some(response) => Ok(response.clone()),
+            None => Err(AskFailure::NextRound),
+        }
+    }
+
+    /// A first round: nothing recorded yet.
+    pub fn new(client: Client, revision: Revision) -> Replay {
+        Replay {
+            responses: BTreeMap::new(),
+            client,
+            revision,
+        }
+    }
+
+    /// The `InputRequiredResult` asking for `ask`, with a state bound to
+    /// the call's `digest` carrying the responses so far.
+    pub fn next_round(&self, digest: &str, ask: &Ask) -> Answer {
+        let key = key_of(ask);
+        let data = json!({ "responses": self.responses, "asked": [key] }).to_string();
+        if data.len() > MAX_RECORDED {
+            return Answer::Error(ErrorObject::invalid_params(format!(
+                "the tool's requests to the client gathered over {} KiB of answers in one call; \
+                 it cannot continue",
+                MAX_RECORDED >> 10
+            )));
+        }
+        let expires = now_secs() + STATE_TTL.as_secs();
+        let request = json!({
+            "method": ask.kind.method(),
+            "params": for_revision(self.revision, ask.kind, ask.params.clone()),
+        });
+        let mut requests = Map::new();
+        requests.insert(key, request);
+        Answer::Result(json!({
+            "resultType": "input_required",
+            "inputRequests": requests,
+            "requestState": sign_round(digest, expires, &data),
+        }))
+    }
+}
+
+fn invalid_state(message: &str) -> Answer {
+    Answer::Error(ErrorObject::invalid_param("requestState", message))
+}
+
+/// The responses a retry brings: those recorded in its verified (and not
+/// yet used) `requestState`, and its `inputResponses` to what that round
+/// asked. A call without a state starts at the first round; responses
+/// without a state, or to requests not asked, are ignored.
+///
+/// `digest` is the call's (`call_digest`); a used state is remembered in
+/// `shared` (over the replicas) or `used`.
+pub async fn begin(
+    mut replay: Replay,
+    params: &Value,
+    digest: &str,
+    shared: Option<&SharedState>,
+    used: &UsedStates,
+) -> Result<Replay, Answer> {
+    let Some(state) = params.get("requestState") else {
+        return Ok(replay);
+    };
+    let refused = || {
+        invalid_state(
+            "requestState is invalid, tampered with, expired, or belongs to another call; call \
+             again without it",
+        )
+    };
+    let state = state.as_str().ok_or_else(refused)?;
+    let (expires, data) = verify_round(state, digest, now_secs()).ok_or_else(refused)?;
+    let first = first_use(shared, used, state, expires)
+        .await
+        .map_err(Answer::Error)?;
+    if !first {
+        return Err(invalid_state(
+            "requestState was answered already; a round is good for one retry: call again \
+             without it",
+        ));
+    }
+    let recorded: Value = serde_json::from_str(&data).map_err(|_| refused())?;
+    replay.responses = recorded_responses(&recorded, params.get("inputResponses"));
+    Ok(replay)
+}
+
+/// The responses of a verified state's `data`, with the retry's answers to
+/// the keys it `asked` (each a JSON object; anything else is asked again).
+fn recorded_responses(recorded: &Value, input: Option<&Value>) -> BTreeMap<String, Value> {
+    let mut responses: BTreeMap<String, Value> = recorded
+        .get("responses")
+        .and_then(Value::as_object)
+        .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    let asked = recorded.get("asked").and_then(Value::as_array);
+    for key in asked.into_iter().flatten().filter_map(Value::as_str) {
+        if let Some(response) = input.and_then(|i| i.get(key)).filter(|r| r.is_object()) {
+            responses.insert(key.to_string(), response.clone());
+        }
+    }
+    responses
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(kind: AskKind, index: u32, params: Value) -> Ask {
+        Ask {
+            kind,
+            params,
+            index,
+        }
+    }
+
+    #[test]
+    fn keys_follow_place_and_content() {
+        let name = json!({"mode": "form", "message": "Name?", "requestedSchema": {}});
+        let first = key_of(&ask(AskKind::ElicitForm, 0, name.clone()));
+        assert!(first.starts_with("elicit-0-"), "{first}");
+        assert_eq!(first, key_of(&ask(AskKind::ElicitForm, 0, name.clone())));
+        assert_ne!(first, key_of(&ask(AskKind::ElicitForm, 1, name)));
+        let other = json!({"mode": "form", "message": "Age?", "requestedSchema": {}});
+        assert_ne!(first, key_of(&ask(AskKind::ElicitForm, 0, other)));
+        // A URL elicitation's id is fresh on every run: not part of its key.
+        let url = |id: &str| {
+            ask(
+                AskKind::ElicitUrl,
+                2,
+                json!({"mode": "url", "url": "https://x", "message": "m", "elicitationId": id}),
+            )
+        };
+        assert_eq!(key_of(&url("a")), key_of(&url("b")));
+        assert!(key_of(&ask(AskKind::Roots, 3, json!({}))).starts_with("roots-3-"));
+    }
+
+    #[test]
+    fn recorded_answers_are_given_in_order_and_new_questions_get_a_round() {
+        let all = Client {
+            elicitation: true,
+            elicitation_url: true,
+            sampling: true,
+            roots: true,
+            tasks: false,
+        };
+        let name = ask(AskKind::ElicitForm, 0, json!({"message": "Name?"}));
+        let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+        let recorded = json!({"responses": {}, "asked": [key_of(&name)]});
+        let input = json!({ key_of(&name): answer.clone(), "extra": {"action": "accept"} });
+        let responses = recorded_responses(&recorded, Some(&input));
+        assert_eq!(responses.len(), 1, "keys not asked are ignored");
+        let replay = Replay {
+            responses,
+            client: all,
+            revision: Revision::V2026_07_28,
+        };
+        assert_eq!(replay.answer(&name), Ok(answer));
+        let changed = ask(AskKind::ElicitForm, 0, json!({"message": "Surname?"}));
+        assert_eq!(replay.answer(&changed), Err(AskFailure::NextRound));
+        let next = ask(AskKind::Sample, 1, json!({}));
+        assert_eq!(replay.answer(&next), Err(AskFailure::NextRound));
+        // Without the capability, the client is not asked at all.
+        let no_sampling = Replay {
+            client: Client {
+                sampling: false,
+                ..all
+            },
+            ..replay
+        };
+        assert!(matches!(
+            no_sampling.answer(&next),
+            Err(AskFailure::Unavailable(_))
+        ));
+    }
+
+    #[test]
+    fn malformed_responses_are_asked_again() {
+        let recorded =
+            json!({"responses": {"elicit-0-x": {"action": "decline"}}, "asked": ["sample-1-y"]});
+        let responses = recorded_responses(&recorded, Some(&json!({"sample-1-y": 12345})));
+        assert_eq!(responses.keys().collect::<Vec<_>>(), ["elicit-0-x"]);
+        assert_eq!(recorded_responses(&recorded, None).len(), 1);
+    }
+}

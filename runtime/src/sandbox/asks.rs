@@ -1,0 +1,606 @@
+//! A guest's requests to the client — `host.elicit`, `host.elicit-url`,
+//! `host.sample`, `host.roots` — as granted, bounded, audited capabilities.
+//!
+//! Each request: is it granted (`ask` in the policy)? is it within the
+//! call's limits (`limits.elicitations`, `samplings`, `sample-tokens`)?
+//! Then it becomes MCP params, goes to the call's observer (which asks the
+//! client, within the call's deadline and cancellation), and the answer
+//! comes back as the contract's types. Whatever fails is an `ask-error` the
+//! tool sees — never a hang — and the operator's log names the policy key
+//! of a refusal. Every request is kept for the call's audit entry (what
+//! was asked and how it ended; the answer too, for an audit log that keeps
+//! answers).
+//!
+//! In a multi round-trip (2026-07-28) the observer answers
+//! [`AskFailure::NextRound`] for a request not answered yet: the host
+//! function then traps, and the sandbox reports the request
+//! ([`AskState::next_round`]) instead of an outcome.
+
+use std::time::Instant;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::bindings::{host, types};
+use crate::observe::{Ask, AskFailure, AskKind, CallObserver};
+use crate::policy::{Asks, Limits};
+
+/// The trap that stops a guest whose request is answered in a later round.
+#[derive(Debug, thiserror::Error)]
+#[error("the call waits for the client's input (a multi round-trip)")]
+pub struct NextRound;
+
+/// One request a call made, for its audit entry.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AskRecord {
+    pub method: &'static str,
+    /// What was asked (the params sent, or that would have been).
+    pub params: Value,
+    /// `answered`, `denied`, `over-limit`, `unavailable`, `failed`,
+    /// `next-round`.
+    pub outcome: &'static str,
+    /// The client's answer, when there was one.
+    pub answer: Option<Value>,
+    /// For the operator's log: why it was refused, naming the policy key.
+    pub refusal: Option<String>,
+}
+
+/// What a call may still ask, and what it asked.
+#[derive(Debug, Default)]
+pub struct AskState {
+    granted: Asks,
+    elicitations_left: u32,
+    samplings_left: u32,
+    sample_tokens: u32,
+    asked: u32,
+    /// The requests made, in order.
+    pub records: Vec<AskRecord>,
+    /// The request the guest was stopped at, for the next round.
+    pub next_round: Option<Ask>,
+}
+
+impl AskState {
+    /// What a call with `asks` under `limits` may ask.
+    pub fn new(granted: Asks, limits: &Limits) -> Self {
+        AskState {
+            granted,
+            elicitations_left: limits.elicitations,
+            samplings_left: limits.samplings,
+            sample_tokens: limits.sample_tokens,
+            ..AskState::default()
+        }
+    }
+
+    /// Checks `kind` against the grant and takes one from its limit; a
+    /// refusal comes with what the operator's log says of it.
+    fn admit(&mut self, kind: AskKind) -> Result<(), (host::AskError, String)> {
+        let (granted, name) = match kind {
+            AskKind::ElicitForm | AskKind::ElicitUrl => (self.granted.elicit, "elicit"),
+            AskKind::Sample => (self.granted.sample, "sample"),
+            AskKind::Roots => (self.granted.roots, "roots"),
+        };
+        if !granted {
+            let note = format!(
+                "refused a {} request: the policy does not grant it (add \"{name}\" to `ask` in \
+                 the tool's or its component's section)",
+                kind.method()
+            );
+            let error = host::AskError::Denied(format!(
+                "the operator's policy does not let this tool ask the client for this \
+                 ({name}); it needs `ask = [\"{name}\"]`"
+            ));
+            return Err((error, note));
+        }
+        let (left, key) = match kind {
+            AskKind::ElicitForm | AskKind::ElicitUrl => {
+                (&mut self.elicitations_left, "limits.elicitations")
+            }
+            AskKind::Sample => (&mut self.samplings_left, "limits.samplings"),
+            AskKind::Roots => return Ok(()),
+        };
+        if *left == 0 {
+            let note = format!(
+                "refused a {} request: over the call's limit ({key})",
+                kind.method()
+            );
+            let error = host::AskError::OverLimit(format!(
+                "this call has made all the {} requests its grant allows ({key})",
+                kind.method()
+            ));
+            return Err((error, note));
+        }
+        *left -= 1;
+        Ok(())
+    }
+
+    /// Asks the client through `observer`, once `kind` is admitted; the
+    /// answer (the client's result) or why there is none.
+    pub fn ask(
+        &mut self,
+        kind: AskKind,
+        params: Value,
+        observer: &dyn CallObserver,
+        deadline: Instant,
+    ) -> Result<Result<Value, host::AskError>, NextRound> {
+        let record = |outcome, answer| AskRecord {
+            method: kind.method(),
+            params: params.clone(),
+            outcome,
+            answer,
+            refusal: None,
+        };
+        if let Err((refused, note)) = self.admit(kind) {
+            let outcome = match refused {
+                host::AskError::OverLimit(_) => "over-limit",
+                _ => "denied",
+            };
+            self.records.push(AskRecord {
+                refusal: Some(note),
+                ..record(outcome, None)
+            });
+            return Ok(Err(refused));
+        }
+        let ask = Ask {
+            kind,
+            params: params.clone(),
+            index: self.asked,
+        };
+        self.asked += 1;
+        let answer = crate::lanes::blocking(|| observer.ask(&ask, deadline));
+        let (outcome, answer) = match answer {
+            Ok(answer) => {
+                self.records.push(record("answered", Some(answer.clone())));
+                return Ok(Ok(answer));
+            }
+            Err(AskFailure::NextRound) => {
+                self.records.push(record("next-round", None));
+                self.next_round = Some(ask);
+                return Err(NextRound);
+            }
+            Err(AskFailure::Unavailable(why)) => ("unavailable", host::AskError::Unavailable(why)),
+            Err(AskFailure::Failed(why)) => ("failed", host::AskError::Failed(why)),
+        };
+        self.records.push(record(outcome, None));
+        Ok(Err(answer))
+    }
+
+    /// The most tokens a sampling request may ask for.
+    pub fn sample_tokens(&self) -> u32 {
+        self.sample_tokens
+    }
+}
+
+/// `elicitation/create` params of a form: `schema` must be a JSON object.
+pub fn form_params(message: &str, schema: &str) -> Result<Value, host::AskError> {
+    let schema: Value = serde_json::from_str(schema)
+        .ok()
+        .filter(Value::is_object)
+        .ok_or_else(|| {
+            host::AskError::Failed(
+                "requested-schema must be a JSON Schema object (as text) of a flat object".into(),
+            )
+        })?;
+    Ok(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
+}
+
+/// `elicitation/create` params of a URL-mode request, with a fresh id.
+pub fn url_params(message: &str, url: &str) -> Value {
+    let id: u64 = rand::random();
+    json!({
+        "mode": "url",
+        "message": message,
+        "url": url,
+        "elicitationId": format!("{id:016x}"),
+    })
+}
+
+/// The user's answer to an elicitation, from the client's result.
+pub fn elicit_answer(result: &Value) -> Result<host::ElicitAnswer, host::AskError> {
+    match result.get("action").and_then(Value::as_str) {
+        Some("accept") => {
+            let content = result
+                .get("content")
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            Ok(host::ElicitAnswer::Accept(content.to_string()))
+        }
+        Some("decline") => Ok(host::ElicitAnswer::Decline),
+        Some("cancel") => Ok(host::ElicitAnswer::Cancel),
+        _ => Err(host::AskError::Failed(
+            "the client's answer to the elicitation has no action (accept, decline or cancel)"
+                .into(),
+        )),
+    }
+}
+
+fn role(role: types::Role) -> &'static str {
+    match role {
+        types::Role::User => "user",
+        types::Role::Assistant => "assistant",
+    }
+}
+
+fn b64(data: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+/// A sampling message's content: text, an image or audio.
+fn sampling_content(content: &types::Content) -> Result<Value, host::AskError> {
+    Ok(match content {
+        types::Content::Text(text) => json!({ "type": "text", "text": text }),
+        types::Content::Image(m) => {
+            json!({ "type": "image", "data": b64(&m.data), "mimeType": m.mime_type })
+        }
+        types::Content::Audio(m) => {
+            json!({ "type": "audio", "data": b64(&m.data), "mimeType": m.mime_type })
+        }
+        types::Content::Embedded(_) | types::Content::Link(_) => {
+            return Err(host::AskError::Failed(
+                "a sampling message holds text, an image or audio".into(),
+            ));
+        }
+    })
+}
+
+/// `sampling/createMessage` params; `max-tokens` is capped to `cap`
+/// (`limits.sample-tokens`).
+pub fn sampling_params(request: &host::SamplingRequest, cap: u32) -> Result<Value, host::AskError> {
+    let messages = request
+        .messages
+        .iter()
+        .map(|m| Ok(json!({ "role": role(m.role), "content": sampling_content(&m.content)? })))
+        .collect::<Result<Vec<_>, host::AskError>>()?;
+    let mut params = json!({
+        "messages": messages,
+        "maxTokens": request.max_tokens.min(cap),
+    });
+    if let Some(system) = &request.system_prompt {
+        params["systemPrompt"] = system.as_str().into();
+    }
+    if let Some(t) = request.temperature.filter(|t| t.is_finite()) {
+        params["temperature"] = t.into();
+    }
+    if !request.stop_sequences.is_empty() {
+        params["stopSequences"] = request.stop_sequences.clone().into();
+    }
+    if let Some(p) = &request.model_preferences {
+        let mut prefs = json!({});
+        if !p.hints.is_empty() {
+            prefs["hints"] = p.hints.iter().map(|h| json!({ "name": h })).collect();
+        }
+        let priorities = [
+            ("costPriority", p.cost_priority),
+            ("speedPriority", p.speed_priority),
+            ("intelligencePriority", p.intelligence_priority),
+        ];
+        for (key, value) in priorities {
+            if let Some(v) = value.filter(|v| (0.0..=1.0).contains(v)) {
+                prefs[key] = v.into();
+            }
+        }
+        params["modelPreferences"] = prefs;
+    }
+    Ok(params)
+}
+
+/// The client model's answer, from a `CreateMessageResult`.
+pub fn sampled(result: &Value) -> Result<host::Sampled, host::AskError> {
+    let bad = |what: &str| {
+        host::AskError::Failed(format!("the client's sampling answer has no valid {what}"))
+    };
+    let role = match result.get("role").and_then(Value::as_str) {
+        Some("user") => types::Role::User,
+        Some("assistant") | None => types::Role::Assistant,
+        Some(_) => return Err(bad("role")),
+    };
+    // A list of blocks (2025-11-25 allows it): the first is the answer.
+    let block = match result.get("content") {
+        Some(Value::Array(blocks)) => blocks.first(),
+        other => other,
+    }
+    .ok_or_else(|| bad("content"))?;
+    let media = |block: &Value| -> Result<types::Media, host::AskError> {
+        let data = block
+            .get("data")
+            .and_then(Value::as_str)
+            .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+            .ok_or_else(|| bad("data"))?;
+        let mime_type = block
+            .get("mimeType")
+            .and_then(Value::as_str)
+            .ok_or_else(|| bad("mimeType"))?
+            .to_string();
+        Ok(types::Media { data, mime_type })
+    };
+    let content = match block.get("type").and_then(Value::as_str) {
+        Some("text") => types::Content::Text(
+            block
+                .get("text")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("text"))?
+                .to_string(),
+        ),
+        Some("image") => types::Content::Image(media(block)?),
+        Some("audio") => types::Content::Audio(media(block)?),
+        _ => return Err(bad("content")),
+    };
+    Ok(host::Sampled {
+        role,
+        content,
+        model: result
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        stop_reason: result
+            .get("stopReason")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+    })
+}
+
+/// The client's roots, from a `ListRootsResult`: information for the
+/// tool, never a folder it may open.
+pub fn roots(result: &Value) -> Result<Vec<host::Root>, host::AskError> {
+    let roots = result
+        .get("roots")
+        .and_then(Value::as_array)
+        .ok_or_else(|| host::AskError::Failed("the client's answer lists no roots".into()))?;
+    Ok(roots
+        .iter()
+        .filter_map(|root| {
+            Some(host::Root {
+                uri: root.get("uri")?.as_str()?.to_string(),
+                name: root.get("name").and_then(Value::as_str).map(str::to_string),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tool::Level;
+    use std::sync::Mutex;
+
+    /// Answers every request with `answer`, and keeps what it was asked.
+    struct Client {
+        answer: Result<Value, AskFailure>,
+        asked: Mutex<Vec<Ask>>,
+    }
+
+    impl CallObserver for Client {
+        fn log(&self, _: Level, _: &str) {}
+        fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+        fn ask(&self, ask: &Ask, _: Instant) -> Result<Value, AskFailure> {
+            self.asked.lock().unwrap().push(ask.clone());
+            self.answer.clone()
+        }
+    }
+
+    fn client(answer: Result<Value, AskFailure>) -> Client {
+        Client {
+            answer,
+            asked: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn limits(elicitations: u32, samplings: u32) -> Limits {
+        Limits {
+            elicitations,
+            samplings,
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn a_request_not_granted_is_denied_and_never_reaches_the_client() {
+        let client = client(Ok(json!({"action": "accept"})));
+        let mut state = AskState::new(Asks::default(), &Limits::default());
+        let later = Instant::now();
+        for kind in [AskKind::ElicitForm, AskKind::Sample, AskKind::Roots] {
+            let answer = state.ask(kind, json!({}), &client, later).unwrap();
+            assert!(
+                matches!(&answer, Err(host::AskError::Denied(why)) if why.contains("ask = [")),
+                "{kind:?}: {answer:?}"
+            );
+        }
+        assert!(client.asked.lock().unwrap().is_empty());
+        let outcomes: Vec<_> = state.records.iter().map(|r| r.outcome).collect();
+        assert_eq!(outcomes, ["denied", "denied", "denied"]);
+    }
+
+    #[test]
+    fn requests_over_the_limit_are_refused_per_kind() {
+        let client = client(Ok(json!({"action": "decline"})));
+        let granted = Asks {
+            elicit: true,
+            sample: true,
+            roots: true,
+        };
+        let mut state = AskState::new(granted, &limits(2, 1));
+        let now = Instant::now();
+        let mut ask = |kind| state.ask(kind, json!({}), &client, now).unwrap();
+        assert!(ask(AskKind::ElicitForm).is_ok());
+        assert!(ask(AskKind::ElicitUrl).is_ok());
+        assert!(matches!(
+            ask(AskKind::ElicitForm),
+            Err(host::AskError::OverLimit(why)) if why.contains("limits.elicitations")
+        ));
+        assert!(ask(AskKind::Sample).is_ok());
+        assert!(matches!(
+            ask(AskKind::Sample),
+            Err(host::AskError::OverLimit(why)) if why.contains("limits.samplings")
+        ));
+        // Roots cost the user nothing: not counted.
+        assert!(ask(AskKind::Roots).is_ok());
+        assert!(ask(AskKind::Roots).is_ok());
+        let indices: Vec<u32> = client
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| a.index)
+            .collect();
+        assert_eq!(indices, [0, 1, 2, 3, 4], "refused requests take no index");
+    }
+
+    #[test]
+    fn failures_and_next_rounds_are_reported_as_such() {
+        let granted = Asks {
+            elicit: true,
+            ..Asks::default()
+        };
+        let now = Instant::now();
+        let unavailable = client(Err(AskFailure::Unavailable("no elicitation".into())));
+        let mut state = AskState::new(granted, &Limits::default());
+        let answer = state.ask(AskKind::ElicitForm, json!({}), &unavailable, now);
+        assert!(
+            matches!(answer, Ok(Err(host::AskError::Unavailable(why))) if why == "no elicitation")
+        );
+        let later = client(Err(AskFailure::NextRound));
+        let answer = state.ask(AskKind::ElicitForm, json!({"m": 1}), &later, now);
+        assert!(answer.is_err(), "the guest is stopped");
+        assert_eq!(state.next_round.as_ref().map(|a| a.index), Some(1));
+        assert_eq!(state.records[1].outcome, "next-round");
+    }
+
+    #[test]
+    fn a_form_needs_a_schema_object() {
+        assert_eq!(
+            form_params("Name?", r#"{"type":"object"}"#).unwrap(),
+            json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"}})
+        );
+        assert!(form_params("Name?", "[1]").is_err());
+        assert!(form_params("Name?", "not json").is_err());
+        let url = url_params("Sign in", "https://example.com/login");
+        assert_eq!(url["mode"], "url");
+        assert_eq!(url["url"], "https://example.com/login");
+        assert_eq!(url["elicitationId"].as_str().map(str::len), Some(16));
+    }
+
+    #[test]
+    fn elicitation_answers_convert() {
+        assert!(matches!(
+            elicit_answer(&json!({"action": "accept", "content": {"name": "Ada"}})),
+            Ok(host::ElicitAnswer::Accept(form)) if form == r#"{"name":"Ada"}"#
+        ));
+        assert!(matches!(
+            elicit_answer(&json!({"action": "accept"})),
+            Ok(host::ElicitAnswer::Accept(form)) if form == "{}"
+        ));
+        assert!(matches!(
+            elicit_answer(&json!({"action": "decline"})),
+            Ok(host::ElicitAnswer::Decline)
+        ));
+        assert!(matches!(
+            elicit_answer(&json!({"action": "cancel"})),
+            Ok(host::ElicitAnswer::Cancel)
+        ));
+        assert!(elicit_answer(&json!({})).is_err());
+    }
+
+    #[test]
+    fn sampling_requests_convert_and_tokens_are_capped() {
+        let request = host::SamplingRequest {
+            messages: vec![
+                host::SamplingMessage {
+                    role: types::Role::User,
+                    content: types::Content::Text("Capital of France?".into()),
+                },
+                host::SamplingMessage {
+                    role: types::Role::User,
+                    content: types::Content::Image(types::Media {
+                        data: vec![1, 2, 3],
+                        mime_type: "image/png".into(),
+                    }),
+                },
+            ],
+            system_prompt: Some("Be brief.".into()),
+            max_tokens: 5000,
+            temperature: Some(0.5),
+            stop_sequences: vec!["\n".into()],
+            model_preferences: Some(host::ModelPreferences {
+                hints: vec!["claude".into()],
+                cost_priority: Some(0.2),
+                speed_priority: Some(7.0),
+                intelligence_priority: None,
+            }),
+        };
+        assert_eq!(
+            sampling_params(&request, 1024).unwrap(),
+            json!({
+                "messages": [
+                    {"role": "user", "content": {"type": "text", "text": "Capital of France?"}},
+                    {"role": "user", "content": {"type": "image", "data": "AQID", "mimeType": "image/png"}},
+                ],
+                "maxTokens": 1024,
+                "systemPrompt": "Be brief.",
+                "temperature": 0.5,
+                "stopSequences": ["\n"],
+                "modelPreferences": {"hints": [{"name": "claude"}], "costPriority": 0.2},
+            })
+        );
+        let link = host::SamplingRequest {
+            messages: vec![host::SamplingMessage {
+                role: types::Role::User,
+                content: types::Content::Link(types::ResourceLink {
+                    uri: "x:y".into(),
+                    name: "y".into(),
+                    title: None,
+                    description: None,
+                    mime_type: None,
+                    size: None,
+                }),
+            }],
+            max_tokens: 10,
+            ..request
+        };
+        assert!(sampling_params(&link, 1024).is_err());
+    }
+
+    #[test]
+    fn sampling_answers_convert() {
+        let answer = sampled(&json!({
+            "role": "assistant",
+            "content": {"type": "text", "text": "Paris"},
+            "model": "m-1",
+            "stopReason": "endTurn",
+        }))
+        .unwrap();
+        assert!(matches!(answer.role, types::Role::Assistant));
+        assert!(matches!(&answer.content, types::Content::Text(text) if text == "Paris"));
+        assert_eq!(answer.model, "m-1");
+        assert_eq!(answer.stop_reason.as_deref(), Some("endTurn"));
+        let listed = sampled(&json!({
+            "content": [{"type": "image", "data": "AQID", "mimeType": "image/png"}],
+            "model": "m",
+        }))
+        .unwrap();
+        assert!(matches!(listed.content, types::Content::Image(m) if m.data == [1, 2, 3]));
+        assert!(sampled(&json!({"model": "m"})).is_err());
+        assert!(sampled(&json!({"content": {"type": "image", "data": "%"}})).is_err());
+    }
+
+    #[test]
+    fn roots_convert_and_skip_what_is_not_a_root() {
+        let listed = roots(&json!({"roots": [
+            {"uri": "file:///home/ada/project", "name": "project"},
+            {"uri": "file:///tmp"},
+            {"name": "no uri"},
+        ]}))
+        .unwrap();
+        let listed: Vec<(&str, Option<&str>)> = listed
+            .iter()
+            .map(|r| (r.uri.as_str(), r.name.as_deref()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("file:///home/ada/project", Some("project")),
+                ("file:///tmp", None)
+            ]
+        );
+        assert!(roots(&json!({})).is_err());
+    }
+}
