@@ -47,6 +47,7 @@ pub mod lanes;
 pub mod logtext;
 pub mod metrics;
 pub mod observe;
+pub mod offer;
 pub mod policy;
 pub mod protocol;
 pub mod replicas;

@@ -1,15 +1,19 @@
-//! The catalog: loads components, checks every tool they declare, and
-//! indexes the tools by name.
+//! The catalog: loads components, checks every tool they declare (and the
+//! resources, templates and prompts of a component of world `server`), and
+//! indexes the tools by name, resources by URI, templates and prompts.
 //!
-//! A component is accepted or refused as a whole: one bad tool refuses the
-//! component, with an error naming the tool and the rule it breaks.
+//! A component is accepted or refused as a whole: one bad tool (or
+//! resource, prompt …) refuses the component, with an error naming it and
+//! the rule it breaks.
 
 mod kind;
+pub mod offers;
+pub mod uri_template;
 mod validate;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
 use sha2::{Digest, Sha256};
@@ -20,6 +24,7 @@ use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox, Tier};
 use crate::tool::{Hints, ToolInfo};
 
 pub use kind::{Kind, export_names};
+pub use offers::{APP_MIME, Offers, Template};
 pub use validate::check_name;
 
 pub use crate::sandbox::CONTRACT;
@@ -65,6 +70,15 @@ pub enum LoadError {
         tool: String,
         rule: String,
     },
+    /// A resource, template, prompt or tool `_meta` that breaks a rule.
+    #[error("{path}: {what}: {rule}")]
+    BadOffer {
+        path: PathBuf,
+        what: String,
+        rule: String,
+    },
+    #[error("{path}: listing its resources and prompts failed: {cause}")]
+    DescribeOffers { path: PathBuf, cause: RunError },
     #[error("{path}: declares no tools")]
     Empty { path: PathBuf },
     /// The policy has tool sections for tools the component does not
@@ -85,6 +99,16 @@ pub enum LoadError {
     )]
     Clash {
         tool: String,
+        first: PathBuf,
+        second: PathBuf,
+    },
+    /// A resource URI, template or prompt name another component serves.
+    #[error(
+        "{what} is declared by both {first} and {second} (it is unique among the components \
+         served: rename it in one of them, or serve them from separate airlock processes)"
+    )]
+    OfferClash {
+        what: String,
         first: PathBuf,
         second: PathBuf,
     },
@@ -112,9 +136,16 @@ pub struct Component {
     /// The file's bytes while its code is quick-tier, for compiling the
     /// optimised code (see [`crate::runtime`]'s `optimize`); taken by that compile.
     unoptimized: Mutex<Option<Arc<[u8]>>>,
+    /// Its resources, templates and prompts, checked (set once at load).
+    offered: OnceLock<Offers>,
 }
 
 impl Component {
+    /// What it offers beside its tools (nothing for a `toolbox` component).
+    pub fn offers(&self) -> &Offers {
+        self.offered.get().unwrap_or(&offers::NOTHING)
+    }
+
     /// The linked code a call instantiates now.
     pub fn code(&self) -> Arc<Linked> {
         self.code.load_full()
@@ -168,11 +199,16 @@ pub struct Tool {
     pub pace: crate::lanes::Pace,
 }
 
-/// Every tool of every loaded component, by name.
+/// Every tool of every loaded component, by name; and what the components
+/// offer beside: resources by URI, templates by their text, prompts by name
+/// (each with the component that serves it).
 #[derive(Default, Clone)]
 pub struct Catalog {
     tools: BTreeMap<String, Arc<Tool>>,
     components: Vec<Arc<Component>>,
+    resources: BTreeMap<String, Arc<Component>>,
+    templates: BTreeMap<String, Arc<Component>>,
+    prompts: BTreeMap<String, Arc<Component>>,
 }
 
 /// SHA-256 of `bytes` as lowercase hex.
@@ -198,6 +234,86 @@ impl Catalog {
         &self.components
     }
 
+    /// Every resource, in URI order, with its component.
+    pub fn resources(
+        &self,
+    ) -> impl Iterator<Item = (&crate::offer::ResourceInfo, &Arc<Component>)> {
+        self.resources
+            .iter()
+            .filter_map(|(uri, c)| Some((c.offers().resource(uri)?, c)))
+    }
+
+    /// Every resource template, in the order of its text, with its component.
+    pub fn templates(&self) -> impl Iterator<Item = (&Template, &Arc<Component>)> {
+        self.templates
+            .iter()
+            .filter_map(|(t, c)| Some((c.offers().template(t)?, c)))
+    }
+
+    /// Every prompt, in name order, with its component.
+    pub fn prompts(&self) -> impl Iterator<Item = (&crate::offer::PromptInfo, &Arc<Component>)> {
+        self.prompts
+            .iter()
+            .filter_map(|(name, c)| Some((c.offers().prompt(name)?, c)))
+    }
+
+    pub fn prompt(&self, name: &str) -> Option<(&crate::offer::PromptInfo, &Arc<Component>)> {
+        let component = self.prompts.get(name)?;
+        Some((component.offers().prompt(name)?, component))
+    }
+
+    /// The component serving `uri`: its resource of that URI, else the
+    /// first template (in the order of their text) it matches; with the
+    /// template when one matched.
+    pub fn resource_for(&self, uri: &str) -> Option<(&Arc<Component>, Option<&Template>)> {
+        if let Some(component) = self.resources.get(uri) {
+            return Some((component, None));
+        }
+        self.templates()
+            .find_map(|(t, c)| t.parsed.matches(uri).map(|_| (c, Some(t))))
+    }
+
+    /// The template written `uri_template`, with its component.
+    pub fn template(&self, uri_template: &str) -> Option<(&Template, &Arc<Component>)> {
+        let component = self.templates.get(uri_template)?;
+        Some((component.offers().template(uri_template)?, component))
+    }
+
+    /// Whether anything is served beside tools.
+    pub fn offers_anything(&self) -> bool {
+        !(self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty())
+    }
+
+    /// The first of `component`'s resources, templates and prompts that
+    /// another component serves already.
+    fn offer_clash(&self, component: &Component) -> Option<LoadError> {
+        let offers = component.offers();
+        let clash = |what: String, first: &Arc<Component>| LoadError::OfferClash {
+            what,
+            first: first.path.clone(),
+            second: component.path.clone(),
+        };
+        for r in &offers.resources {
+            if let Some(first) = self.resources.get(&r.uri) {
+                return Some(clash(format!("resource {:?}", r.uri), first));
+            }
+        }
+        for t in &offers.templates {
+            if let Some(first) = self.templates.get(&t.info.uri_template) {
+                return Some(clash(
+                    format!("resource template {:?}", t.info.uri_template),
+                    first,
+                ));
+            }
+        }
+        for p in &offers.prompts {
+            if let Some(first) = self.prompts.get(&p.name) {
+                return Some(clash(format!("prompt {:?}", p.name), first));
+            }
+        }
+        None
+    }
+
     /// Adds a loaded component's tools; refuses the whole component when
     /// one of its names is already taken.
     pub fn add(&mut self, tools: Vec<Tool>) -> Result<(), LoadError> {
@@ -218,7 +334,22 @@ impl Catalog {
             }
         }
         if let Some(first) = tools.first() {
-            self.components.push(first.component.clone());
+            let component = &first.component;
+            if let Some(clash) = self.offer_clash(component) {
+                return Err(clash);
+            }
+            let offers = component.offers();
+            for r in &offers.resources {
+                self.resources.insert(r.uri.clone(), component.clone());
+            }
+            for t in &offers.templates {
+                self.templates
+                    .insert(t.info.uri_template.clone(), component.clone());
+            }
+            for p in &offers.prompts {
+                self.prompts.insert(p.name.clone(), component.clone());
+            }
+            self.components.push(component.clone());
         }
         for tool in tools {
             self.tools.insert(tool.info.name.clone(), tool.clone());
@@ -286,6 +417,7 @@ pub fn load_bytes(
         kind,
         code: ArcSwap::from_pointee(pre),
         unoptimized: Mutex::new(unoptimized),
+        offered: OnceLock::new(),
     });
     let code = component.code();
     let listed = match (described, code.as_ref()) {
@@ -301,7 +433,20 @@ pub fn load_bytes(
     if described.is_empty() {
         return Err(LoadError::Empty { path: path_buf });
     }
-    validate::tools(path, described, &component)
+    let tools = validate::tools(path, described, &component)?;
+    if let Linked::Tool(pre) = code.as_ref() {
+        let offers = sandbox
+            .describe_offers(pre)
+            .map_err(|cause| LoadError::DescribeOffers {
+                path: path_buf.clone(),
+                cause,
+            })?;
+        let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
+        let offers = offers::check(path, offers, &names)?;
+        // Set once, here, before the component is shared.
+        let _ = component.offered.set(offers);
+    }
+    Ok(tools)
 }
 
 /// A plain function as the catalog checks tools: no title, icons or hints
