@@ -245,12 +245,18 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         Err(err) => fail(tally, format!("pytest tests/clients/python: {err}")),
     }
 
-    // The MCP Inspector CLI over stdio: tools/list, then one tools/call.
+    // The MCP Inspector CLI over stdio: tools/list, one tools/call, and
+    // the conformance component's resources (list, read).
     let inspector =
         dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
-    let checks: [(&[&str], &str); 2] = [
-        (&["--method", "tools/list"], "\"name\": \"lookup_price\""),
+    let checks: [(&str, &[&str], &str); 4] = [
         (
+            "catalog",
+            &["--method", "tools/list"],
+            "\"name\": \"lookup_price\"",
+        ),
+        (
+            "catalog",
             &[
                 "--method",
                 "tools/call",
@@ -261,14 +267,24 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
             ],
             "\"result\": 12.5",
         ),
+        (
+            "conformance",
+            &["--method", "resources/list"],
+            "\"uri\": \"test://static-text\"",
+        ),
+        (
+            "conformance",
+            &["--method", "resources/read", "--uri", "test://static-text"],
+            "\"text\": \"This is the content of the static text resource.\"",
+        ),
     ];
-    for (args, want) in checks {
+    for (component, args, want) in checks {
         let mut cmd = Command::new(node_bin.join("node"));
         cmd.arg(&inspector)
             .arg("--cli")
             .arg(root.join("target/debug/airlock"))
             .args(["serve", "--stdio", "--load-wait", "600"])
-            .arg(root.join("target/components/catalog.wasm"))
+            .arg(root.join(format!("target/components/{component}.wasm")))
             .args(args)
             .env("PATH", &path);
         eprintln!("+ {cmd:?}");
