@@ -16,8 +16,10 @@
 mod caller;
 mod consent;
 mod error;
+mod offered;
 mod output;
 mod running;
+mod updates;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -27,7 +29,9 @@ use serde_json::Value;
 pub use caller::Caller;
 pub use consent::Confirmation;
 pub use error::{CallError, Refusal};
+pub use offered::{OfferError, PreparedOffer, grant_for_offers, prepare_offer};
 pub use running::Running;
+pub use updates::{ResourceUpdates, UpdateSink};
 
 use crate::audit::{AuditLog, Entry};
 use crate::catalog::{Catalog, Tool};
@@ -45,6 +49,8 @@ pub struct Setting<'a> {
     pub sandbox: &'a Arc<Sandbox>,
     pub audit: Option<&'a Arc<AuditLog>>,
     pub running: &'a Arc<Running>,
+    /// Where a component's `host.resource-updated` is announced.
+    pub updates: &'a Arc<ResourceUpdates>,
 }
 
 /// The effective grant of `tool` under `policy`.
@@ -117,6 +123,7 @@ pub fn prepare(
         answer: None,
         cancel,
         sandbox: setting.sandbox.clone(),
+        updates: setting.updates.clone(),
         place,
         ending: Some(Ending {
             log: setting.audit.cloned(),
@@ -180,6 +187,7 @@ pub struct PreparedCall {
     answer: Option<Confirmation>,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
+    updates: Arc<ResourceUpdates>,
     /// Held for the call's lifetime: its place under the tool's limit (or
     /// in the queue before it) and in the registry.
     place: Place,
@@ -390,6 +398,7 @@ impl PreparedCall {
             return (Err(RunError::Cancelled.into()), Teardown::none());
         }
         let text = crate::json::to_string(&self.arguments);
+        let observer = updates::Publishing::wrap(observer, &self.tool.component, &self.updates);
         let started = Instant::now();
         let (raw, teardown) = self.sandbox.call(
             &self.tool.component.code(),

@@ -283,6 +283,9 @@ pub struct ComponentPolicy {
     pub sha256: Option<String>,
     /// The key its cosign signature must be made with (its own `verify`).
     pub verify: Option<PublicKey>,
+    /// `offers-network = true`: its reads, prompts and completions may
+    /// reach the network its section grants (default: they may not).
+    pub offers_network: bool,
     pub(super) section: Section,
     pub(super) tools: BTreeMap<String, Section>,
     /// Hints the policy declares for tools that carry none (plain
@@ -304,8 +307,14 @@ pub struct Token {
     /// (what per-token bounds and task owners are keyed by).
     pub name: String,
     pub credential: TokenCredential,
-    /// Tools this token may list and call; `None` = all.
+    /// Tools this token may list and call. A token with none of `tools`,
+    /// `resources` and `prompts` may use everything; one with any of them
+    /// only what they list (an absent list then allows nothing).
     pub tools: Option<Vec<String>>,
+    /// Resource URIs and URI templates (as written) it may list and read.
+    pub resources: Option<Vec<String>>,
+    /// Prompts it may list and get.
+    pub prompts: Option<Vec<String>>,
     /// `metrics = true`: may read `/metrics` though limited to some tools.
     pub metrics: bool,
 }
@@ -335,6 +344,8 @@ impl Token {
             name: name.into(),
             credential: TokenCredential::Secret(sha256),
             tools,
+            resources: None,
+            prompts: None,
             metrics: false,
         }
     }
@@ -345,6 +356,8 @@ impl Token {
             name: format!("{}@{}", identity.subject, identity.issuer),
             credential: TokenCredential::Issued(identity),
             tools,
+            resources: None,
+            prompts: None,
             metrics,
         }
     }
@@ -372,17 +385,36 @@ impl Token {
         }
     }
 
+    /// Whether the token lists nothing, and so may use everything.
+    pub fn is_unlimited(&self) -> bool {
+        self.tools.is_none() && self.resources.is_none() && self.prompts.is_none()
+    }
+
+    fn lists(&self, list: &Option<Vec<String>>, name: &str) -> bool {
+        self.is_unlimited() || list.as_ref().is_some_and(|l| l.iter().any(|n| n == name))
+    }
+
     /// Whether this token may see and call `tool`.
     pub fn allows_tool(&self, tool: &str) -> bool {
-        self.tools
-            .as_ref()
-            .is_none_or(|list| list.iter().any(|t| t == tool))
+        self.lists(&self.tools, tool)
+    }
+
+    /// Whether this token may see and read the resource `uri`, or the
+    /// resources of the template `template` (its text) that `uri` matched.
+    pub fn allows_resource(&self, uri: &str, template: Option<&str>) -> bool {
+        self.lists(&self.resources, uri) || template.is_some_and(|t| self.lists(&self.resources, t))
+    }
+
+    /// Whether this token may see and get `prompt` (and complete its
+    /// arguments).
+    pub fn allows_prompt(&self, prompt: &str) -> bool {
+        self.lists(&self.prompts, prompt)
     }
 
     /// Whether this token may read `/metrics`, which name every tool and
-    /// count its calls: a token allowed all tools, or one marked for it.
+    /// count its calls: a token allowed everything, or one marked for it.
     pub fn allows_metrics(&self) -> bool {
-        self.tools.is_none() || self.metrics
+        self.is_unlimited() || self.metrics
     }
 }
 
@@ -438,6 +470,14 @@ impl Policy {
 
     pub fn component(&self, name: &str) -> Option<&ComponentPolicy> {
         self.components.get(name)
+    }
+
+    /// Whether `component`'s reads, prompts and completions may use the
+    /// network its section grants (`offers-network = true`).
+    pub fn offers_network(&self, component: &str) -> bool {
+        self.components
+            .get(component)
+            .is_some_and(|c| c.offers_network)
     }
 
     /// The key a component's signature must be made with: its own

@@ -126,6 +126,8 @@ impl Parser<'_> {
             if self.keep(decoded).is_some() {
                 tokens.push(Token {
                     metrics: t.metrics.unwrap_or(false),
+                    resources: t.resources,
+                    prompts: t.prompts,
                     ..Token::secret(t.name.into_inner(), sha256, t.tools)
                 });
             }
@@ -177,6 +179,7 @@ impl Parser<'_> {
             tool_positions: positions,
             source: c.source.and_then(|s| self.keep(self.source(s))),
             sha256: c.sha256.as_ref().and_then(|s| self.keep(self.sha256(s))),
+            offers_network: c.offers_network.unwrap_or(false),
             verify,
             section,
             tools,

@@ -71,6 +71,9 @@ pub(super) struct RawSection {
 pub(super) struct RawComponent {
     pub(super) source: Option<Spanned<String>>,
     pub(super) sha256: Option<Spanned<String>>,
+    /// `offers-network = true`: its reads, prompts and completions may use
+    /// the network its section grants.
+    pub(super) offers_network: Option<bool>,
     /// Its own grants, `hints` and `verify`; `at` is where its name is.
     pub(super) section: RawSection,
     pub(super) tools: BTreeMap<String, RawSection>,
@@ -180,6 +183,10 @@ pub(super) struct RawToken {
     pub(super) name: Spanned<String>,
     pub(super) sha256: Spanned<String>,
     pub(super) tools: Option<Vec<String>>,
+    /// Resource URIs and URI templates it may list and read.
+    pub(super) resources: Option<Vec<String>>,
+    /// Prompts it may list and get.
+    pub(super) prompts: Option<Vec<String>>,
     pub(super) metrics: Option<bool>,
 }
 
@@ -456,21 +463,28 @@ fn limits(value: Option<Spanned<DeValue<'_>>>, errors: &mut Vec<ReadError>) -> O
     value.map(|v| by_key::<RawLimits>(v, &[], errors).0)
 }
 
-/// `[components.NAME]`: its own keys (`source`, `sha256`, `tools`) and
+/// `[components.NAME]`: its own keys (`source`, `sha256`, `tools`,
+/// `offers-network`) and
 /// its `limits` taken out and read on their own, each tool section too,
 /// and the rest read as its section of grants.
 fn component(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawComponent {
-    let (mut grants, nested) =
-        by_key::<RawSection>(value, &["limits", "source", "sha256", "tools"], errors);
+    let (mut grants, nested) = by_key::<RawSection>(
+        value,
+        &["limits", "source", "sha256", "tools", "offers-network"],
+        errors,
+    );
     let mut nested = nested.into_iter();
     grants.limits = limits(nested.next().flatten(), errors);
     let mut component = RawComponent {
         source: nested.next().flatten().and_then(|s| whole(s, errors)),
         sha256: nested.next().flatten().and_then(|s| whole(s, errors)),
+        offers_network: None,
         section: grants,
         tools: BTreeMap::new(),
     };
-    if let Some(tools) = nested.next().flatten() {
+    let tools = nested.next().flatten();
+    component.offers_network = nested.next().flatten().and_then(|s| whole(s, errors));
+    if let Some(tools) = tools {
         for (name, at, tool) in table(tools, errors) {
             let mut tool = section(tool, errors);
             tool.at = at;

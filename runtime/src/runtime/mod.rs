@@ -29,9 +29,12 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde_json::Value;
 
 use crate::audit::AuditLog;
-use crate::call::{self, CallError, Caller, PreparedCall, Running};
+use crate::call::{
+    self, CallError, Caller, OfferError, PreparedCall, PreparedOffer, ResourceUpdates, Running,
+};
 use crate::catalog::{Catalog, LoadError, Tool};
 use crate::observe::CallObserver;
+use crate::offer::OfferRequest;
 use crate::policy::{Grant, Policy};
 use crate::sandbox::Sandbox;
 use crate::source::{Resolver, Source};
@@ -50,6 +53,8 @@ pub struct Runtime {
     audit: Option<Arc<AuditLog>>,
     /// Prepared calls not yet finished, across every catalog version.
     running: Arc<Running>,
+    /// Where components' `host.resource-updated` calls are announced.
+    updates: Arc<ResourceUpdates>,
     /// Fetches components named by reference (`oci://`, `https://`).
     resolver: Resolver,
     /// Component files still loading after serving began, and what each
@@ -80,6 +85,7 @@ impl Runtime {
             catalog: RwLock::new(Arc::new(Catalog::new())),
             audit,
             running: Arc::default(),
+            updates: Arc::default(),
             resolver: default_resolver(),
             loading: PendingList::default(),
             optimizer: OnceLock::new(),
@@ -133,6 +139,12 @@ impl Runtime {
     /// for them and stops those that outlive its grace period.
     pub fn running(&self) -> &Running {
         &self.running
+    }
+
+    /// Where components' resource updates are announced (the MCP server
+    /// listens, and tells the subscribed clients).
+    pub fn resource_updates(&self) -> &Arc<ResourceUpdates> {
+        &self.updates
     }
 
     pub fn sandbox(&self) -> &Sandbox {
@@ -316,8 +328,33 @@ impl Runtime {
             sandbox: &self.sandbox,
             audit: self.audit.as_ref(),
             running: &self.running,
+            updates: &self.updates,
         };
         call::prepare(&setting, caller, tool, arguments)
+    }
+
+    /// A resource read, prompt or completion, checked and ready to run on
+    /// behalf of `caller` (see [`call::prepare_offer`]).
+    pub fn prepare_offer(
+        &self,
+        caller: Caller,
+        request: OfferRequest,
+    ) -> Result<PreparedOffer, OfferError> {
+        let catalog = self.catalog();
+        let setting = call::Setting {
+            catalog: &catalog,
+            policy: &self.policy,
+            sandbox: &self.sandbox,
+            audit: self.audit.as_ref(),
+            running: &self.running,
+            updates: &self.updates,
+        };
+        call::prepare_offer(&setting, caller, request)
+    }
+
+    /// The grant of a component's reads, prompts and completions.
+    pub fn grant_for_offers(&self, component: &crate::catalog::Component) -> Grant {
+        call::grant_for_offers(&self.policy, component)
     }
 
     /// Prepares and runs a call (blocking), with no one to confirm it.

@@ -1,0 +1,418 @@
+//! One resource read, prompt or completion, end to end: find what serves
+//! it, check its arguments, settle its grant — the component's, narrowed
+//! to read-only, without network unless the policy's `offers-network`
+//! grants it, never asking the client anything —, run it in a fresh
+//! instance on a lane, and record it in the metrics and the audit log with
+//! its caller, as a tool call is.
+//!
+//! Which caller may see what (a token's `resources` and `prompts`) is the
+//! protocol's to check before it prepares, as for tools.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::updates::Publishing;
+use super::{CallError, Caller, Setting, ended, next_call_id};
+use crate::audit::{AuditLog, Entry};
+use crate::catalog::{Catalog, Component};
+use crate::observe::CallObserver;
+use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
+use crate::policy::{self, Asks, Grant, Policy};
+use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
+use crate::tool::Hints;
+
+/// Why a read, prompt or completion has no answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum OfferError {
+    /// No such resource or prompt (the text says what exists), or the
+    /// component said it has no such resource.
+    #[error("{0}")]
+    NotFound(String),
+    /// The arguments do not fit: a required prompt argument is missing, an
+    /// argument is unknown.
+    #[error("{0}")]
+    InvalidParams(String),
+    /// It ran and failed, or a limit or the policy stopped it.
+    #[error("{0}")]
+    Call(#[from] CallError),
+}
+
+impl OfferError {
+    /// A short machine-readable outcome (audit log, metrics).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            OfferError::NotFound(_) => "not-found",
+            OfferError::InvalidParams(_) => "invalid-arguments",
+            OfferError::Call(err) => err.kind(),
+        }
+    }
+}
+
+const OFFERS_READ_ONLY: &str = "reads, prompts and completions run read-only";
+const OFFERS_OFFLINE: &str = "the component's offers-network is not set";
+
+/// The grant of `component`'s reads, prompts and completions: its
+/// component section's (tool sections do not apply), narrowed as for a
+/// read-only tool — folders read-only, HTTP only GET, HEAD and OPTIONS —,
+/// network only with `offers-network = true`, and no requests to the
+/// client.
+pub fn grant_for_offers(policy: &Policy, component: &Component) -> Grant {
+    let settings = policy.settings_for(&component.name, "");
+    let hints = Hints {
+        read_only: true,
+        open_world: policy.offers_network(&component.name),
+        ..Hints::default()
+    };
+    let mut grant = policy::effective(&settings, hints);
+    grant.asks = Asks::default();
+    for narrowing in &mut grant.narrowings {
+        narrowing.reason = match narrowing.reason.as_str() {
+            "tool is read-only" => OFFERS_READ_ONLY.to_string(),
+            "tool is not open-world" => OFFERS_OFFLINE.to_string(),
+            other => other.to_string(),
+        };
+    }
+    grant
+}
+
+/// What the listings call what a request is for, when it is served: the
+/// resource's URI (a template's text when a template matched), the
+/// prompt's name, what a completion completes. Only declared names: the
+/// metrics' labels never take a client's text.
+fn declared_label(catalog: &Catalog, request: &OfferRequest) -> Option<String> {
+    match request {
+        OfferRequest::Read { uri } => {
+            let (_, template) = catalog.resource_for(uri)?;
+            Some(format!(
+                "resource:{}",
+                template.map_or(uri.as_str(), |t| t.info.uri_template.as_str())
+            ))
+        }
+        OfferRequest::Prompt { name, .. } => {
+            catalog.prompt(name)?;
+            Some(format!("prompt:{name}"))
+        }
+        OfferRequest::Complete { reference, .. } => {
+            match reference {
+                CompletionRef::Prompt(name) => drop(catalog.prompt(name)?),
+                CompletionRef::Template(text) => drop(catalog.template(text)?),
+            }
+            Some(reference.label())
+        }
+    }
+}
+
+/// How the audit log names a request: with the URI read.
+fn audit_label(request: &OfferRequest) -> String {
+    match request {
+        OfferRequest::Read { uri } => format!("resource:{uri}"),
+        OfferRequest::Prompt { name, .. } => format!("prompt:{name}"),
+        OfferRequest::Complete { reference, .. } => reference.label(),
+    }
+}
+
+/// Names for a message saying what exists (the first 20).
+fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    let names: Vec<&str> = names.collect();
+    match names.len() {
+        0 => "none".into(),
+        n if n > 20 => format!("{}, … ({n} in all)", names[..20].join(", ")),
+        _ => names.join(", "),
+    }
+}
+
+/// The component a request goes to, once its arguments are checked.
+fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, OfferError> {
+    match request {
+        OfferRequest::Read { uri } => catalog
+            .resource_for(uri)
+            .map(|(c, _)| c.clone())
+            .ok_or_else(|| {
+                OfferError::NotFound(format!(
+                    "Resource not found: no resource {uri:?} (resources/list and \
+                     resources/templates/list say what exists)"
+                ))
+            }),
+        OfferRequest::Prompt { name, arguments } => {
+            let Some((prompt, component)) = catalog.prompt(name) else {
+                return Err(OfferError::NotFound(format!(
+                    "unknown prompt {name:?}; the prompts are: {}",
+                    listed(catalog.prompts().map(|(p, _)| p.name.as_str()))
+                )));
+            };
+            let names = || listed(prompt.arguments.iter().map(|a| a.name.as_str()));
+            if let Some((unknown, _)) = arguments
+                .iter()
+                .find(|(k, _)| !prompt.arguments.iter().any(|a| &a.name == k))
+            {
+                return Err(OfferError::InvalidParams(format!(
+                    "prompt {name:?} has no argument {unknown:?}; its arguments: {}",
+                    names()
+                )));
+            }
+            let missing: Vec<&str> = prompt
+                .arguments
+                .iter()
+                .filter(|a| a.required && !arguments.iter().any(|(k, _)| k == &a.name))
+                .map(|a| a.name.as_str())
+                .collect();
+            if !missing.is_empty() {
+                return Err(OfferError::InvalidParams(format!(
+                    "prompt {name:?} needs the argument{} {}: add {} to \"arguments\"",
+                    if missing.len() > 1 { "s" } else { "" },
+                    missing.join(", "),
+                    missing
+                        .iter()
+                        .map(|m| format!("\"{m}\": \"…\""))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )));
+            }
+            Ok(component.clone())
+        }
+        OfferRequest::Complete {
+            reference,
+            argument,
+            ..
+        } => {
+            let (component, known): (&Arc<Component>, Vec<&str>) = match reference {
+                CompletionRef::Prompt(name) => {
+                    let (prompt, component) = catalog.prompt(name).ok_or_else(|| {
+                        OfferError::NotFound(format!(
+                            "unknown prompt {name:?}; the prompts are: {}",
+                            listed(catalog.prompts().map(|(p, _)| p.name.as_str()))
+                        ))
+                    })?;
+                    (
+                        component,
+                        prompt.arguments.iter().map(|a| a.name.as_str()).collect(),
+                    )
+                }
+                CompletionRef::Template(text) => {
+                    let (template, component) = catalog.template(text).ok_or_else(|| {
+                        OfferError::NotFound(format!(
+                            "unknown resource template {text:?}; the templates are: {}",
+                            listed(
+                                catalog
+                                    .templates()
+                                    .map(|(t, _)| t.info.uri_template.as_str())
+                            )
+                        ))
+                    })?;
+                    (component, template.parsed.variables().collect())
+                }
+            };
+            if !known.contains(&argument.as_str()) {
+                return Err(OfferError::InvalidParams(format!(
+                    "{} has no argument {argument:?}; its arguments: {}",
+                    match reference {
+                        CompletionRef::Prompt(p) => format!("prompt {p:?}"),
+                        CompletionRef::Template(t) => format!("resource template {t:?}"),
+                    },
+                    listed(known.into_iter())
+                )));
+            }
+            Ok(component.clone())
+        }
+    }
+}
+
+/// Everything that can be checked before the guest runs. A refusal is
+/// recorded here (metrics, log, audit); the outcome of one that runs when
+/// it ends.
+pub fn prepare_offer(
+    setting: &Setting<'_>,
+    caller: Caller,
+    request: OfferRequest,
+) -> Result<PreparedOffer, OfferError> {
+    let started = Instant::now();
+    let label = declared_label(setting.catalog, &request);
+    let component = match find(setting.catalog, &request) {
+        Ok(component) => component,
+        Err(err) => {
+            ended(
+                label.as_deref(),
+                None,
+                &caller,
+                err.kind(),
+                started.elapsed(),
+            );
+            if let Some(log) = setting.audit {
+                log.record(&Entry {
+                    call: None,
+                    tool: &audit_label(&request),
+                    digest: None,
+                    caller: &caller.to_string(),
+                    caller_kind: caller.kind(),
+                    identity: caller.identity(),
+                    grant: None,
+                    outcome: err.kind(),
+                    duration: started.elapsed(),
+                    bytes_in: 0,
+                    bytes_out: 0,
+                    credentials_used: &[],
+                    folder_refusals: None,
+                    asks: &[],
+                });
+            }
+            return Err(err);
+        }
+    };
+    Ok(PreparedOffer {
+        id: next_call_id(),
+        grant: grant_for_offers(setting.policy, &component),
+        component,
+        label: label.unwrap_or_default(),
+        request,
+        caller,
+        cancel: CancelToken::new(),
+        sandbox: setting.sandbox.clone(),
+        updates: setting.updates.clone(),
+        log: setting.audit.cloned(),
+        started,
+    })
+}
+
+/// A read, prompt or completion ready to run.
+pub struct PreparedOffer {
+    id: u64,
+    component: Arc<Component>,
+    request: OfferRequest,
+    /// Its declared name, for the metrics and the log.
+    label: String,
+    grant: Grant,
+    caller: Caller,
+    cancel: CancelToken,
+    sandbox: Arc<Sandbox>,
+    updates: Arc<super::ResourceUpdates>,
+    log: Option<Arc<AuditLog>>,
+    started: Instant,
+}
+
+impl PreparedOffer {
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    pub fn component(&self) -> &Arc<Component> {
+        &self.component
+    }
+
+    /// Stops it (before it runs, or while it runs).
+    pub fn cancel_token(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// Runs the guest (blocking) and records the outcome.
+    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<Offered, OfferError> {
+        let (outcome, teardown) = self.run_guest(observer);
+        self.record(&outcome, teardown.as_ref());
+        outcome
+    }
+
+    /// Runs the guest on a lane; `None` when the lane's thread died first.
+    pub async fn run_on_lane(
+        self,
+        observer: Arc<dyn CallObserver>,
+    ) -> Option<Result<Offered, OfferError>> {
+        struct CancelOnDrop(Option<CancelToken>);
+        impl Drop for CancelOnDrop {
+            fn drop(&mut self) {
+                if let Some(token) = &self.0 {
+                    token.cancel();
+                }
+            }
+        }
+        // Dropping the future (the client went away) stops the guest.
+        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        crate::lanes::spawn(move || {
+            let (outcome, teardown) = self.run_guest(observer);
+            self.record(&outcome, teardown.as_ref());
+            let _ = tx.send(outcome);
+            drop(teardown);
+        });
+        let outcome = rx.await.ok();
+        stop_on_drop.0 = None;
+        outcome
+    }
+
+    fn run_guest(
+        &self,
+        observer: Arc<dyn CallObserver>,
+    ) -> (Result<Offered, OfferError>, Option<Teardown>) {
+        if self.cancel.is_cancelled() {
+            return (Err(CallError::Run(RunError::Cancelled).into()), None);
+        }
+        // A component that completes nothing answers no values (MCP's
+        // answer when there is nothing to suggest), without running.
+        if matches!(self.request, OfferRequest::Complete { .. })
+            && !self.component.offers().completes
+        {
+            return (Ok(Offered::Completion(Completion::default())), None);
+        }
+        let observer = Publishing::wrap(observer, &self.component, &self.updates);
+        let (outcome, teardown) = self.sandbox.run_offer(
+            &self.component.code(),
+            &self.request,
+            &self.grant,
+            observer,
+            self.cancel.clone(),
+        );
+        let outcome = match outcome {
+            Ok(Ok(offered)) => Ok(offered),
+            Ok(Err(not_found)) => Err(OfferError::NotFound(format!(
+                "Resource not found: {not_found}"
+            ))),
+            Err(err) => Err(OfferError::Call(CallError::Run(err))),
+        };
+        (outcome, Some(teardown))
+    }
+
+    fn record(&self, outcome: &Result<Offered, OfferError>, teardown: Option<&Teardown>) {
+        let kind = match outcome {
+            Ok(_) => "ok",
+            Err(err) => err.kind(),
+        };
+        let took = self.started.elapsed();
+        let folder_refusals = teardown.and_then(Teardown::folder_refusals);
+        ended(Some(&self.label), Some(self.id), &self.caller, kind, took);
+        crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
+        let Some(log) = &self.log else {
+            return;
+        };
+        let bytes_out = match outcome {
+            Ok(offered) => crate::json::to_vec(&offered.to_mcp()).len(),
+            Err(_) => 0,
+        };
+        let bytes_in = match &self.request {
+            OfferRequest::Read { uri } => uri.len(),
+            OfferRequest::Prompt { arguments, .. } => {
+                arguments.iter().map(|(k, v)| k.len() + v.len()).sum()
+            }
+            OfferRequest::Complete { value, context, .. } => {
+                value.len()
+                    + context
+                        .iter()
+                        .map(|(k, v)| k.len() + v.len())
+                        .sum::<usize>()
+            }
+        };
+        log.record(&Entry {
+            call: Some(self.id),
+            tool: &audit_label(&self.request),
+            digest: Some(&self.component.digest),
+            caller: &self.caller.to_string(),
+            caller_kind: self.caller.kind(),
+            identity: self.caller.identity(),
+            grant: Some(&self.grant),
+            outcome: kind,
+            duration: took,
+            bytes_in,
+            bytes_out,
+            credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
+            folder_refusals,
+            asks: &[],
+        });
+    }
+}

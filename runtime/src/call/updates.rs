@@ -1,0 +1,99 @@
+//! `host.resource-updated`: a component says one of its resources changed,
+//! during any of its calls (a tool call, a read, a prompt). The runtime
+//! passes on only URIs the component serves (one of its resources, or a
+//! URI matching one of its templates), to whoever listens — the MCP
+//! server, which tells the clients subscribed to that URI.
+
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::catalog::Component;
+use crate::observe::{Ask, AskFailure, CallObserver};
+use crate::sync::lock;
+use crate::tool::Level;
+
+/// Who hears of an update: called with the URI.
+pub type UpdateSink = dyn Fn(&str) + Send + Sync;
+
+/// Where updated resources are announced; listeners are held weakly (a
+/// server that ends stops listening).
+#[derive(Default)]
+pub struct ResourceUpdates {
+    sinks: Mutex<Vec<Weak<UpdateSink>>>,
+}
+
+impl ResourceUpdates {
+    /// Calls `sink` for every update from now on, while it lives.
+    pub fn listen(&self, sink: &Arc<UpdateSink>) {
+        lock(&self.sinks).push(Arc::downgrade(sink));
+    }
+
+    /// Tells every listener that `uri` changed.
+    pub fn publish(&self, uri: &str) {
+        let sinks: Vec<Arc<UpdateSink>> = {
+            let mut sinks = lock(&self.sinks);
+            sinks.retain(|s| s.strong_count() > 0);
+            sinks.iter().filter_map(Weak::upgrade).collect()
+        };
+        for sink in sinks {
+            sink(uri);
+        }
+    }
+}
+
+/// A call's observer that also publishes the component's resource updates.
+pub(super) struct Publishing {
+    pub(super) inner: Arc<dyn CallObserver>,
+    pub(super) component: Arc<Component>,
+    pub(super) updates: Arc<ResourceUpdates>,
+}
+
+impl Publishing {
+    /// `observer`, publishing updates when `component` serves resources
+    /// (a component without any has nothing to announce: its observer is
+    /// passed on as it is).
+    pub(super) fn wrap(
+        observer: Arc<dyn CallObserver>,
+        component: &Arc<Component>,
+        updates: &Arc<ResourceUpdates>,
+    ) -> Arc<dyn CallObserver> {
+        let offers = component.offers();
+        if offers.resources.is_empty() && offers.templates.is_empty() {
+            return observer;
+        }
+        Arc::new(Publishing {
+            inner: observer,
+            component: component.clone(),
+            updates: updates.clone(),
+        })
+    }
+}
+
+impl CallObserver for Publishing {
+    fn log(&self, level: Level, message: &str) {
+        self.inner.log(level, message);
+    }
+
+    fn progress(&self, done: f64, total: Option<f64>, message: Option<&str>) {
+        self.inner.progress(done, total, message);
+    }
+
+    fn resource_updated(&self, uri: &str) {
+        if self.component.offers().serves(uri) {
+            self.updates.publish(uri);
+        } else {
+            tracing::info!(
+                component = %self.component.name,
+                "dropped resource-updated for {}: not a resource of this component",
+                crate::logtext::GuestText(uri)
+            );
+        }
+        self.inner.resource_updated(uri);
+    }
+
+    fn ask(&self, ask: &Ask, deadline: Instant) -> Result<Value, AskFailure> {
+        self.inner.ask(ask, deadline)
+    }
+}
