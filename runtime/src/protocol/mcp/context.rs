@@ -62,4 +62,17 @@ impl Ctx<'_> {
     pub fn allows(&self, tool: &str) -> bool {
         self.session.allows(tool)
     }
+
+    /// Whether the caller may see and read the resource `uri` (matching
+    /// the template `template`, its text, when it is not a resource of its
+    /// own), as a token's `resources` say.
+    pub fn allows_resource(&self, uri: &str, template: Option<&str>) -> bool {
+        self.session.allows_resource(uri, template)
+    }
+
+    /// Whether the caller may see and get `prompt`, as a token's `prompts`
+    /// say.
+    pub fn allows_prompt(&self, prompt: &str) -> bool {
+        self.session.allows_prompt(prompt)
+    }
 }

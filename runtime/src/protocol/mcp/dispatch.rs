@@ -22,7 +22,7 @@ use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_met
 use super::revision::{META_VERSION, Revision};
 use super::server::Server;
 use super::session::Session;
-use super::{lifecycle, subscriptions, tasks, tools};
+use super::{completion, lifecycle, prompts, resources, subscriptions, tasks, tools};
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Request};
 use crate::protocol::outbox::Outbox;
 use crate::tool::Level;
@@ -66,8 +66,6 @@ enum Handling {
     Handler(Handler),
     /// By the session itself, in any state (`initialize`, `ping`).
     Session,
-    /// Part of MCP but not served here: known for its `Mcp-Name` field.
-    NotServed,
 }
 
 /// One MCP method: everything the server knows of it.
@@ -95,7 +93,7 @@ macro_rules! handler {
 }
 
 /// Every method, in one place.
-static METHODS: [Method; 14] = [
+static METHODS: [Method; 20] = [
     Method {
         name: "initialize",
         revisions: Revisions::Sessions,
@@ -198,20 +196,68 @@ static METHODS: [Method; 14] = [
         handling: handler!(|ctx, params| subscriptions::listen(ctx, &params).await),
     },
     Method {
-        name: "prompts/get",
+        name: "resources/list",
         revisions: Revisions::Both,
         needs: Needs::Nothing,
         long: None,
-        name_field: Some("name"),
-        handling: Handling::NotServed,
+        name_field: None,
+        handling: handler!(|ctx, params| resources::list(ctx, &params).into()),
+    },
+    Method {
+        name: "resources/templates/list",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| resources::templates(ctx, &params).into()),
     },
     Method {
         name: "resources/read",
         revisions: Revisions::Both,
         needs: Needs::Nothing,
-        long: None,
+        long: Some(Long::Call),
         name_field: Some("uri"),
-        handling: Handling::NotServed,
+        handling: handler!(|ctx, params| resources::read(ctx, &params).await),
+    },
+    Method {
+        name: "resources/subscribe",
+        revisions: Revisions::Sessions,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| resources::subscribe(ctx, &params).into()),
+    },
+    Method {
+        name: "resources/unsubscribe",
+        revisions: Revisions::Sessions,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| resources::unsubscribe(ctx, &params).into()),
+    },
+    Method {
+        name: "prompts/list",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        handling: handler!(|ctx, params| prompts::list(ctx, &params).into()),
+    },
+    Method {
+        name: "prompts/get",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: Some(Long::Call),
+        name_field: Some("name"),
+        handling: handler!(|ctx, params| prompts::get(ctx, &params).await),
+    },
+    Method {
+        name: "completion/complete",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: Some(Long::Call),
+        name_field: None,
+        handling: handler!(|ctx, params| completion::complete(ctx, &params).await),
     },
 ];
 
@@ -236,7 +282,7 @@ impl Method {
             Revisions::Stateless => stateless,
             Revisions::Both => true,
         };
-        if !in_revision || matches!(self.handling, Handling::NotServed) {
+        if !in_revision {
             return Err(not_found());
         }
         if self.needs == Needs::Nothing {
@@ -270,6 +316,19 @@ pub fn capabilities(revision: Revision, token: bool) -> Value {
     let mut capabilities = json!({ "logging": {} });
     if reached("tools/list") {
         capabilities["tools"] = json!({ "listChanged": true });
+    }
+    // Announced whether or not a component offers any yet: one may load
+    // later (list_changed then says so), as tools may.
+    if reached("resources/list") {
+        // 2026-07-28 subscribes through subscriptions/listen.
+        let subscribe = reached("resources/subscribe") || revision.is_stateless();
+        capabilities["resources"] = json!({ "subscribe": subscribe, "listChanged": true });
+    }
+    if reached("prompts/list") {
+        capabilities["prompts"] = json!({ "listChanged": true });
+    }
+    if reached("completion/complete") {
+        capabilities["completions"] = json!({});
     }
     if revision.has_core_tasks() {
         let mut tasks = json!({ "requests": { "tools": { "call": {} } } });
@@ -550,7 +609,8 @@ mod tests {
             ("tasks/cancel", "none", "ok", "declare", "ok"),
             ("tasks/update", "none", "none", "declare", "ok"),
             ("tasks/result", "none", "ok", "none", "none"),
-            ("prompts/get", "none", "none", "none", "none"),
+            ("prompts/get", "ok", "ok", "ok", "ok"),
+            ("resources/subscribe", "ok", "ok", "none", "none"),
         ] {
             assert_eq!(
                 reach(name, V2025_06_18, false, false),
@@ -601,6 +661,12 @@ mod tests {
     fn capabilities_follow_the_table() {
         let session = capabilities(Revision::V2025_11_25, false);
         assert_eq!(session["tools"], json!({"listChanged": true}));
+        assert_eq!(
+            session["resources"],
+            json!({"subscribe": true, "listChanged": true})
+        );
+        assert_eq!(session["prompts"], json!({"listChanged": true}));
+        assert_eq!(session["completions"], json!({}));
         assert_eq!(session["tasks"]["cancel"], json!({}));
         assert!(session["tasks"].get("list").is_none());
         assert_eq!(

@@ -1,6 +1,7 @@
 //! The open `subscriptions/listen` streams (2026-07-28): who listens for
-//! `notifications/tools/list_changed`, and the means to end them (the
-//! client's stdin closed, shutdown).
+//! which notifications (the tools', resources' and prompts' list changes,
+//! updates of some resources), and the means to end them (the client's
+//! stdin closed, shutdown).
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +16,23 @@ use crate::sync::lock;
 /// The `_meta` key naming the subscription a notification belongs to.
 pub const META_SUBSCRIPTION: &str = "io.modelcontextprotocol/subscriptionId";
 
+/// What one subscription asked for (and the server agreed to).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Wants {
+    pub tools: bool,
+    pub resources: bool,
+    pub prompts: bool,
+    /// Resource URIs whose updates it wants.
+    pub updates: Vec<String>,
+}
+
 struct Listener {
     key: u64,
     session: u64,
     id: Value,
-    /// Where tool-list changes go; `None` when the client did not ask.
-    out: Option<Outbox>,
+    /// Where its notifications go.
+    out: Outbox,
+    wants: Wants,
     /// Cancelled when the server ends the subscription.
     ended: CancelToken,
 }
@@ -36,12 +48,40 @@ impl Listeners {
     /// Sends `notifications/tools/list_changed` on every stream that asked
     /// for it; returns how many got it.
     pub fn tools_changed(&self) -> usize {
+        self.tell("notifications/tools/list_changed", |w| w.tools)
+    }
+
+    /// `notifications/resources/list_changed` to every stream that asked.
+    pub fn resources_changed(&self) -> usize {
+        self.tell("notifications/resources/list_changed", |w| w.resources)
+    }
+
+    /// `notifications/prompts/list_changed` to every stream that asked.
+    pub fn prompts_changed(&self) -> usize {
+        self.tell("notifications/prompts/list_changed", |w| w.prompts)
+    }
+
+    /// `notifications/resources/updated` to every stream subscribed to `uri`.
+    pub fn resource_updated(&self, uri: &str) -> usize {
         let open = lock(&self.open);
         open.iter()
-            .filter_map(|l| l.out.as_ref().map(|out| (l, out)))
-            .filter(|(l, out)| {
-                out.notify(jsonrpc::notification(
-                    "notifications/tools/list_changed",
+            .filter(|l| l.wants.updates.iter().any(|u| u == uri))
+            .filter(|l| {
+                l.out.notify(jsonrpc::notification(
+                    "notifications/resources/updated",
+                    json!({ "uri": uri, "_meta": { META_SUBSCRIPTION: l.id } }),
+                ))
+            })
+            .count()
+    }
+
+    fn tell(&self, method: &str, asked: impl Fn(&Wants) -> bool) -> usize {
+        let open = lock(&self.open);
+        open.iter()
+            .filter(|l| asked(&l.wants))
+            .filter(|l| {
+                l.out.notify(jsonrpc::notification(
+                    method,
                     json!({ "_meta": { META_SUBSCRIPTION: l.id } }),
                 ))
             })
@@ -66,7 +106,8 @@ impl Listeners {
         &self,
         session: u64,
         id: Value,
-        out: Option<Outbox>,
+        out: Outbox,
+        wants: Wants,
         ended: CancelToken,
     ) -> u64 {
         let key = self.next.fetch_add(1, Ordering::Relaxed);
@@ -75,6 +116,7 @@ impl Listeners {
             session,
             id,
             out,
+            wants,
             ended,
         });
         key

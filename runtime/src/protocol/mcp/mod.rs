@@ -18,7 +18,9 @@
 //! - the handlers: [`lifecycle`] (`initialize`, `server/discover`,
 //!   `logging/setLevel`), [`confirm`] (confirming destructive calls),
 //!   [`tools`] (`tools/list`, `tools/call`), the methods of [`tasks`],
-//!   [`subscriptions`] (`subscriptions/listen`);
+//!   [`subscriptions`] (`subscriptions/listen`); [`offers`] (running a
+//!   read, prompt or completion), [`resources`] (`resources/*`),
+//!   [`prompts`] (`prompts/*`), [`completion`] (`completion/complete`);
 //! - [`dispatch`]: the one table of methods and the dispatch over it: what
 //!   a transport asks of a message (its revision, whether it runs long,
 //!   its `Mcp-Name` field) and the answer, typed.
@@ -27,15 +29,19 @@
 //! so the audit log names it whatever the revision.
 
 pub mod asks;
+pub mod completion;
 pub mod confirm;
 pub mod context;
 pub mod dispatch;
 pub mod lifecycle;
 pub mod listeners;
+pub mod offers;
 pub mod outcome;
+pub mod prompts;
 pub mod request;
 pub mod replay;
 pub mod request_state;
+pub mod resources;
 pub mod revision;
 pub mod server;
 pub mod session;

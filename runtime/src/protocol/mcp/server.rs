@@ -13,10 +13,30 @@ use super::tasks::store::TaskStore;
 use super::tasks::task::Owner;
 use crate::Runtime;
 use crate::call::Caller;
+use crate::call::UpdateSink;
+use crate::catalog::Catalog;
 use crate::policy::Token;
 use crate::replicas::{SharedState, StateError};
 use crate::sandbox::CancelToken;
 use crate::sync::lock;
+
+/// A fingerprint of the resources (and templates) and of the prompts
+/// `catalog` lists, as MCP lists them.
+fn offers_listed(catalog: &Catalog) -> (u64, u64) {
+    use std::hash::{Hash, Hasher};
+    let hash = |items: Vec<serde_json::Value>| {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        crate::json::to_string(&serde_json::Value::Array(items)).hash(&mut hasher);
+        hasher.finish()
+    };
+    let resources = catalog
+        .resources()
+        .map(|(r, _)| r.to_mcp())
+        .chain(catalog.templates().map(|(t, _)| t.info.to_mcp()))
+        .collect();
+    let prompts = catalog.prompts().map(|(p, _)| p.to_mcp()).collect();
+    (hash(resources), hash(prompts))
+}
 
 /// What the whole server shares: the runtime, every session (for
 /// notifications to all), every task, the open subscriptions and the
@@ -30,6 +50,12 @@ pub struct Server {
     pub(crate) used_states: UsedStates,
     /// What the replicas share (`--state`), when they do.
     pub(crate) shared: Option<Arc<SharedState>>,
+    /// Hears the components' `host.resource-updated` (kept alive here: the
+    /// runtime holds it weakly).
+    _updates: Arc<UpdateSink>,
+    /// What the resources and prompts listed last were, to tell clients
+    /// only of a list that changed.
+    listed: Mutex<(u64, u64)>,
 }
 
 impl Server {
@@ -52,18 +78,41 @@ impl Server {
     }
 
     fn build(runtime: Arc<Runtime>, shared: Option<Arc<SharedState>>) -> Arc<Server> {
-        Arc::new(Server {
-            runtime,
-            tasks: match &shared {
-                Some(state) => TaskStore::shared(state.clone()),
-                None => TaskStore::new(),
-            },
-            sessions: Mutex::new(Vec::new()),
-            next_session: AtomicU64::new(1),
-            listeners: Listeners::default(),
-            used_states: UsedStates::default(),
-            shared,
+        Arc::new_cyclic(|server: &Weak<Server>| {
+            let server = server.clone();
+            let updates: Arc<UpdateSink> = Arc::new(move |uri: &str| {
+                if let Some(server) = server.upgrade() {
+                    server.resource_updated(uri);
+                }
+            });
+            runtime.resource_updates().listen(&updates);
+            let listed = Mutex::new(offers_listed(&runtime.catalog()));
+            Self::with_sink(runtime, shared, updates, listed)
         })
+    }
+
+    fn with_sink(
+        runtime: Arc<Runtime>,
+        shared: Option<Arc<SharedState>>,
+        updates: Arc<UpdateSink>,
+        listed: Mutex<(u64, u64)>,
+    ) -> Server {
+        {
+            Server {
+                runtime,
+                tasks: match &shared {
+                    Some(state) => TaskStore::shared(state.clone()),
+                    None => TaskStore::new(),
+                },
+                sessions: Mutex::new(Vec::new()),
+                next_session: AtomicU64::new(1),
+                listeners: Listeners::default(),
+                used_states: UsedStates::default(),
+                shared,
+                _updates: updates,
+                listed,
+            }
+        }
     }
 
     /// Whether the shared state lets this replica take traffic (true
@@ -75,13 +124,44 @@ impl Server {
     /// Tells every client that can hear it that the tool set changed
     /// (`notifications/tools/list_changed`): initialized sessions with a
     /// standing stream, and open subscriptions; returns how many were told.
+    /// When the catalog's resources or prompts changed too, they hear of
+    /// it (`notifications/resources/list_changed`, `prompts/list_changed`).
     pub fn tools_changed(&self) -> usize {
-        let sessions: Vec<Arc<Session>> = {
-            let mut sessions = lock(&self.sessions);
-            sessions.retain(|s| s.strong_count() > 0);
-            sessions.iter().filter_map(Weak::upgrade).collect()
-        };
-        sessions.iter().filter(|s| s.tell_tools_changed()).count() + self.listeners.tools_changed()
+        let sessions = self.live_sessions();
+        let told = sessions.iter().filter(|s| s.tell_tools_changed()).count()
+            + self.listeners.tools_changed();
+        let now = offers_listed(&self.runtime.catalog());
+        let before = std::mem::replace(&mut *lock(&self.listed), now);
+        if now.0 != before.0 {
+            for session in &sessions {
+                session.tell_changed("notifications/resources/list_changed");
+            }
+            self.listeners.resources_changed();
+        }
+        if now.1 != before.1 {
+            for session in &sessions {
+                session.tell_changed("notifications/prompts/list_changed");
+            }
+            self.listeners.prompts_changed();
+        }
+        told
+    }
+
+    fn live_sessions(&self) -> Vec<Arc<Session>> {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|s| s.strong_count() > 0);
+        sessions.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// Tells the sessions and subscriptions subscribed to `uri` that it
+    /// changed (`notifications/resources/updated`); returns how many.
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        let sessions = self.live_sessions();
+        sessions
+            .iter()
+            .filter(|s| s.tell_resource_updated(uri))
+            .count()
+            + self.listeners.resource_updated(uri)
     }
 
     /// Waits (at most `bound`) until the shared store has every change of

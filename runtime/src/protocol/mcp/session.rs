@@ -12,7 +12,7 @@
 //! who the caller is (over HTTP each such request gets a throw-away one).
 //! Requests are answered by [`super::dispatch`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +56,12 @@ pub struct Session {
     /// Requests we sent, waiting for the client's reply.
     pending: Mutex<HashMap<String, oneshot::Sender<Result<Value, Value>>>>,
     next_request: AtomicU64,
+    /// The resource URIs it subscribed to (`resources/subscribe`).
+    subscribed: Mutex<BTreeSet<String>>,
 }
+
+/// The most resources one session may subscribe to at once.
+pub const MAX_SUBSCRIPTIONS: usize = 1000;
 
 impl Session {
     /// A session numbered `key` (unique within the server), for `caller`,
@@ -73,6 +78,7 @@ impl Session {
             running: Mutex::new(HashMap::new()),
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
+            subscribed: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -91,6 +97,50 @@ impl Session {
 
     pub(super) fn allows(&self, tool: &str) -> bool {
         self.token.as_ref().is_none_or(|t| t.allows_tool(tool))
+    }
+
+    /// Whether the session may see and read the resource `uri` (or the
+    /// resources of the template `template`, its text, that `uri` matched).
+    pub(super) fn allows_resource(&self, uri: &str, template: Option<&str>) -> bool {
+        self.token
+            .as_ref()
+            .is_none_or(|t| t.allows_resource(uri, template))
+    }
+
+    pub(super) fn allows_prompt(&self, prompt: &str) -> bool {
+        self.token.as_ref().is_none_or(|t| t.allows_prompt(prompt))
+    }
+
+    /// Subscribes to `uri`'s updates; false when the session holds
+    /// [`MAX_SUBSCRIPTIONS`] already.
+    pub(super) fn subscribe(&self, uri: &str) -> bool {
+        let mut subscribed = lock(&self.subscribed);
+        if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains(uri) {
+            return false;
+        }
+        subscribed.insert(uri.to_string());
+        true
+    }
+
+    pub(super) fn unsubscribe(&self, uri: &str) {
+        lock(&self.subscribed).remove(uri);
+    }
+
+    /// `notifications/resources/updated` for `uri`, when the session
+    /// subscribed to it and has a standing stream.
+    pub(super) fn tell_resource_updated(&self, uri: &str) -> bool {
+        lock(&self.subscribed).contains(uri)
+            && self.notify_standing(jsonrpc::notification(
+                "notifications/resources/updated",
+                json!({ "uri": uri }),
+            ))
+    }
+
+    /// A list-changed notification (`method`) to an initialized session
+    /// with a standing stream; false when it cannot be told.
+    pub(super) fn tell_changed(&self, method: &str) -> bool {
+        lock(&self.state).revision.is_some()
+            && self.notify_standing(jsonrpc::notification(method, json!({})))
     }
 
     /// The revision negotiated at `initialize`, if any.

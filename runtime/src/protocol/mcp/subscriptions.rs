@@ -1,15 +1,18 @@
 //! `subscriptions/listen` (2026-07-28, in place of the session's GET
-//! stream): acknowledges, then carries `notifications/tools/list_changed`
-//! tagged with the subscription id until the client cancels or the server
-//! ends it.
+//! stream and `resources/subscribe`): acknowledges what it agrees to, then
+//! carries the list changes of tools, resources and prompts and the
+//! updates of the resources asked for (`resourceSubscriptions`: only URIs
+//! served and visible to the caller are agreed), each tagged with the
+//! subscription id, until the client cancels or the server ends it.
 
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use super::context::Ctx;
-use super::listeners::{META_SUBSCRIPTION, Subscribed};
+use super::listeners::{META_SUBSCRIPTION, Subscribed, Wants};
 use super::request::Answer;
+use super::session::MAX_SUBSCRIPTIONS;
 use crate::protocol::jsonrpc;
 use crate::sandbox::CancelToken;
 
@@ -17,10 +20,41 @@ use crate::sandbox::CancelToken;
 /// cancels (no answer then) or the server ends it (a result).
 pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
     let subscription = ctx.id.as_value().clone();
-    let tools = params.pointer("/notifications/toolsListChanged") == Some(&Value::Bool(true));
+    let asked =
+        |key: &str| params.pointer(&format!("/notifications/{key}")) == Some(&Value::Bool(true));
+    let catalog = ctx.server().runtime.catalog();
+    let updates: Vec<String> = params
+        .pointer("/notifications/resourceSubscriptions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|uri| {
+            catalog.resource_for(uri).is_some_and(|(_, t)| {
+                ctx.allows_resource(uri, t.map(|t| t.info.uri_template.as_str()))
+            })
+        })
+        .take(MAX_SUBSCRIPTIONS)
+        .map(str::to_string)
+        .collect();
+    let wants = Wants {
+        tools: asked("toolsListChanged"),
+        resources: asked("resourcesListChanged"),
+        prompts: asked("promptsListChanged"),
+        updates,
+    };
     let mut agreed = json!({});
-    if tools {
-        agreed["toolsListChanged"] = true.into();
+    for (key, on) in [
+        ("toolsListChanged", wants.tools),
+        ("resourcesListChanged", wants.resources),
+        ("promptsListChanged", wants.prompts),
+    ] {
+        if on {
+            agreed[key] = true.into();
+        }
+    }
+    if !wants.updates.is_empty() {
+        agreed["resourceSubscriptions"] = wants.updates.clone().into();
     }
     let ack = jsonrpc::notification(
         "notifications/subscriptions/acknowledged",
@@ -36,7 +70,8 @@ pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
     let key = listeners.add(
         ctx.session.key(),
         subscription.clone(),
-        tools.then(|| ctx.out.clone()),
+        ctx.out.clone(),
+        wants,
         ended.clone(),
     );
     let subscribed = Subscribed { listeners, key };

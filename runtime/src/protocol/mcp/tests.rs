@@ -141,9 +141,17 @@ async fn methods_and_errors() {
     .await
     .unwrap();
     assert_eq!(r["error"]["code"], -32602);
+    // Served without a component offering any: an empty list.
     let r = send(
         &session,
         r#"{"jsonrpc":"2.0","id":4,"method":"resources/list"}"#,
+    )
+    .await
+    .unwrap();
+    assert_eq!(r["result"]["resources"], json!([]));
+    let r = send(
+        &session,
+        r#"{"jsonrpc":"2.0","id":4,"method":"roots/list"}"#,
     )
     .await
     .unwrap();

@@ -41,7 +41,10 @@ pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     let (tools, more) = page(visible, PAGE_SIZE);
     // Assigned, not interpolated into `json!`, which would copy it again.
     let mut result = json!({});
-    result["tools"] = tools.iter().map(|t| t.info.to_mcp()).collect();
+    result["tools"] = tools
+        .iter()
+        .map(|t| super::offers::listed_tool(t))
+        .collect();
     if more && let Some(last) = tools.last() {
         result["nextCursor"] = cursor_after("", &last.info.name).into();
     }

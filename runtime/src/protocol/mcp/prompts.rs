@@ -1,0 +1,89 @@
+//! `prompts/list` and `prompts/get`. A caller sees and gets only the
+//! prompts its token's `prompts` list; a prompt runs in its component like
+//! a call, read-only, after the runtime checked its arguments.
+
+use serde_json::{Value, json};
+
+use super::context::Ctx;
+use super::offers::{self, with_cache_hints};
+use super::request::{Answer, cursor_after, page, read_cursor, required_str};
+use crate::offer::OfferRequest;
+use crate::protocol::jsonrpc::ErrorObject;
+
+/// Prompts per page.
+pub const PAGE_SIZE: usize = 50;
+
+/// `prompts/list`: the prompts the caller may see, in name order.
+pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params, "prompt:")?;
+    let catalog = ctx.server().runtime.catalog();
+    let visible = catalog
+        .prompts()
+        .map(|(p, _)| p)
+        .filter(|p| ctx.allows_prompt(&p.name))
+        .filter(|p| after.as_deref().is_none_or(|a| p.name.as_str() > a));
+    let (prompts, more) = page(visible, PAGE_SIZE);
+    let mut result = json!({});
+    result["prompts"] = prompts.iter().map(|p| p.to_mcp()).collect();
+    if more && let Some(last) = prompts.last() {
+        result["nextCursor"] = cursor_after("prompt:", &last.name).into();
+    }
+    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+}
+
+/// The `arguments` of `prompts/get`: an object of strings.
+pub fn string_arguments(params: &Value, key: &str) -> Result<Vec<(String, String)>, ErrorObject> {
+    match params.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                _ => Err(ErrorObject::invalid_param(
+                    key,
+                    format!("argument {k:?} must be a string"),
+                )),
+            })
+            .collect(),
+        Some(_) => Err(ErrorObject::invalid_param(
+            key,
+            format!("{key} must be an object of strings"),
+        )),
+    }
+}
+
+/// `prompts/get`.
+pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Answer {
+    let name = match required_str(params, "name", "the prompt to get") {
+        Ok(name) => name,
+        Err(error) => return Answer::Error(error),
+    };
+    let arguments = match string_arguments(params, "arguments") {
+        Ok(arguments) => arguments,
+        Err(error) => return Answer::Error(error),
+    };
+    // A prompt the token may not see does not exist for this client.
+    if !ctx.allows_prompt(name) {
+        let visible: Vec<String> = ctx
+            .server()
+            .runtime
+            .catalog()
+            .prompts()
+            .filter(|(p, _)| ctx.allows_prompt(&p.name))
+            .map(|(p, _)| p.name.clone())
+            .collect();
+        return Answer::Error(ErrorObject::invalid_params(format!(
+            "unknown prompt {name:?}; the prompts are: {}",
+            if visible.is_empty() {
+                "none".into()
+            } else {
+                visible.join(", ")
+            }
+        )));
+    }
+    let request = OfferRequest::Prompt {
+        name: name.to_string(),
+        arguments,
+    };
+    offers::run(ctx, request, |_, result| result).await
+}

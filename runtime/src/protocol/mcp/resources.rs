@@ -1,0 +1,110 @@
+//! `resources/list`, `resources/templates/list`, `resources/read` and, in
+//! the revisions with sessions, `resources/subscribe` and
+//! `resources/unsubscribe` (2026-07-28 subscribes through
+//! `subscriptions/listen`). A caller sees and reads only what its token's
+//! `resources` list; a read runs in the component like a call, read-only.
+
+use serde_json::{Value, json};
+
+use super::context::Ctx;
+use super::offers::{self, resource_not_found, with_cache_hints};
+use super::request::{Answer, cursor_after, page, read_cursor, required_str};
+use crate::offer::OfferRequest;
+use crate::protocol::jsonrpc::ErrorObject;
+
+/// Resources (and templates) per page.
+pub const PAGE_SIZE: usize = 50;
+
+/// `resources/list`: the resources the caller may see, in URI order.
+pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params, "resource:")?;
+    let catalog = ctx.server().runtime.catalog();
+    let visible = catalog
+        .resources()
+        .map(|(r, _)| r)
+        .filter(|r| ctx.allows_resource(&r.uri, None))
+        .filter(|r| after.as_deref().is_none_or(|a| r.uri.as_str() > a));
+    let (resources, more) = page(visible, PAGE_SIZE);
+    let mut result = json!({});
+    result["resources"] = resources.iter().map(|r| r.to_mcp()).collect();
+    if more && let Some(last) = resources.last() {
+        result["nextCursor"] = cursor_after("resource:", &last.uri).into();
+    }
+    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+}
+
+/// `resources/templates/list`: the templates the caller may see.
+pub fn templates(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params, "template:")?;
+    let catalog = ctx.server().runtime.catalog();
+    let visible = catalog
+        .templates()
+        .map(|(t, _)| &t.info)
+        .filter(|t| ctx.allows_resource(&t.uri_template, None))
+        .filter(|t| after.as_deref().is_none_or(|a| t.uri_template.as_str() > a));
+    let (templates, more) = page(visible, PAGE_SIZE);
+    let mut result = json!({});
+    result["resourceTemplates"] = templates.iter().map(|t| t.to_mcp()).collect();
+    if more && let Some(last) = templates.last() {
+        result["nextCursor"] = cursor_after("template:", &last.uri_template).into();
+    }
+    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+}
+
+/// Whether the caller may read `uri`, a resource or a match of a template
+/// served now: `Err` is the not-found answer (a resource the token may not
+/// see does not exist for it).
+fn visible(ctx: &Ctx<'_>, uri: &str) -> Result<(), ErrorObject> {
+    let catalog = ctx.server().runtime.catalog();
+    let found = catalog
+        .resource_for(uri)
+        .filter(|(_, t)| ctx.allows_resource(uri, t.map(|t| t.info.uri_template.as_str())));
+    match found {
+        Some(_) => Ok(()),
+        None => Err(resource_not_found(
+            ctx,
+            uri,
+            format!(
+                "Resource not found: no resource {uri:?} (resources/list and \
+                 resources/templates/list say what exists)"
+            ),
+        )),
+    }
+}
+
+/// `resources/read`: runs the component's `read` in a fresh instance.
+pub async fn read(ctx: &Ctx<'_>, params: &Value) -> Answer {
+    let uri = match required_str(params, "uri", "the resource to read") {
+        Ok(uri) => uri,
+        Err(error) => return Answer::Error(error),
+    };
+    if let Err(error) = visible(ctx, uri) {
+        return Answer::Error(error);
+    }
+    let request = OfferRequest::Read {
+        uri: uri.to_string(),
+    };
+    // A read's contents may change at any time: cached for no time.
+    offers::run(ctx, request, |ctx, result| with_cache_hints(ctx, result, 0)).await
+}
+
+/// `resources/subscribe`: `notifications/resources/updated` for `uri` on
+/// the session's standing stream whenever its component says it changed.
+pub fn subscribe(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let uri = required_str(params, "uri", "the resource to subscribe to")?;
+    visible(ctx, uri)?;
+    if !ctx.session.subscribe(uri) {
+        return Err(ErrorObject::invalid_params(format!(
+            "the session holds {} subscriptions, the most it may; unsubscribe from one first",
+            super::session::MAX_SUBSCRIPTIONS
+        )));
+    }
+    Ok(json!({}))
+}
+
+/// `resources/unsubscribe`.
+pub fn unsubscribe(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+    let uri = required_str(params, "uri", "the resource to unsubscribe from")?;
+    ctx.session.unsubscribe(uri);
+    Ok(json!({}))
+}
