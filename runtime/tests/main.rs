@@ -31,6 +31,7 @@ mod rpc_openrpc;
 mod serve_http;
 mod serve_modern;
 mod serve_oauth;
+mod serve_offers;
 mod serve_robustness;
 mod serve_stdio;
 mod serve_tls;

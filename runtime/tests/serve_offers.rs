@@ -1,0 +1,663 @@
+//! Resources, prompts and completions served from a component of world
+//! `server` (`tests/components/offers`, written with wit-bindgen against
+//! the WIT directly): listing, reading text and blobs and templates,
+//! prompts with arguments, completions, subscriptions and
+//! `host.resource-updated`, tokens' `resources` and `prompts`, the
+//! read-only grant of reads, a lying declaration refused at load, and a
+//! 0.1.0 component that offers nothing else.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
+
+use airlock::call::{Caller, OfferError};
+use airlock::observe::Unobserved;
+use airlock::offer::{OfferRequest, Offered};
+use airlock::policy::Access;
+use airlock::tool::ResourceBody;
+use base64::Engine as _;
+use serde_json::{Value, json};
+use support::http::{Mcp, answer, body, modern, serve};
+use support::test_component;
+
+fn offers() -> Vec<std::path::PathBuf> {
+    vec![test_component("offers")]
+}
+
+const APP_MIME: &str = "text/html;profile=mcp-app";
+
+#[test]
+fn a_session_lists_and_reads_text_blobs_and_templates() {
+    let served = serve("", &offers(), &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let init = &mcp.request("ping", json!({}));
+    assert!(init.get("result").is_some());
+
+    let list = mcp.request("resources/list", json!({}));
+    let uris: Vec<&str> = list["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "test://note",
+            "test://scribble",
+            "test://static-binary",
+            "test://static-text",
+            "ui://offers/app"
+        ]
+    );
+    let app = &list["result"]["resources"][4];
+    assert_eq!(app["mimeType"], APP_MIME);
+    assert_eq!(app["_meta"], json!({"ui": {"csp": {"connectDomains": []}}}));
+    assert_eq!(list["result"]["resources"][2]["size"], 10);
+    assert!(
+        list["result"].get("ttlMs").is_none(),
+        "hints are 2026-07-28's"
+    );
+
+    let text = mcp.request("resources/read", json!({"uri": "test://static-text"}));
+    assert_eq!(
+        text["result"],
+        json!({"contents": [{
+            "uri": "test://static-text",
+            "mimeType": "text/plain",
+            "text": "This is the content of the static text resource."
+        }]})
+    );
+    let blob = mcp.request("resources/read", json!({"uri": "test://static-binary"}));
+    let content = &blob["result"]["contents"][0];
+    assert_eq!(content["mimeType"], "image/png");
+    assert!(content.get("text").is_none());
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(content["blob"].as_str().expect("blob"))
+        .expect("base64");
+    assert_eq!(
+        bytes,
+        [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff]
+    );
+
+    let templates = mcp.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"],
+        json!([{
+            "uriTemplate": "test://template/{id}/data",
+            "name": "template",
+            "title": "Data by id",
+            "description": "the data of one id",
+            "mimeType": "application/json"
+        }])
+    );
+    let data = mcp.request("resources/read", json!({"uri": "test://template/123/data"}));
+    assert_eq!(
+        data["result"]["contents"][0]["text"],
+        r#"{"id":"123","templateTest":true,"data":"Data for ID: 123"}"#
+    );
+
+    // Not served (nor matching a template): -32002 in 2025-11-25, with the URI.
+    for uri in [
+        "test://nope",
+        "test://template//data",
+        "test://template/1/2/data",
+    ] {
+        let missing = mcp.request("resources/read", json!({"uri": uri}));
+        assert_eq!(missing["error"]["code"], -32002, "{missing}");
+        assert_eq!(missing["error"]["data"]["uri"], uri);
+        assert!(
+            missing["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("resources/list")),
+            "{missing}"
+        );
+    }
+
+    // The tool with a UI names it in its `_meta` (MCP Apps).
+    let tools = mcp.request("tools/list", json!({}));
+    let bump = &tools["result"]["tools"][0];
+    assert_eq!(bump["name"], "bump");
+    assert_eq!(
+        bump["_meta"],
+        json!({"ui": {"resourceUri": "ui://offers/app"}})
+    );
+    assert!(tools["result"]["tools"][1].get("_meta").is_none());
+    let html = mcp.request("resources/read", json!({"uri": "ui://offers/app"}));
+    assert_eq!(html["result"]["contents"][0]["mimeType"], APP_MIME);
+    assert!(
+        html["result"]["contents"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("<button id=\"bump\">"))
+    );
+}
+
+#[test]
+fn prompts_take_their_arguments_and_completions_complete_them() {
+    let served = serve("", &offers(), &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let list = mcp.request("prompts/list", json!({}));
+    let names: Vec<&str> = list["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["greeting", "with_image", "with_resource"]);
+    assert_eq!(
+        list["result"]["prompts"][0]["arguments"],
+        json!([
+            {"name": "name", "description": "the name", "required": true},
+            {"name": "style", "description": "the style", "required": false}
+        ])
+    );
+
+    let formal = mcp.request(
+        "prompts/get",
+        json!({"name": "greeting", "arguments": {"name": "Ada", "style": "formal"}}),
+    );
+    assert_eq!(
+        formal["result"],
+        json!({
+            "description": "the greeting prompt",
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Good day, Ada."}}]
+        })
+    );
+    let missing = mcp.request("prompts/get", json!({"name": "greeting"}));
+    assert_eq!(missing["error"]["code"], -32602);
+    assert_eq!(
+        missing["error"]["message"],
+        "prompt \"greeting\" needs the argument name: add \"name\": \"…\" to \"arguments\""
+    );
+    let extra = mcp.request(
+        "prompts/get",
+        json!({"name": "greeting", "arguments": {"name": "A", "mood": "x"}}),
+    );
+    assert_eq!(
+        extra["error"]["message"],
+        "prompt \"greeting\" has no argument \"mood\"; its arguments: name, style"
+    );
+    let unknown = mcp.request("prompts/get", json!({"name": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602);
+    assert_eq!(
+        unknown["error"]["message"],
+        "unknown prompt \"nope\"; the prompts are: greeting, with_image, with_resource"
+    );
+
+    let image = mcp.request("prompts/get", json!({"name": "with_image"}));
+    let block = &image["result"]["messages"][0]["content"];
+    assert_eq!(block["type"], "image");
+    assert_eq!(block["mimeType"], "image/png");
+    assert_eq!(block["data"], "iVBORw0KGgoA/w==");
+    let embedded = mcp.request(
+        "prompts/get",
+        json!({"name": "with_resource", "arguments": {"resourceUri": "test://static-text"}}),
+    );
+    assert_eq!(
+        embedded["result"]["messages"][0]["content"],
+        json!({"type": "resource", "resource": {
+            "uri": "test://static-text", "mimeType": "text/plain", "text": "embedded text"
+        }})
+    );
+
+    let complete = |mcp: &mut Mcp, reference: Value, name: &str, value: &str| {
+        mcp.request(
+            "completion/complete",
+            json!({"ref": reference, "argument": {"name": name, "value": value}}),
+        )
+    };
+    let names = complete(
+        &mut mcp,
+        json!({"type": "ref/prompt", "name": "greeting"}),
+        "name",
+        "al",
+    );
+    assert_eq!(
+        names["result"],
+        json!({"completion": {"values": ["alice", "albert"], "total": 2, "hasMore": false}})
+    );
+    let ids = complete(
+        &mut mcp,
+        json!({"type": "ref/resource", "uri": "test://template/{id}/data"}),
+        "id",
+        "12",
+    );
+    assert_eq!(ids["result"]["completion"]["values"], json!(["12", "123"]));
+    let wrong = complete(
+        &mut mcp,
+        json!({"type": "ref/prompt", "name": "greeting"}),
+        "mood",
+        "",
+    );
+    assert_eq!(wrong["error"]["code"], -32602);
+    assert_eq!(
+        wrong["error"]["message"],
+        "prompt \"greeting\" has no argument \"mood\"; its arguments: name, style"
+    );
+}
+
+#[test]
+fn revision_2026_07_28_lists_with_cache_hints_and_has_no_resources_subscribe() {
+    let served = serve("", &offers(), &[]);
+    let ask = |id, method: &str, params: Value, name: Option<&str>| {
+        answer(&modern(
+            served.addr,
+            &body(id, method, params, json!({})),
+            name,
+            &[],
+        ))
+    };
+    for (method, key) in [
+        ("resources/list", "resources"),
+        ("resources/templates/list", "resourceTemplates"),
+        ("prompts/list", "prompts"),
+    ] {
+        let listed = ask(1, method, json!({}), None);
+        assert!(listed["result"][key].is_array(), "{listed}");
+        assert_eq!(listed["result"]["ttlMs"], 60_000, "{method}");
+        assert_eq!(listed["result"]["cacheScope"], "public", "{method}");
+    }
+    let read = ask(
+        2,
+        "resources/read",
+        json!({"uri": "test://static-text"}),
+        Some("test://static-text"),
+    );
+    assert_eq!(read["result"]["ttlMs"], 0);
+    assert_eq!(read["result"]["contents"][0]["uri"], "test://static-text");
+    // SEP-2164: an unknown resource is -32602 here, with its URI.
+    let missing = ask(
+        3,
+        "resources/read",
+        json!({"uri": "test://nope"}),
+        Some("test://nope"),
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+    assert_eq!(missing["error"]["data"]["uri"], "test://nope");
+    let subscribe = ask(
+        4,
+        "resources/subscribe",
+        json!({"uri": "test://note"}),
+        None,
+    );
+    assert_eq!(subscribe["error"]["code"], -32601);
+    let discover = ask(5, "server/discover", json!({}), None);
+    let capabilities = &discover["result"]["capabilities"];
+    assert_eq!(
+        capabilities["resources"],
+        json!({"subscribe": true, "listChanged": true})
+    );
+    assert_eq!(capabilities["prompts"], json!({"listChanged": true}));
+    assert_eq!(capabilities["completions"], json!({}));
+}
+
+/// `airlock serve --stdio` with its stdout read line by line on a thread.
+struct Stdio2 {
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Value>,
+}
+
+impl Stdio2 {
+    fn start(policy: Option<&std::path::Path>, files: &[std::path::PathBuf]) -> Stdio2 {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+        command.args(["serve", "--stdio", "--load-wait", "600"]);
+        if let Some(policy) = policy {
+            command.arg("--policy").arg(policy);
+        }
+        let mut child = command
+            .args(files)
+            .env(
+                "AIRLOCK_CACHE_DIR",
+                support::workspace().join("target/test-cache"),
+            )
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start airlock");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Ok(value) = serde_json::from_str::<Value>(&line)
+                    && tx.send(value).is_err()
+                {
+                    return;
+                }
+            }
+        });
+        Stdio2 {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Every message until one `want`s (that one last); panics after 30 s.
+    fn until(&self, want: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut seen = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no such message; saw {seen:?}"));
+            let done = want(&message);
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Vec<Value> {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.until(|m| m["id"] == json!(id))
+    }
+}
+
+impl Drop for Stdio2 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn updated(messages: &[Value]) -> Vec<&Value> {
+    messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/resources/updated")
+        .collect()
+}
+
+#[test]
+fn subscribers_hear_of_the_updates_a_component_reports_during_a_call() {
+    let mut stdio = Stdio2::start(None, &offers());
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let subscribed = stdio.request(1, "resources/subscribe", json!({"uri": "test://note"}));
+    assert_eq!(subscribed.last().expect("answer")["result"], json!({}));
+    let unknown = stdio.request(2, "resources/subscribe", json!({"uri": "test://nope"}));
+    assert_eq!(unknown.last().expect("answer")["error"]["code"], -32002);
+    // `bump` reports test://note and test://elsewhere (not its own: dropped).
+    let call = stdio.request(3, "tools/call", json!({"name": "bump", "arguments": {}}));
+    let mut seen = call.clone();
+    if updated(&seen).is_empty() {
+        seen.extend(stdio.until(|m| m["method"] == "notifications/resources/updated"));
+    }
+    let notes = updated(&seen);
+    assert_eq!(notes.len(), 1, "{seen:?}");
+    assert_eq!(notes[0]["params"], json!({"uri": "test://note"}));
+    stdio.request(4, "resources/unsubscribe", json!({"uri": "test://note"}));
+    let after = stdio.request(5, "tools/call", json!({"name": "bump", "arguments": {}}));
+    // A ping after the call: anything the call sent came before its answer.
+    let after = [after, stdio.request(6, "ping", json!({}))].concat();
+    assert!(updated(&after).is_empty(), "{after:?}");
+}
+
+#[test]
+fn a_listen_subscription_carries_updates_of_the_uris_it_names() {
+    let mut stdio = Stdio2::start(None, &offers());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    stdio.send(
+        json!({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {
+            "resourcesListChanged": true,
+            "promptsListChanged": true,
+            "resourceSubscriptions": ["test://note", "test://nope", "test://template/7/data"]
+        }}}),
+    );
+    let ack = stdio.until(|m| m["method"] == "notifications/subscriptions/acknowledged");
+    let ack = ack.last().expect("ack");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({
+            "resourcesListChanged": true,
+            "promptsListChanged": true,
+            "resourceSubscriptions": ["test://note", "test://template/7/data"]
+        })
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"_meta": meta, "name": "bump", "arguments": {}}}));
+    let seen = stdio.until(|m| m["method"] == "notifications/resources/updated");
+    let update = seen.last().expect("update");
+    assert_eq!(update["params"]["uri"], "test://note");
+    assert_eq!(
+        update["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        "listen"
+    );
+}
+
+#[test]
+fn tokens_see_and_use_only_the_resources_and_prompts_they_list() {
+    let hash = |secret: &str| {
+        use sha2::Digest as _;
+        hex::encode(sha2::Sha256::digest(secret.as_bytes()))
+    };
+    let policy = format!(
+        r#"
+[[tokens]]
+name = "reader"
+sha256 = "{}"
+tools = ["echo"]
+resources = ["test://static-text", "test://template/{{id}}/data"]
+prompts = ["greeting"]
+
+[[tokens]]
+name = "tools-only"
+sha256 = "{}"
+tools = ["echo"]
+
+[[tokens]]
+name = "all"
+sha256 = "{}"
+"#,
+        hash("reader-secret"),
+        hash("tools-secret"),
+        hash("all-secret")
+    );
+    let served = serve(&policy, &offers(), &[]);
+    let mut reader = Mcp::connect(
+        served.addr,
+        json!({}),
+        &[("Authorization", "Bearer reader-secret")],
+    );
+    let list = reader.request("resources/list", json!({}));
+    assert_eq!(
+        list["result"]["resources"]
+            .as_array()
+            .map(|r| r.iter().map(|r| r["uri"].clone()).collect::<Vec<_>>()),
+        Some(vec![json!("test://static-text")])
+    );
+    let templates = reader.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let read = reader.request("resources/read", json!({"uri": "test://template/9/data"}));
+    assert!(read["result"]["contents"].is_array(), "{read}");
+    let hidden = reader.request("resources/read", json!({"uri": "test://static-binary"}));
+    assert_eq!(
+        hidden["error"]["code"], -32002,
+        "a resource it may not see does not exist"
+    );
+    let prompts = reader.request("prompts/list", json!({}));
+    assert_eq!(
+        prompts["result"]["prompts"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let image = reader.request("prompts/get", json!({"name": "with_image"}));
+    assert_eq!(
+        image["error"]["message"],
+        "unknown prompt \"with_image\"; the prompts are: greeting"
+    );
+    let complete = reader.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "with_resource"},
+               "argument": {"name": "resourceUri", "value": ""}}),
+    );
+    assert_eq!(complete["error"]["code"], -32602);
+    let tools = reader.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"].as_array().map(Vec::len), Some(1));
+
+    // A token that lists tools only gets no resource and no prompt.
+    let mut tools_only = Mcp::connect(
+        served.addr,
+        json!({}),
+        &[("Authorization", "Bearer tools-secret")],
+    );
+    let list = tools_only.request("resources/list", json!({}));
+    assert_eq!(list["result"]["resources"], json!([]));
+    let prompts = tools_only.request("prompts/list", json!({}));
+    assert_eq!(prompts["result"]["prompts"], json!([]));
+    // A token that lists nothing may use everything.
+    let mut all = Mcp::connect(
+        served.addr,
+        json!({}),
+        &[("Authorization", "Bearer all-secret")],
+    );
+    let list = all.request("resources/list", json!({}));
+    assert_eq!(
+        list["result"]["resources"].as_array().map(Vec::len),
+        Some(5)
+    );
+}
+
+#[test]
+fn a_read_runs_read_only_and_is_audited_with_its_caller() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).expect("data");
+    std::fs::write(data.join("note.txt"), "note v1").expect("note");
+    let audit = dir.path().join("audit.jsonl");
+    let policy = format!(
+        "audit = {:?}\n[components.offers]\nfolders = [{{ host = {:?}, guest = \"/data\", mode = \"read-write\" }}]\nnetwork = [\"example.com\"]\n",
+        audit.display().to_string(),
+        data.display().to_string()
+    );
+    let runtime = support::runtime(&policy, &offers());
+    let component = runtime.catalog().components()[0].clone();
+    let grant = runtime.grant_for_offers(&component);
+    assert_eq!(grant.mounts[0].access, Access::ReadOnly);
+    assert!(grant.network.is_none(), "no network without offers-network");
+    assert!(!grant.asks.any());
+    let reasons: Vec<&str> = grant.narrowings.iter().map(|n| n.reason.as_str()).collect();
+    assert_eq!(
+        reasons,
+        [
+            "reads, prompts and completions run read-only",
+            "the component's offers-network is not set"
+        ]
+    );
+
+    let run = |uri: &str| {
+        runtime
+            .prepare_offer(Caller::CommandLine, OfferRequest::Read { uri: uri.into() })
+            .and_then(|prepared| prepared.run(Arc::new(Unobserved)))
+    };
+    match run("test://note") {
+        Ok(Offered::Contents(contents)) => {
+            assert_eq!(contents[0].body, ResourceBody::Text("note v1".into()));
+        }
+        other => panic!("{other:?}"),
+    }
+    let scribble = run("test://scribble").expect_err("a read may not write");
+    let OfferError::Call(err) = &scribble else {
+        panic!("{scribble:?}");
+    };
+    assert!(
+        err.to_string()
+            .contains("cannot write /data/scribbled.txt: Operation not permitted"),
+        "{err}"
+    );
+    assert!(!data.join("scribbled.txt").exists());
+    let missing = run("test://nope").expect_err("not served");
+    assert!(matches!(missing, OfferError::NotFound(_)), "{missing:?}");
+
+    let lines: Vec<Value> = std::fs::read_to_string(&audit)
+        .expect("audit log")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let outcomes: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|l| {
+            (
+                l["tool"].as_str().unwrap_or(""),
+                l["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("resource:test://note", "ok"),
+            ("resource:test://scribble", "tool-error"),
+            ("resource:test://nope", "not-found")
+        ]
+    );
+    assert_eq!(lines[0]["caller_kind"], "cli");
+    assert_eq!(lines[1]["folder_refusals"], 1, "{}", lines[1]);
+
+    // With offers-network the network the section grants is theirs, safe
+    // methods only.
+    let policy = format!("{policy}offers-network = true\n");
+    let runtime = support::runtime(&policy, &offers());
+    let grant = runtime.grant_for_offers(&runtime.catalog().components()[0]);
+    let network = grant.network.expect("network");
+    assert_eq!(network.methods, airlock::policy::HttpMethods::SafeOnly);
+}
+
+#[test]
+fn a_lying_or_clashing_declaration_refuses_the_component() {
+    let liar = support::first_refusal("", &[test_component("offers_liar")]);
+    assert!(
+        liar.contains("tool-meta of \"show\"")
+            && liar.contains("\"ui://liar/app\", which this component does not serve"),
+        "{liar}"
+    );
+}
+
+#[test]
+fn a_0_1_0_component_serves_no_resources_or_prompts() {
+    let served = serve("", &[test_component("contract_0_1_0")], &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let tools = mcp.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"][0]["name"], "old_echo");
+    assert!(tools["result"]["tools"][0].get("_meta").is_none());
+    assert_eq!(
+        mcp.request("resources/list", json!({}))["result"]["resources"],
+        json!([])
+    );
+    assert_eq!(
+        mcp.request("prompts/list", json!({}))["result"]["prompts"],
+        json!([])
+    );
+    let complete = mcp.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
+    );
+    assert_eq!(complete["error"]["code"], -32602);
+}
