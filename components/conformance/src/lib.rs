@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+pub mod asks;
 pub mod offers;
 
 use airlock_sdk::serde_json::{Map, Value, json};
@@ -229,6 +230,27 @@ airlock_sdk::export_tools!(
     offers::test_prompt_with_image,
     offers::complete_arg1,
     offers::complete_template_id,
+    asks::test_sampling,
+    asks::test_elicitation,
+    asks::test_elicitation_sep1034_defaults,
+    asks::test_elicitation_sep1330_enums,
+    asks::test_input_required_result_elicitation,
+    asks::test_input_required_result_sampling,
+    asks::test_input_required_result_list_roots,
+    asks::test_input_required_result_request_state,
+    asks::test_input_required_result_multiple_inputs,
+    asks::test_input_required_result_multi_round,
+    asks::test_input_required_result_tampered_state,
+    asks::test_input_required_result_capabilities,
+    asks::test_missing_capability,
+    asks::test_streaming_elicitation,
+    asks::greet,
+    asks::slow_compute,
+    asks::failing_job,
+    asks::protocol_error_job,
+    asks::confirm_delete,
+    asks::multi_input,
+    asks::test_tool_with_task,
 );
 
 #[cfg(test)]
@@ -245,7 +267,7 @@ mod tests {
     #[test]
     fn every_tool_is_listed_with_a_description() {
         let tools = TOOLS.describe();
-        assert_eq!(tools.len(), 12);
+        assert_eq!(tools.len(), 33);
         assert!(tools.iter().all(|t| !t.description.is_empty()));
         let schema = &tools[10].input_schema;
         assert_eq!(schema, &json_schema_2020_12_tool::input_schema());

@@ -518,6 +518,7 @@
 
 extern crate self as airlock_sdk;
 
+mod ask;
 mod completion;
 mod error;
 mod export;
@@ -549,6 +550,10 @@ pub mod bindings {
 }
 
 pub use airlock_sdk_macros::{ToolSchema, complete, prompt, resource, resource_template, tool};
+pub use ask::{
+    AskError, Elicited, ModelPreferences, Root, Sampled, SamplingRequest, elicit, elicit_as,
+    elicit_url, roots, sample,
+};
 pub use completion::{Complete, Completion, CompletionContext, CompletionRef, IntoCompletion};
 pub use error::Error;
 pub use host::{Level, cancelled, log, progress, resource_updated};
