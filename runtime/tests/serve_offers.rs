@@ -631,7 +631,7 @@ fn a_read_runs_read_only_and_is_audited_with_its_caller() {
 }
 
 #[test]
-fn a_lying_or_clashing_declaration_refuses_the_component() {
+fn a_lying_declaration_refuses_the_component() {
     let liar = support::first_refusal("", &[test_component("offers_liar")]);
     assert!(
         liar.contains("tool-meta of \"show\"")
@@ -660,4 +660,128 @@ fn a_0_1_0_component_serves_no_resources_or_prompts() {
         json!({"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}}),
     );
     assert_eq!(complete["error"]["code"], -32602);
+}
+
+#[test]
+fn a_uri_served_twice_refuses_the_later_component() {
+    // The conformance component serves test://static-text too.
+    let clash = support::first_refusal(
+        "",
+        &[support::component("conformance"), test_component("offers")],
+    );
+    assert!(
+        clash.starts_with("resource \"test://static-text\" is declared by both")
+            && clash.contains("conformance.wasm")
+            && clash.contains("offers.wasm"),
+        "{clash}"
+    );
+}
+
+#[test]
+fn the_policy_reads_offers_network_and_tokens_lists_where_written() {
+    use airlock::policy::Policy;
+    let root = support::workspace();
+    let err = Policy::parse("[components.offers]\noffers-network = \"yes\"\n", &root)
+        .expect_err("not a boolean")
+        .to_string();
+    assert!(
+        err.contains("2:18") && err.contains("expected a boolean"),
+        "{err}"
+    );
+    let err = Policy::parse(
+        "[[tokens]]\nname = \"t\"\nsha256 = \"00\"\nresource = [\"x:y\"]\n",
+        &root,
+    )
+    .expect_err("unknown key")
+    .to_string();
+    assert!(
+        err.contains("`resources`") && err.contains("`prompts`"),
+        "{err}"
+    );
+    let sha = "0".repeat(64);
+    let policy = Policy::parse(
+        &format!(
+            "[[tokens]]\nname = \"t\"\nsha256 = \"{sha}\"\nresources = [\"file:///{{name}}\"]\n\n\
+             [components.offers]\noffers-network = true\n"
+        ),
+        &root,
+    )
+    .expect("policy");
+    assert!(policy.offers_network("offers"));
+    assert!(!policy.offers_network("other"));
+    let token = &policy.tokens()[0];
+    assert!(token.allows_resource("file:///a", Some("file:///{name}")));
+    assert!(!token.allows_resource("file:///a", None));
+    assert!(
+        !token.allows_prompt("greeting"),
+        "a token that lists anything lists prompts too"
+    );
+    assert!(!token.allows_tool("echo"));
+    assert!(!token.allows_metrics());
+}
+
+#[test]
+fn check_names_unknown_entries_and_inspect_shows_what_is_offered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "[[tokens]]\nname = \"r\"\nsha256 = \"{}\"\nresources = [\"test://static-text\", \"test://typo\"]\nprompts = [\"greting\"]\n",
+            "0".repeat(64)
+        ),
+    )
+    .expect("policy");
+    let offers = test_component("offers");
+    let check = support::airlock_command(&["check"])
+        .arg(&policy)
+        .arg(&offers)
+        .output()
+        .expect("check");
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(!check.status.success());
+    assert!(
+        stderr.contains(
+            "[[tokens]] \"r\" gives the resource \"test://typo\", which no component at hand serves"
+        ) && stderr.contains("[[tokens]] \"r\" gives the prompt \"greting\""),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("\"test://static-text\", which"),
+        "{stderr}"
+    );
+
+    std::fs::write(
+        &policy,
+        "[components.offers]\nnetwork = [\"example.com\"]\n",
+    )
+    .expect("policy");
+    let inspect = support::airlock_command(&["inspect", "--policy"])
+        .arg(&policy)
+        .arg(&offers)
+        .output()
+        .expect("inspect");
+    let text = String::from_utf8_lossy(&inspect.stdout);
+    assert!(inspect.status.success(), "{text}");
+    for line in [
+        "  resource ui://offers/app — app (text/html;profile=mcp-app)",
+        "  resource template test://template/{id}/data — template (application/json)",
+        "  prompt greeting(name, style?)",
+        "    _meta: {\"ui\":{\"resourceUri\":\"ui://offers/app\"}}",
+        "  reads, prompts and completions:",
+        "      narrowed network: example.com → none (the component's offers-network is not set)",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line:?} in\n{text}");
+    }
+    let json = support::airlock_command(&["inspect", "--json", "--policy"])
+        .arg(&policy)
+        .arg(&offers)
+        .output()
+        .expect("inspect --json");
+    let shown: Value = serde_json::from_slice(&json.stdout).expect("json");
+    let offered = &shown["components"][0]["offers"];
+    assert_eq!(offered["resources"].as_array().map(Vec::len), Some(5));
+    assert_eq!(offered["prompts"][0]["name"], "greeting");
+    assert_eq!(offered["completions"], true);
+    assert!(offered["grant"].is_object());
 }

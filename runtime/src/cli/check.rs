@@ -181,7 +181,7 @@ fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
             g.tools.as_deref(),
         )
     });
-    let mut unknown = Vec::new();
+    let mut unknown = unknown_granted_offers(&catalog, policy.tokens());
     for (entry, tools) in tokens.chain(scopes).chain(claims) {
         for tool in tools.unwrap_or_default() {
             if !known.contains(&tool.as_str()) {
@@ -189,6 +189,52 @@ fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
                     "{entry} gives the tool {tool:?}, which no component at hand declares \
                      (they declare {}); correct the name",
                     known.join(", ")
+                ));
+            }
+        }
+    }
+    unknown
+}
+
+/// Resources and prompts a `[[tokens]]` entry lists that no component at
+/// hand serves (a resource by URI or by its template's text).
+fn unknown_granted_offers(
+    catalog: &crate::catalog::Catalog,
+    tokens: &[crate::policy::Token],
+) -> Vec<String> {
+    let uris: Vec<&str> = catalog
+        .resources()
+        .map(|(r, _)| r.uri.as_str())
+        .chain(
+            catalog
+                .templates()
+                .map(|(t, _)| t.info.uri_template.as_str()),
+        )
+        .collect();
+    let prompts: Vec<&str> = catalog.prompts().map(|(p, _)| p.name.as_str()).collect();
+    let listed = |names: &[&str]| match names.is_empty() {
+        true => "none".to_string(),
+        false => names.join(", "),
+    };
+    let mut unknown = Vec::new();
+    for token in tokens {
+        for uri in token.resources.iter().flatten() {
+            if !uris.contains(&uri.as_str()) {
+                unknown.push(format!(
+                    "[[tokens]] {:?} gives the resource {uri:?}, which no component at hand \
+                     serves (resources and templates: {}); correct the URI",
+                    token.name,
+                    listed(&uris)
+                ));
+            }
+        }
+        for prompt in token.prompts.iter().flatten() {
+            if !prompts.contains(&prompt.as_str()) {
+                unknown.push(format!(
+                    "[[tokens]] {:?} gives the prompt {prompt:?}, which no component at hand \
+                     declares (prompts: {}); correct the name",
+                    token.name,
+                    listed(&prompts)
                 ));
             }
         }

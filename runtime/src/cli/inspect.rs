@@ -113,21 +113,25 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
                 .tools()
                 .filter(|t| std::sync::Arc::ptr_eq(&t.component, c))
                 .map(|t| {
-                    let mut tool = t.info.to_mcp();
+                    let mut tool = crate::protocol::mcp::offers::listed_tool(t);
                     if with_grants && let Value::Object(map) = &mut tool {
                         map.insert("grant".into(), grant_json(&runtime.grant_for(t)));
                     }
                     tool
                 })
                 .collect();
-            json!({
+            let mut shown = json!({
                 "file": c.path.display().to_string(),
                 "name": c.name,
                 "sha256": c.digest,
                 "kind": c.kind.as_str(),
                 "imports": c.imports,
                 "tools": tools,
-            })
+            });
+            if let Some(offers) = super::inspect_offers::as_json(runtime, c, with_grants) {
+                shown["offers"] = offers;
+            }
+            shown
         })
         .collect();
     let tools: Vec<Value> = catalog.tools().map(|t| t.info.to_mcp()).collect();
@@ -285,7 +289,7 @@ fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
     lines
 }
 
-fn grant_json(grant: &Grant) -> Value {
+pub(super) fn grant_json(grant: &Grant) -> Value {
     let shown = shown(grant).map(|(key, value, _)| (key.to_string(), value));
     Value::Object(shown.into_iter().collect())
 }
@@ -331,10 +335,14 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
                     }
                 );
             }
+            if let Some(meta) = tool.component.offers().tool_meta.get(&tool.info.name) {
+                let _ = writeln!(out, "    _meta: {}", Value::Object(meta.clone()));
+            }
             if with_grants {
                 grant_text(&mut out, &runtime.grant_for(tool));
             }
         }
+        super::inspect_offers::as_text(&mut out, runtime, component, with_grants);
         out.push('\n');
     }
     out
@@ -392,7 +400,7 @@ fn tool_text(out: &mut String, tool: &Tool) {
     }
 }
 
-fn grant_text(out: &mut String, grant: &Grant) {
+pub(super) fn grant_text(out: &mut String, grant: &Grant) {
     let _ = writeln!(out, "    effective grant:");
     for (_, _, lines) in shown(grant) {
         for line in lines {

@@ -4,6 +4,7 @@
 mod call;
 mod check;
 mod inspect;
+mod inspect_offers;
 mod new;
 mod policy;
 mod publish;

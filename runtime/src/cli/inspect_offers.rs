@@ -1,0 +1,89 @@
+//! What `airlock inspect` shows of a component's resources, resource
+//! templates and prompts (world `server`), and with `--policy` the grant
+//! its reads, prompts and completions run with: the component's, narrowed
+//! to read-only, offline unless `offers-network` (see `call::offered`).
+
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use crate::Runtime;
+use crate::catalog::Component;
+
+/// The component's offers as `inspect --json` shows them (`None` when it
+/// offers nothing beside its tools).
+pub(super) fn as_json(
+    runtime: &Runtime,
+    component: &Component,
+    with_grants: bool,
+) -> Option<Value> {
+    let offers = component.offers();
+    if offers.is_empty() && !offers.completes {
+        return None;
+    }
+    let mut shown = json!({
+        "resources": offers.resources.iter().map(|r| r.to_mcp()).collect::<Vec<_>>(),
+        "resourceTemplates": offers.templates.iter().map(|t| t.info.to_mcp()).collect::<Vec<_>>(),
+        "prompts": offers.prompts.iter().map(|p| p.to_mcp()).collect::<Vec<_>>(),
+        "completions": offers.completes,
+    });
+    if with_grants {
+        shown["grant"] = super::inspect::grant_json(&runtime.grant_for_offers(component));
+    }
+    Some(shown)
+}
+
+/// The component's offers as text, after its tools.
+pub(super) fn as_text(
+    out: &mut String,
+    runtime: &Runtime,
+    component: &Component,
+    with_grants: bool,
+) {
+    let offers = component.offers();
+    if offers.is_empty() && !offers.completes {
+        return;
+    }
+    out.push('\n');
+    for r in &offers.resources {
+        let mime = r.mime_type.as_deref().unwrap_or("no MIME type");
+        let _ = writeln!(out, "  resource {} — {} ({mime})", r.uri, r.name);
+        if let Some(description) = &r.description {
+            let _ = writeln!(out, "    {description}");
+        }
+    }
+    for t in &offers.templates {
+        let mime = t.info.mime_type.as_deref().unwrap_or("no MIME type");
+        let _ = writeln!(
+            out,
+            "  resource template {} — {} ({mime})",
+            t.info.uri_template, t.info.name
+        );
+    }
+    for p in &offers.prompts {
+        let arguments: Vec<String> = p
+            .arguments
+            .iter()
+            .map(|a| match a.required {
+                true => a.name.clone(),
+                false => format!("{}?", a.name),
+            })
+            .collect();
+        let _ = writeln!(out, "  prompt {}({})", p.name, arguments.join(", "));
+        if let Some(description) = &p.description {
+            let _ = writeln!(out, "    {description}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "  completions: {}",
+        match offers.completes {
+            true => "of its prompts' arguments and templates' variables",
+            false => "none",
+        }
+    );
+    if with_grants {
+        let _ = writeln!(out, "  reads, prompts and completions:");
+        super::inspect::grant_text(out, &runtime.grant_for_offers(component));
+    }
+}
