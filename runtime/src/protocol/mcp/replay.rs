@@ -17,20 +17,26 @@
 //! is bound to the caller, the tool, the arguments and a 5-minute expiry.
 //! What it costs: the work a tool does before its question is done again
 //! on each round — a tool should ask before it changes anything.
+//!
+//! A request the client cannot be asked (it did not declare the
+//! capability) is `unavailable` to the tool, which decides; a tool that
+//! then fails makes the call answer -32021 naming the capability.
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::asks::{for_revision, missing};
-use super::request::{Answer, Client};
+use super::request::{Answer, Client, META_CAPABILITIES, missing_capability};
 use super::request_state::{UsedStates, first_use, now_secs, sign_round, verify_round};
 use super::revision::Revision;
 use crate::observe::{Ask, AskFailure, AskKind};
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::replicas::SharedState;
+use crate::sync::lock;
 
 /// How long a round's `requestState` stays valid.
 const STATE_TTL: Duration = Duration::from_secs(300);
@@ -44,6 +50,9 @@ pub struct Replay {
     responses: BTreeMap<String, Value>,
     client: Client,
     revision: Revision,
+    /// The first request the client could not be asked for want of a
+    /// capability (shared by the clones: the observer's and the call's).
+    missed: Arc<Mutex<Option<AskKind>>>,
 }
 
 /// The key of a request: its place in the call and a digest of its method
@@ -68,6 +77,7 @@ impl Replay {
     /// without the capability is not asked at all.
     pub fn answer(&self, ask: &Ask) -> Result<Value, AskFailure> {
         if let Some(what) = missing(self.client, self.revision, ask.kind) {
+            lock(&self.missed).get_or_insert(ask.kind);
             return Err(AskFailure::Unavailable(format!(
                 "the request did not declare {what} (_meta clientCapabilities), so the client \
                  cannot be asked"
@@ -85,7 +95,32 @@ impl Replay {
             responses: BTreeMap::new(),
             client,
             revision,
+            missed: Arc::default(),
         }
+    }
+
+    /// What a call that failed answers when it could not ask the client
+    /// for want of a capability: -32021 naming it (the request needed a
+    /// capability the client did not declare), rather than the tool's
+    /// error; `None` when it asked nothing it could not.
+    pub fn missing_capability(&self) -> Option<ErrorObject> {
+        let kind = (*lock(&self.missed))?;
+        let (what, required) = match kind {
+            AskKind::ElicitForm => ("elicitation", json!({ "elicitation": { "form": {} } })),
+            AskKind::ElicitUrl => (
+                "elicitation (URL mode)",
+                json!({ "elicitation": { "url": {} } }),
+            ),
+            AskKind::Sample => ("sampling", json!({ "sampling": {} })),
+            AskKind::Roots => ("roots", json!({ "roots": {} })),
+        };
+        Some(missing_capability(
+            format!(
+                "the tool needs the client's {what}: declare it in \
+                 _meta[\"{META_CAPABILITIES}\"]"
+            ),
+            required,
+        ))
     }
 
     /// The `InputRequiredResult` asking for `ask`, with a state bound to
@@ -225,8 +260,7 @@ mod tests {
         assert_eq!(responses.len(), 1, "keys not asked are ignored");
         let replay = Replay {
             responses,
-            client: all,
-            revision: Revision::V2026_07_28,
+            ..Replay::new(all, Revision::V2026_07_28)
         };
         assert_eq!(replay.answer(&name), Ok(answer));
         let changed = ask(AskKind::ElicitForm, 0, json!({"message": "Surname?"}));
@@ -241,10 +275,18 @@ mod tests {
             },
             ..replay
         };
+        assert!(replay.missing_capability().is_none());
         assert!(matches!(
             no_sampling.answer(&next),
             Err(AskFailure::Unavailable(_))
         ));
+        // A tool that then fails answers -32021 naming the capability.
+        let error = no_sampling.missing_capability().expect("missed sampling");
+        assert_eq!(error.code, super::super::request::MISSING_CAPABILITY);
+        assert_eq!(
+            error.data,
+            Some(json!({"requiredCapabilities": {"sampling": {}}}))
+        );
     }
 
     #[test]

@@ -156,6 +156,12 @@ async fn in_rounds(
     if cancel.is_cancelled() {
         return Answer::Nothing;
     }
+    // A tool that failed after the client could not be asked something
+    // answers -32021 naming the capability.
+    let failed = matches!(outcome, Some(Err(CallError::Run(RunError::Failed(_)))));
+    if let Some(error) = failed.then(|| replay.missing_capability()).flatten() {
+        return Answer::Error(error);
+    }
     match outcome {
         Some(Err(CallError::Run(RunError::InputRequired(ask)))) => replay.next_round(&digest, &ask),
         outcome => outcome_of(&name, outcome).into(),
