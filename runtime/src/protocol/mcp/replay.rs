@@ -267,6 +267,7 @@ mod tests {
         assert_eq!(replay.answer(&changed), Err(AskFailure::NextRound));
         let next = ask(AskKind::Sample, 1, json!({}));
         assert_eq!(replay.answer(&next), Err(AskFailure::NextRound));
+        assert!(replay.missing_capability().is_none());
         // Without the capability, the client is not asked at all.
         let no_sampling = Replay {
             client: Client {
@@ -275,7 +276,6 @@ mod tests {
             },
             ..replay
         };
-        assert!(replay.missing_capability().is_none());
         assert!(matches!(
             no_sampling.answer(&next),
             Err(AskFailure::Unavailable(_))
