@@ -238,7 +238,8 @@ export function server(...decls) {
             if (vars) return toContents(t.read(vars, uri), uri, t.info.mimeType);
           }
         } catch (err) {
-          throw { tag: err instanceof NotFound ? "not-found" : "failed", val: _errorText(err) };
+          if (err instanceof NotFound) throw { tag: "not-found", val: err.message };
+          throw { tag: "failed", val: _errorText(err) };
         }
         const known = [...resourcesOf.map((r) => r.info.uri), ...templates.map((t) => t.info.uriTemplate)];
         throw { tag: "not-found", val: `this component has no resource ${uri} (it serves ${known.join(", ")})` };

@@ -42,6 +42,7 @@ import inspect
 import json
 import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
+from urllib.parse import unquote  # at the top: a component has only what was imported at build
 
 __all__ = [
     "resource",
@@ -267,8 +268,6 @@ def template_variables(template: str) -> List[str]:
 def match_template(template: str, uri: str) -> Optional[Dict[str, str]]:
     """The variables of ``uri`` under a level-1 ``template``, percent-decoded,
     or ``None``: a value is never empty and holds no ``/``."""
-    from urllib.parse import unquote
-
     values: Dict[str, str] = {}
     rest, tail = uri, template
     while tail:
