@@ -17,6 +17,8 @@ What is checked, all through real parts:
   error while it is down and work again after, and no replica dies;
 - readiness: a replica stays in the balancer while Redis restarts and
   leaves it once it has not reached Redis for a lease;
+- a tool's question (2026-07-28, replayed) asked by one replica is answered
+  through another, and refused as a replay through a third;
 - Redis emptied and the request-state key seeded by a newcomer first: the
   running replicas adopt it, and a state one of them signs verifies on the
   newcomer;
@@ -52,8 +54,12 @@ REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
 HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
 CONFORMANCE = str(Path(COMPONENTS) / "conformance.wasm")
 CATALOG = str(Path(COMPONENTS) / "catalog.wasm")
-# restock (destructive) runs only once the user confirms it.
-CONFIRM_POLICY = '[components.catalog.tools.restock]\ndestructive = "confirm"\n'
+# restock (destructive) runs only once the user confirms it; the
+# conformance tools may ask the user (elicitation).
+CONFIRM_POLICY = (
+    '[components.catalog.tools.restock]\ndestructive = "confirm"\n'
+    '[components.conformance]\nask = ["elicit"]\n'
+)
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
 # A replica's lease outlives its last renewal by 3 s (airlock::state::LEASE).
@@ -352,6 +358,32 @@ def test_a_confirmation_asked_by_one_replica_is_answered_through_another(cluster
     code, replay = modern(c.base, "tools/call", answered, name="restock")
     assert replay["error"]["code"] == -32602, replay
     assert "answered already" in replay["error"]["message"], replay
+
+
+def test_a_tools_question_asked_by_one_replica_is_answered_through_another(cluster):
+    """2026-07-28 replays a tool that asks: no instance waits on the
+    replica that asked, so the retry may land on any replica sharing the
+    state key, and is good there once."""
+    _, (a, b, c), _ = cluster
+    call = {"name": "test_input_required_result_elicitation", "arguments": {}}
+    code, asked = modern(a.base, "tools/call", call, name=call["name"])
+    assert code == 200 and asked["result"]["resultType"] == "input_required", asked
+    [(key, request)] = asked["result"]["inputRequests"].items()
+    assert request["method"] == "elicitation/create", request
+    state = asked["result"]["requestState"]
+    ada = {key: {"action": "accept", "content": {"name": "Ada"}}}
+    answered = {**call, "requestState": state, "inputResponses": ada}
+    code, done = modern(b.base, "tools/call", answered, name=call["name"])
+    assert code == 200 and done["result"]["resultType"] == "complete", done
+    assert done["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}], done
+    # A replay through a third replica is refused, and so is a forgery.
+    code, replay = modern(c.base, "tools/call", answered, name=call["name"])
+    assert replay["error"]["code"] == -32602, replay
+    assert "answered already" in replay["error"]["message"], replay
+    forged = {**answered, "requestState": state[:-2] + ("00" if not state.endswith("00") else "11")}
+    code, refused = modern(c.base, "tools/call", forged, name=call["name"])
+    assert refused["error"]["code"] == -32602, refused
+    assert "requestState is invalid" in refused["error"]["message"], refused
 
 
 def test_a_completed_task_is_read_through_another_replica(cluster):
