@@ -4,8 +4,10 @@
 //! (the graph is one-way):
 //!
 //! ```text
-//! tool, observe, json, logtext, sync   shared types: what a tool is, what a
-//!                                      running call reports, JSON, guest text
+//! tool, offer, observe, json, logtext,  shared types: what a tool is, what a
+//! sync                                 component offers beside (resources,
+//!                                      prompts, completions), what a running
+//!                                      call reports, JSON, guest text
 //! metrics   (process-wide counters for GET /metrics)
 //! lanes     (the threads guests run on; when a short call skips them)
 //! replicas  (what replicas share, in Redis: leases, keys, task records)
@@ -17,10 +19,13 @@
 //! wasmcp    (wasmcp tools components: their records ↔ tools and content)
 //! sandbox   (engines of both tiers, per-call store, WASI context, limits,
 //!            network filter)
-//! catalog   (load, validate, index tools; the kind of a component)
+//! catalog   (load, validate, index tools, resources, templates and
+//!            prompts; the kind of a component)
 //! audit     (one JSON line per call)
 //! call      (one call end to end: lookup, grant, arguments, consent,
-//!            concurrency, run, result checks, audit entry with its caller)
+//!            concurrency, run, result checks, audit entry with its caller;
+//!            a read, prompt or completion likewise, read-only; resource
+//!            updates a component reports)
 //! runtime   (catalog + policy + audit + sandbox; the entry point for
 //!            calls) and beside it how the catalog comes to be: loading a
 //!            component, the components still loading, optimising behind

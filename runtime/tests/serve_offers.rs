@@ -303,8 +303,18 @@ struct Stdio2 {
 
 impl Stdio2 {
     fn start(policy: Option<&std::path::Path>, files: &[std::path::PathBuf]) -> Stdio2 {
+        Self::start_with(policy, files, &[])
+    }
+
+    fn start_with(
+        policy: Option<&std::path::Path>,
+        files: &[std::path::PathBuf],
+        extra: &[&str],
+    ) -> Stdio2 {
         let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
-        command.args(["serve", "--stdio", "--load-wait", "600"]);
+        command
+            .args(["serve", "--stdio", "--load-wait", "600"])
+            .args(extra);
         if let Some(policy) = policy {
             command.arg("--policy").arg(policy);
         }
@@ -784,4 +794,59 @@ fn check_names_unknown_entries_and_inspect_shows_what_is_offered() {
     assert_eq!(offered["prompts"][0]["name"], "greeting");
     assert_eq!(offered["completions"], true);
     assert!(offered["grant"].is_object());
+}
+
+#[test]
+fn a_reload_that_brings_resources_and_prompts_tells_the_clients() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(
+        test_component("contract_0_1_0"),
+        dir.path().join("contract_0_1_0.wasm"),
+    )
+    .expect("copy");
+    let mut stdio = Stdio2::start_with(None, &[dir.path().to_path_buf()], &["--watch"]);
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let before = stdio.request(1, "resources/list", json!({}));
+    assert_eq!(
+        before.last().expect("answer")["result"]["resources"],
+        json!([])
+    );
+    std::fs::copy(test_component("offers"), dir.path().join("offers.wasm")).expect("copy");
+    let mut seen = Vec::new();
+    for method in [
+        "notifications/resources/list_changed",
+        "notifications/prompts/list_changed",
+    ] {
+        if !seen.iter().any(|m: &Value| m["method"] == method) {
+            seen.extend(stdio.until(|m| m["method"] == method));
+        }
+    }
+    assert!(
+        seen.iter()
+            .any(|m| m["method"] == "notifications/tools/list_changed"),
+        "{seen:?}"
+    );
+    let after = stdio.request(2, "resources/list", json!({}));
+    assert_eq!(
+        after.last().expect("answer")["result"]["resources"]
+            .as_array()
+            .map(Vec::len),
+        Some(5)
+    );
+    // A reload that changes no resource or prompt says nothing of them.
+    std::fs::copy(test_component("plain"), dir.path().join("plain.wasm")).expect("copy");
+    let more = stdio.until(|m| m["method"] == "notifications/tools/list_changed");
+    let more = [more, stdio.request(3, "ping", json!({}))].concat();
+    assert!(
+        !more
+            .iter()
+            .any(|m| m["method"] == "notifications/resources/list_changed"),
+        "{more:?}"
+    );
 }

@@ -128,7 +128,10 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
                 "imports": c.imports,
                 "tools": tools,
             });
-            if let Some(offers) = super::inspect_offers::as_json(runtime, c, with_grants) {
+            if let Some(mut offers) = super::inspect_offers::as_json(c) {
+                if with_grants {
+                    offers["grant"] = grant_json(&runtime.grant_for_offers(c));
+                }
                 shown["offers"] = offers;
             }
             shown
@@ -289,7 +292,7 @@ fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
     lines
 }
 
-pub(super) fn grant_json(grant: &Grant) -> Value {
+fn grant_json(grant: &Grant) -> Value {
     let shown = shown(grant).map(|(key, value, _)| (key.to_string(), value));
     Value::Object(shown.into_iter().collect())
 }
@@ -342,7 +345,10 @@ fn as_text(runtime: &Runtime, with_grants: bool) -> String {
                 grant_text(&mut out, &runtime.grant_for(tool));
             }
         }
-        super::inspect_offers::as_text(&mut out, runtime, component, with_grants);
+        if super::inspect_offers::as_text(&mut out, component) && with_grants {
+            let _ = writeln!(out, "  reads, prompts and completions:");
+            grant_text(&mut out, &runtime.grant_for_offers(component));
+        }
         out.push('\n');
     }
     out
@@ -400,7 +406,7 @@ fn tool_text(out: &mut String, tool: &Tool) {
     }
 }
 
-pub(super) fn grant_text(out: &mut String, grant: &Grant) {
+fn grant_text(out: &mut String, grant: &Grant) {
     let _ = writeln!(out, "    effective grant:");
     for (_, _, lines) in shown(grant) {
         for line in lines {

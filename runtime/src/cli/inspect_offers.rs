@@ -1,48 +1,35 @@
 //! What `airlock inspect` shows of a component's resources, resource
-//! templates and prompts (world `server`), and with `--policy` the grant
-//! its reads, prompts and completions run with: the component's, narrowed
-//! to read-only, offline unless `offers-network` (see `call::offered`).
+//! templates and prompts (world `server`). With `--policy`, `inspect`
+//! adds the grant its reads, prompts and completions run with (the
+//! component's, narrowed to read-only, offline unless `offers-network`).
 
 use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use crate::Runtime;
 use crate::catalog::Component;
 
 /// The component's offers as `inspect --json` shows them (`None` when it
 /// offers nothing beside its tools).
-pub(super) fn as_json(
-    runtime: &Runtime,
-    component: &Component,
-    with_grants: bool,
-) -> Option<Value> {
+pub(super) fn as_json(component: &Component) -> Option<Value> {
     let offers = component.offers();
     if offers.is_empty() && !offers.completes {
         return None;
     }
-    let mut shown = json!({
+    Some(json!({
         "resources": offers.resources.iter().map(|r| r.to_mcp()).collect::<Vec<_>>(),
         "resourceTemplates": offers.templates.iter().map(|t| t.info.to_mcp()).collect::<Vec<_>>(),
         "prompts": offers.prompts.iter().map(|p| p.to_mcp()).collect::<Vec<_>>(),
         "completions": offers.completes,
-    });
-    if with_grants {
-        shown["grant"] = super::inspect::grant_json(&runtime.grant_for_offers(component));
-    }
-    Some(shown)
+    }))
 }
 
-/// The component's offers as text, after its tools.
-pub(super) fn as_text(
-    out: &mut String,
-    runtime: &Runtime,
-    component: &Component,
-    with_grants: bool,
-) {
+/// The component's offers as text, after its tools; false when it offers
+/// nothing.
+pub(super) fn as_text(out: &mut String, component: &Component) -> bool {
     let offers = component.offers();
     if offers.is_empty() && !offers.completes {
-        return;
+        return false;
     }
     out.push('\n');
     for r in &offers.resources {
@@ -82,8 +69,5 @@ pub(super) fn as_text(
             false => "none",
         }
     );
-    if with_grants {
-        let _ = writeln!(out, "  reads, prompts and completions:");
-        super::inspect::grant_text(out, &runtime.grant_for_offers(component));
-    }
+    true
 }
