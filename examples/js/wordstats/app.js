@@ -5,7 +5,22 @@
 // optional) and throws a tool error for an empty text. Build it with
 // `cargo xtask build-examples` (it lands in `target/examples/wordstats.wasm`).
 
-import { tool, server, t, log, ToolError } from "../../../sdk/js/airlock-tool.js";
+import {
+  tool,
+  server,
+  t,
+  log,
+  ToolError,
+  resource,
+  resourceTemplate,
+  prompt,
+  completion,
+  message,
+  NotFound,
+} from "../../../sdk/js/airlock-tool.js";
+
+// Words not worth counting, by language: a resource and a template.
+const STOPWORDS = { en: ["the", "a", "an", "and", "of"], de: ["der", "die", "das", "und"] };
 
 const wordStats = tool({
   name: "word_stats",
@@ -49,5 +64,52 @@ const wordStats = tool({
   },
 });
 
-// The exports of the world `server` (no resources, prompts or completions here).
-export const { tools, resources, prompts, completions } = server(wordStats);
+const stopwords = resource({
+  uri: "wordstats://stopwords",
+  name: "stopwords",
+  title: "Stop words",
+  description: "Words not worth counting, by language (pass them as `ignore`).",
+  mimeType: "application/json",
+  read: () => JSON.stringify(STOPWORDS),
+});
+
+const languageStopwords = resourceTemplate({
+  uriTemplate: "wordstats://stopwords/{lang}",
+  name: "language-stopwords",
+  description: "The stop words of one language, one a line.",
+  mimeType: "text/plain",
+  read: ({ lang }) => {
+    if (!(lang in STOPWORDS)) throw new NotFound(`no stop words for ${lang}; there are: ${Object.keys(STOPWORDS).join(", ")}`);
+    return STOPWORDS[lang].join("\n");
+  },
+});
+
+const summarize = prompt({
+  name: "summarize_text",
+  title: "Summarize a text",
+  description: "Asks for a summary of a text, with its most frequent words.",
+  arguments: {
+    text: { description: "The text to summarize" },
+    lang: { description: "Its language (en or de)", required: false },
+  },
+  get: ({ text, lang }) => [
+    message.user(`Summarize this text${lang ? ` (language: ${lang})` : ""}:`),
+    message.user(text),
+    message.user("Call word_stats on it first and mention its three most frequent words."),
+  ],
+});
+
+const languages = completion({
+  prompt: summarize,
+  argument: "lang",
+  complete: (value) => Object.keys(STOPWORDS).filter((l) => l.startsWith(value)),
+});
+
+// The exports of the world `server`.
+export const { tools, resources, prompts, completions } = server(
+  wordStats,
+  stopwords,
+  languageStopwords,
+  summarize,
+  languages,
+);

@@ -2,15 +2,29 @@
 
 Quotes the price of sending parcels; uses one parameter of each common kind
 (string, integer, number, boolean, list, Literal, Optional, dataclass) and
-raises a tool error for an impossible request. Build it with
-`cargo xtask build-examples` (the component lands in
+raises a tool error for an impossible request. It also offers its rates as
+resources (all of them, and one region's through a template), a prompt that
+asks for a shipping plan, and completions of the prompt's region. Build it
+with `cargo xtask build-examples` (the component lands in
 `target/examples/shipping.wasm`).
 """
 
+import json
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
-from airlock_tool import ToolError, arg, log, tool, toolbox
+from airlock_tool import (
+    Message,
+    ToolError,
+    arg,
+    complete,
+    log,
+    prompt,
+    resource,
+    resource_template,
+    tool,
+    toolbox,
+)
 
 RATES = {"domestic": 4.5, "eu": 9.0, "world": 17.0}
 
@@ -54,4 +68,35 @@ def shipping_quote(
     return Quote(destination, parcels, round(total, 2), days, notes)
 
 
-Tools = toolbox(shipping_quote)
+@resource("shipping://rates", title="Shipping rates", mime_type="application/json")
+def rates() -> str:
+    """The price per parcel of each region, before weight and express."""
+    return json.dumps(RATES)
+
+
+@resource_template("shipping://rates/{region}", mime_type="application/json")
+def region_rate(region: str) -> str:
+    """The price per parcel and the delivery days of one region."""
+    return json.dumps({"region": region, "rate": RATES[region],  # KeyError: not found
+                       "days": {"domestic": 2, "eu": 4, "world": 8}[region]})
+
+
+@prompt(title="Plan a shipment")
+def plan_shipment(
+    region: Annotated[str, "Where the parcels go: domestic, eu or world"],
+    weight_kg: Annotated[Optional[str], "Weight of one parcel in kilograms"] = None,
+) -> list[Message]:
+    """Asks for the cheapest way to ship parcels to a region."""
+    weight = f" of {weight_kg} kg each" if weight_kg else ""
+    return [
+        Message.user(f"I need to ship parcels{weight} to the region {region}."),
+        Message.user("Use shipping_quote to compare standard and express, and recommend one."),
+    ]
+
+
+@complete(prompt=plan_shipment, argument="region")
+def regions(value: str) -> list[str]:
+    return [r for r in RATES if r.startswith(value)]
+
+
+Tools = toolbox(shipping_quote, rates, region_rate, plan_shipment, regions)

@@ -80,3 +80,60 @@ async def test_js_tool_coerces_and_fails_cleanly(examples) -> None:
         refused = await client.call_tool("word_stats", {"text": "x", "top": "soon"})
         assert refused.is_error
         assert text_of(refused) == 'Parameter "top" expects an integer, got "soon"'
+
+
+async def test_both_languages_offer_resources_prompts_and_completions(examples) -> None:
+    """What the Python and JavaScript helpers bridge to the world ``server``:
+    resources, a template (and its not-found), a prompt with an optional
+    argument, completions."""
+    from mcp import MCPError
+    from mcp.types import PromptReference
+
+    def wire(model):
+        return model.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    async with examples() as client:
+        resources = {r["uri"]: r for r in wire(await client.list_resources())["resources"]}
+        templates = {
+            t["uriTemplate"]: t for t in wire(await client.list_resource_templates())["resourceTemplates"]
+        }
+        rates = wire(await client.read_resource("shipping://rates"))["contents"]
+        eu = wire(await client.read_resource("shipping://rates/eu"))["contents"]
+        german = wire(await client.read_resource("wordstats://stopwords/de"))["contents"]
+        for missing in ("shipping://rates/mars", "wordstats://stopwords/fr"):
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(missing)
+            assert caught.value.error.data == {"uri": missing}
+        plan = wire(await client.get_prompt("plan_shipment", {"region": "eu", "weight_kg": "2"}))
+        summary = wire(await client.get_prompt("summarize_text", {"text": "a b a"}))
+        regions = wire(await client.complete(
+            PromptReference(type="ref/prompt", name="plan_shipment"), {"name": "region", "value": "d"}))
+        langs = wire(await client.complete(
+            PromptReference(type="ref/prompt", name="summarize_text"), {"name": "lang", "value": ""}))
+    assert resources["shipping://rates"] == {
+        "uri": "shipping://rates",
+        "name": "rates",
+        "title": "Shipping rates",
+        "description": "The price per parcel of each region, before weight and express.",
+        "mimeType": "application/json",
+    }
+    assert resources["wordstats://stopwords"]["title"] == "Stop words"
+    assert templates["shipping://rates/{region}"]["name"] == "region_rate"
+    assert templates["wordstats://stopwords/{lang}"]["mimeType"] == "text/plain"
+    assert rates == [{"uri": "shipping://rates", "mimeType": "application/json",
+                      "text": '{"domestic": 4.5, "eu": 9.0, "world": 17.0}'}]
+    assert eu == [{"uri": "shipping://rates/eu", "mimeType": "application/json",
+                   "text": '{"region": "eu", "rate": 9.0, "days": 4}'}]
+    assert german == [{"uri": "wordstats://stopwords/de", "mimeType": "text/plain",
+                       "text": "der\ndie\ndas\nund"}]
+    assert [m["content"]["text"] for m in plan["messages"]] == [
+        "I need to ship parcels of 2 kg each to the region eu.",
+        "Use shipping_quote to compare standard and express, and recommend one.",
+    ]
+    assert [m["content"]["text"] for m in summary["messages"]] == [
+        "Summarize this text:",
+        "a b a",
+        "Call word_stats on it first and mention its three most frequent words.",
+    ]
+    assert regions["completion"]["values"] == ["domestic"]
+    assert langs["completion"]["values"] == ["en", "de"]
