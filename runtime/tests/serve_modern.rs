@@ -214,7 +214,7 @@ fn http_modern_and_legacy_clients_share_one_server() {
     assert_eq!(r.json()["error"]["code"], -32602);
 
     // Unknown or removed methods: 404 with -32601.
-    for method in ["prompts/list", "ping", "tasks/list"] {
+    for method in ["resources/subscribe", "ping", "tasks/list"] {
         let r = modern(addr, &body(13, method, json!({}), json!({})), None, &[]);
         assert_eq!(r.status, 404, "{method}: {}", r.body);
         assert_eq!(r.json()["error"]["code"], -32601);
