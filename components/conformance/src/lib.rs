@@ -228,6 +228,7 @@ airlock_sdk::export_tools!(
     offers::test_prompt_with_arguments,
     offers::test_prompt_with_embedded_resource,
     offers::test_prompt_with_image,
+    offers::test_input_required_result_prompt,
     offers::complete_arg1,
     offers::complete_template_id,
     asks::test_sampling,

@@ -5,8 +5,10 @@
 //! tests).
 
 use crate::RED_PIXEL_PNG;
+use airlock_sdk::serde_json::json;
 use airlock_sdk::{
-    Content, EmbeddedResource, Message, complete, prompt, resource, resource_template, tool,
+    Content, Elicited, EmbeddedResource, Message, complete, prompt, resource, resource_template,
+    tool,
 };
 
 /// The text of `test://static-text`.
@@ -110,6 +112,28 @@ pub fn test_prompt_with_image() -> Vec<Message> {
         Message::user(Content::image(RED_PIXEL_PNG.to_vec(), "image/png")),
         Message::user("Please analyze the image above."),
     ]
+}
+
+/// The question of `test_input_required_result_prompt`.
+pub const CONTEXT_QUESTION: &str = "What context should the prompt use?";
+
+/// Asks the user which context to use, then returns one user message with
+/// it (`input-required-result-non-tool-request`: on 2026-07-28 the first
+/// `prompts/get` answers `input_required`, the retry the messages).
+#[prompt(title = "Prompt that asks for input")]
+pub fn test_input_required_result_prompt() -> Result<Message, String> {
+    let schema = json!({
+        "type": "object",
+        "properties": {"context": {"type": "string"}},
+        "required": ["context"],
+    });
+    match airlock_sdk::elicit(CONTEXT_QUESTION, &schema).map_err(|e| e.to_string())? {
+        Elicited::Accept(form) => Ok(Message::user(format!(
+            "Use this context: {}",
+            form["context"].as_str().unwrap_or_default()
+        ))),
+        Elicited::Decline | Elicited::Cancel => Ok(Message::user("Use no particular context.")),
+    }
 }
 
 /// Values for `arg1` of `test_prompt_with_arguments` that start with what
