@@ -28,6 +28,7 @@ mod policy;
 mod registry;
 mod reload;
 mod rpc_openrpc;
+mod serve_asks;
 mod serve_http;
 mod serve_modern;
 mod serve_oauth;

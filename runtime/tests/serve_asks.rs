@@ -1,0 +1,312 @@
+//! Tools that ask the client (`host.elicit`, `host.sample`, `host.roots`),
+//! end to end: the conformance component's asking tools under `airlock
+//! serve --stdio` and a policy granting `ask`, with this test as the client
+//! (2025-11-25: the requests arrive during the call), and from the command
+//! line, where there is no client to ask. What the official Python SDK
+//! sees of the same tools, in both revisions and over HTTP too, is
+//! `tests/clients/python/test_asks.py`.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use support::{call, component, runtime};
+
+/// How long a test waits for a message before it fails (not a timing
+/// assertion: a bound on a hang).
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `airlock serve --stdio --policy POLICY conformance.wasm`, spoken to one
+/// message at a time.
+struct Stdio2025 {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Value>,
+}
+
+impl Stdio2025 {
+    fn start(policy: &std::path::Path, capabilities: Value) -> Stdio2025 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
+            .args(["serve", "--stdio", "--load-wait", "600", "--policy"])
+            .arg(policy)
+            .arg(component("conformance"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start airlock");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let value = serde_json::from_str(&line).expect("stdout carries JSON only");
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Stdio2025 {
+            child,
+            stdin,
+            lines,
+        };
+        server.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": capabilities,
+                "clientInfo": {"name": "serve_asks", "version": "1"},
+            }}),
+        );
+        assert_eq!(server.next()["id"], 0);
+        server.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        server
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// The next message that is not a notification.
+    fn next(&self) -> Value {
+        loop {
+            let message = self.lines.recv_timeout(PATIENCE).expect("a message");
+            if message.get("id").is_some() {
+                return message;
+            }
+        }
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}}));
+    }
+}
+
+impl Drop for Stdio2025 {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn write_policy(dir: &tempfile::TempDir, text: &str) -> std::path::PathBuf {
+    let path = dir.path().join("airlock.toml");
+    std::fs::write(&path, text).expect("policy");
+    path
+}
+
+fn audit_entries(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("audit log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("JSON line"))
+        .collect()
+}
+
+const EVERYTHING: &str = r#"{"elicitation": {}, "sampling": {}, "roots": {}}"#;
+
+#[test]
+fn a_sampling_request_goes_to_the_client_during_the_call_and_is_audited() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audit = dir.path().join("audit.jsonl");
+    let policy = write_policy(
+        &dir,
+        &format!(
+            "audit = {audit:?}\n[components.conformance]\nask = [\"sample\"]\n\
+             limits = {{ sample-tokens = 50 }}\n"
+        ),
+    );
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.call(1, "test_sampling", json!({"prompt": "Capital of France?"}));
+    let request = server.next();
+    assert_eq!(request["method"], "sampling/createMessage", "{request}");
+    // The tool asked for 100 tokens; the grant caps it at 50.
+    assert_eq!(
+        request["params"],
+        json!({
+            "messages": [{"role": "user", "content": {"type": "text", "text": "Capital of France?"}}],
+            "maxTokens": 50,
+        })
+    );
+    server.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "Paris"},
+        "model": "m-1", "stopReason": "endTurn",
+    }}));
+    let answer = server.next();
+    assert_eq!(answer["id"], 1);
+    assert_eq!(
+        answer["result"]["content"],
+        json!([{"type": "text", "text": "LLM response: Paris"}])
+    );
+    drop(server);
+    let entries = audit_entries(&audit);
+    let entry = entries
+        .iter()
+        .find(|e| e["tool"] == "test_sampling")
+        .expect("the call's entry");
+    assert_eq!(entry["grant"]["ask"], json!(["sample"]));
+    assert_eq!(
+        entry["asks"],
+        json!([{
+            "method": "sampling/createMessage",
+            "params": request["params"],
+            "outcome": "answered",
+        }]),
+        "what was asked, not the answer (audit-answers is off)"
+    );
+}
+
+#[test]
+fn the_audit_log_keeps_answers_only_when_told_to() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audit = dir.path().join("audit.jsonl");
+    let policy = write_policy(
+        &dir,
+        &format!(
+            "audit = {audit:?}\naudit-answers = true\n[components.conformance]\n\
+             ask = [\"elicit\"]\n"
+        ),
+    );
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.call(1, "test_elicitation", json!({"message": "Who?"}));
+    let request = server.next();
+    assert_eq!(request["method"], "elicitation/create");
+    assert_eq!(request["params"]["mode"], "form");
+    assert_eq!(request["params"]["message"], "Who?");
+    let reply = json!({"action": "accept", "content": {"username": "ada", "email": "a@b.c"}});
+    server.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": reply}));
+    let answer = server.next();
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        r#"User response: action=accept, content={"username":"ada","email":"a@b.c"}"#
+    );
+    // A request the grant does not cover is denied in the same call's
+    // audit entry too: sampling is not granted here.
+    server.call(2, "test_sampling", json!({"prompt": "hi"}));
+    let denied = server.next();
+    assert_eq!(denied["id"], 2, "no request reaches the client: {denied}");
+    assert_eq!(denied["result"]["isError"], true);
+    drop(server);
+    let entries = audit_entries(&audit);
+    let asked = entries
+        .iter()
+        .find(|e| e["tool"] == "test_elicitation")
+        .expect("entry");
+    assert_eq!(asked["asks"][0]["outcome"], "answered");
+    assert_eq!(asked["asks"][0]["answer"], reply);
+    let refused = entries
+        .iter()
+        .find(|e| e["tool"] == "test_sampling")
+        .expect("entry");
+    assert_eq!(refused["asks"][0]["outcome"], "denied");
+    assert!(refused["asks"][0].get("answer").is_none());
+}
+
+#[test]
+fn a_client_that_never_answers_holds_the_call_no_longer_than_its_time() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(
+        &dir,
+        "[components.conformance]\nask = [\"elicit\"]\nlimits = { time = \"1s\" }\n",
+    );
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.call(1, "test_elicitation", json!({"message": "Who?"}));
+    let request = server.next();
+    assert_eq!(request["method"], "elicitation/create");
+    // Never answered: the call ends at its deadline, with the tool's error
+    // saying why (the tool decided to fail; its instance is gone).
+    let answer = server.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["isError"], true);
+    let text = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("");
+    assert!(
+        text == "failed: the client did not answer within the call's time (limits.time)"
+            || text.starts_with("timed out after"),
+        "{text}"
+    );
+    // The server goes on: the next call is answered.
+    server.call(2, "greet", json!({"name": "again"}));
+    assert_eq!(
+        server.next()["result"]["content"][0]["text"],
+        "Hello, again!"
+    );
+}
+
+#[test]
+fn a_client_without_the_capability_gets_no_request() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(&dir, "[components.conformance]\nask = [\"roots\"]\n");
+    let mut server = Stdio2025::start(&policy, json!({"elicitation": {}}));
+    server.call(1, "test_input_required_result_list_roots", json!({}));
+    let answer = server.next();
+    assert_eq!(
+        answer["id"], 1,
+        "no roots/list reaches the client: {answer}"
+    );
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "not available: the client did not declare the roots capability, so it cannot be asked"
+    );
+}
+
+#[test]
+fn from_the_command_line_there_is_no_client_to_ask() {
+    let runtime = runtime(
+        "[components.conformance]\nask = [\"elicit\", \"sample\", \"roots\"]\n",
+        &[component("conformance")],
+    );
+    let err = call(&runtime, "test_sampling", json!({"prompt": "hi"})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not available: there is no client to ask here (a call from the command line); serve \
+         the component over MCP"
+    );
+    // Without the grant, the tool is told so first.
+    let runtime = runtime_without_asks();
+    let err = call(&runtime, "test_sampling", json!({"prompt": "hi"})).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "not granted: the operator's policy does not let this tool ask the client for this \
+         (sample); it needs `ask = [\"sample\"]`"
+    );
+}
+
+fn runtime_without_asks() -> airlock::Runtime {
+    runtime("", &[component("conformance")])
+}
+
+#[test]
+fn inspect_shows_the_grant() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(
+        &dir,
+        "[components.conformance]\nask = [\"elicit\", \"roots\"]\nlimits = { elicitations = 2 }\n\
+         [components.conformance.tools.greet]\nask = []\n",
+    );
+    let output = support::airlock_command(&["inspect", "--policy"])
+        .arg(&policy)
+        .arg(component("conformance"))
+        .output()
+        .expect("inspect");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains(
+            "ask: elicit, roots (per call: 2 elicitation(s), 3 sampling request(s) of at most \
+             1024 tokens)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("ask: none (the tool may not ask the client anything)"),
+        "greet's own section takes it away: {text}"
+    );
+}
