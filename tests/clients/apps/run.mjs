@@ -291,6 +291,12 @@ async function main() {
     calls.length === 1 && calls[0].outcome === "ok" && calls[0].caller_kind === "session",
     JSON.stringify(calls.map(({ tool, outcome, caller, caller_kind }) => ({ tool, outcome, caller, caller_kind }))),
   );
+  const uiRead = audit.find((e) => e.tool === "resource:ui://stock-chart/levels.html");
+  check(
+    "the audit log has the host's read of the view, run read-only",
+    uiRead?.outcome === "ok" && uiRead.caller_kind === "session" && JSON.stringify(uiRead.grant?.folders) === JSON.stringify(["/data (read-only)"]),
+    JSON.stringify(uiRead && { outcome: uiRead.outcome, caller: uiRead.caller, folders: uiRead.grant?.folders }),
+  );
   const reads = audit.filter((e) => e.tool === "stock_levels" && e.outcome === "ok").length;
   check("the audit log has both stock_levels calls (the host's, then the view's Refresh)", reads === 2, `${reads} entries`);
 
