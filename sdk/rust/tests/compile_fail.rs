@@ -1,4 +1,5 @@
-//! Compile-fail tests: every mistake `#[tool]` and `#[derive(ToolSchema)]`
+//! Compile-fail tests: every mistake `#[tool]`, `#[resource]`,
+//! `#[resource_template]`, `#[prompt]`, `#[complete]` and `#[derive(ToolSchema)]`
 //! refuse at compile time, with the message they give (`tests/ui/*.stderr`).
 //! Refresh the snapshots with `TRYBUILD=overwrite cargo test -p airlock-sdk --test compile_fail`.
 
