@@ -11,8 +11,8 @@
 //!   against the method's result schema (`expected-failures.txt` lists the
 //!   methods it cannot pass, and why); a method that is none of these is a
 //!   failure, so none is left out silently. The server's policy
-//!   ([`POLICY`]) lets every example call succeed: restock may change a
-//!   stock folder of its own, and the open-world tools reach a loopback
+//!   ([`POLICY`]) lets every example call succeed: restock and add_stock
+//!   may change a stock folder of their own, and the open-world tools reach a loopback
 //!   stand-in ([`stand_in`]) that their example URLs are pointed at;
 //! - `@open-rpc/generator` makes a TypeScript client from the document of
 //!   `target/components` (before anything is served), `typescript` builds
@@ -77,6 +77,10 @@ pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mu
 /// loopback address must be listed as an IP to be reached).
 const POLICY: &str = r#"# Written by cargo xtask test-openrpc.
 [components.catalog]                # restock's example call
+destructive = "allow"
+folders = [{ host = "{data}", guest = "/data", mode = "read-write" }]
+
+[components.stock_chart]            # stock_levels reads, add_stock changes the same stock
 destructive = "allow"
 folders = [{ host = "{data}", guest = "/data", mode = "read-write" }]
 
