@@ -146,9 +146,12 @@ fn prompts_take_their_arguments_and_completions_complete_them() {
         .iter()
         .filter_map(|p| p["name"].as_str())
         .collect();
-    assert_eq!(names, ["greeting", "with_image", "with_resource"]);
     assert_eq!(
-        list["result"]["prompts"][0]["arguments"],
+        names,
+        ["ask_topic", "greeting", "with_image", "with_resource"]
+    );
+    assert_eq!(
+        list["result"]["prompts"][1]["arguments"],
         json!([
             {"name": "name", "description": "the name", "required": true},
             {"name": "style", "description": "the style", "required": false}
@@ -184,7 +187,7 @@ fn prompts_take_their_arguments_and_completions_complete_them() {
     assert_eq!(unknown["error"]["code"], -32602);
     assert_eq!(
         unknown["error"]["message"],
-        "unknown prompt \"nope\"; the prompts are: greeting, with_image, with_resource"
+        "unknown prompt \"nope\"; the prompts are: ask_topic, greeting, with_image, with_resource"
     );
 
     let image = mcp.request("prompts/get", json!({"name": "with_image"}));
@@ -848,5 +851,89 @@ fn a_reload_that_brings_resources_and_prompts_tells_the_clients() {
             .iter()
             .any(|m| m["method"] == "notifications/resources/list_changed"),
         "{more:?}"
+    );
+}
+
+#[test]
+fn a_prompt_asks_the_user_where_the_policy_grants_it_in_both_revisions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(&policy, "[components.offers]\nask = [\"elicit\"]\n").expect("policy");
+    let mut stdio = Stdio2::start(Some(&policy), &offers());
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    // In a session the request goes to the client while the prompt runs.
+    stdio.send(json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+                      "params": {"name": "ask_topic"}}));
+    let asked = stdio.until(|m| m["method"] == "elicitation/create");
+    let asked = asked.last().expect("elicitation");
+    assert_eq!(
+        asked["params"]["message"],
+        "What should the prompt be about?"
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "id": asked["id"],
+                      "result": {"action": "accept", "content": {"topic": "tides"}}}));
+    let got = stdio.until(|m| m["id"] == json!(1));
+    assert_eq!(
+        got.last().expect("answer")["result"]["messages"][0]["content"]["text"],
+        r#"Write about {"topic":"tides"}"#
+    );
+
+    // In 2026-07-28 it is a round: input_required, then the retry.
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+    });
+    let first = stdio.request(
+        2,
+        "prompts/get",
+        json!({"_meta": meta, "name": "ask_topic"}),
+    );
+    let round = &first.last().expect("answer")["result"];
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    let requests = round["inputRequests"].as_object().expect("inputRequests");
+    let (key, request) = requests.iter().next().expect("one request");
+    assert_eq!(request["method"], "elicitation/create");
+    let retry = stdio.request(
+        3,
+        "prompts/get",
+        json!({"_meta": meta, "name": "ask_topic",
+               "inputResponses": {key.as_str(): {"action": "accept", "content": {"topic": "waves"}}},
+               "requestState": round["requestState"]}),
+    );
+    let done = &retry.last().expect("answer")["result"];
+    assert_eq!(done["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["messages"][0]["content"]["text"],
+        r#"Write about {"topic":"waves"}"#
+    );
+    // The state answered its retry: a second one is refused.
+    let again = stdio.request(
+        4,
+        "prompts/get",
+        json!({"_meta": meta, "name": "ask_topic",
+               "inputResponses": {key.as_str(): {"action": "accept", "content": {"topic": "x"}}},
+               "requestState": round["requestState"]}),
+    );
+    assert_eq!(again.last().expect("answer")["error"]["code"], -32602);
+}
+
+#[test]
+fn a_prompt_asks_nothing_without_the_grant() {
+    let served = serve("", &offers(), &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({"elicitation": {}}), &[]);
+    let denied = mcp.request("prompts/get", json!({"name": "ask_topic"}));
+    assert_eq!(denied["error"]["code"], -32000, "{denied}");
+    let message = denied["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.starts_with("prompts/get failed: cannot ask: AskError::Denied(")
+            && message.contains("it needs `ask = [\\\"elicit\\\"]`"),
+        "{message}"
     );
 }

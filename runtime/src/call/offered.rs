@@ -1,7 +1,7 @@
 //! One resource read, prompt or completion, end to end: find what serves
 //! it, check its arguments, settle its grant — the component's, narrowed
 //! to read-only, without network unless the policy's `offers-network`
-//! grants it, never asking the client anything —, run it in a fresh
+//! grants it, asking the client only what its `ask` grants —, run it in a fresh
 //! instance on a lane, and record it in the metrics and the audit log with
 //! its caller, as a tool call is.
 //!
@@ -17,7 +17,7 @@ use crate::audit::{AuditLog, Entry};
 use crate::catalog::{Catalog, Component};
 use crate::observe::CallObserver;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
-use crate::policy::{self, Asks, Grant, Policy};
+use crate::policy::{self, Grant, Policy};
 use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
 use crate::tool::Hints;
 
@@ -54,8 +54,9 @@ const OFFERS_OFFLINE: &str = "the component's offers-network is not set";
 /// The grant of `component`'s reads, prompts and completions: its
 /// component section's (tool sections do not apply), narrowed as for a
 /// read-only tool — folders read-only, HTTP only GET, HEAD and OPTIONS —,
-/// network only with `offers-network = true`, and no requests to the
-/// client.
+/// network only with `offers-network = true`; requests to the client as
+/// the section's `ask` grants (asking changes nothing: a prompt may ask
+/// the user what to write about).
 pub fn grant_for_offers(policy: &Policy, component: &Component) -> Grant {
     let settings = policy.settings_for(&component.name, "");
     let hints = Hints {
@@ -64,7 +65,6 @@ pub fn grant_for_offers(policy: &Policy, component: &Component) -> Grant {
         ..Hints::default()
     };
     let mut grant = policy::effective(&settings, hints);
-    grant.asks = Asks::default();
     for narrowing in &mut grant.narrowings {
         narrowing.reason = match narrowing.reason.as_str() {
             "tool is read-only" => OFFERS_READ_ONLY.to_string(),

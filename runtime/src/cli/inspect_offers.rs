@@ -13,7 +13,8 @@ use crate::catalog::Component;
 /// offers nothing beside its tools).
 pub(super) fn as_json(component: &Component) -> Option<Value> {
     let offers = component.offers();
-    if offers.is_empty() && !offers.completes {
+    // An SDK component exports the interfaces even when it offers nothing.
+    if offers.is_empty() {
         return None;
     }
     Some(json!({
@@ -28,7 +29,7 @@ pub(super) fn as_json(component: &Component) -> Option<Value> {
 /// nothing.
 pub(super) fn as_text(out: &mut String, component: &Component) -> bool {
     let offers = component.offers();
-    if offers.is_empty() && !offers.completes {
+    if offers.is_empty() {
         return false;
     }
     out.push('\n');

@@ -60,7 +60,7 @@ fn request_of(ctx: &Ctx<'_>, params: &Value) -> Result<OfferRequest, ErrorObject
 /// `completion/complete`.
 pub async fn complete(ctx: &Ctx<'_>, params: &Value) -> Answer {
     match request_of(ctx, params) {
-        Ok(request) => offers::run(ctx, request, |_, result| result).await,
+        Ok(request) => offers::run(ctx, params, request, |_, result| result).await,
         Err(error) => Answer::Error(error),
     }
 }

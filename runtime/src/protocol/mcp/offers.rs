@@ -1,55 +1,72 @@
 //! What `resources/read`, `prompts/get` and `completion/complete` share:
 //! running one in the component (through [`crate::call`], on a lane, on
-//! behalf of the request's caller), the observer that turns the guest's
-//! logs into notifications, and what an error becomes in MCP.
+//! behalf of the request's caller) with the guest's logs as notifications
+//! and — when the component's `ask` grants it — its requests to the client
+//! in band (sessions) or in rounds (2026-07-28, [`super::replay`]), as a
+//! tool call's; and what an error becomes in MCP.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
 
 use serde_json::{Value, json};
 
+use super::asks::InBand;
 use super::context::Ctx;
-use super::outcome::shutting_down;
+use super::outcome::{Asking, Observer, shutting_down};
+use super::replay::{self, Replay};
 use super::request::Answer;
+use super::request_state::call_digest;
 use crate::call::{CallError, OfferError};
-use crate::observe::CallObserver;
-use crate::offer::{OfferRequest, Offered};
+use crate::offer::{CompletionRef, OfferRequest, Offered};
 use crate::protocol::jsonrpc::{self, ErrorObject};
-use crate::protocol::outbox::Outbox;
 use crate::sandbox::RunError;
-use crate::tool::Level;
 
 /// MCP's "Resource not found" of the revisions with sessions; 2026-07-28
 /// answers -32602 (Invalid Params) instead (SEP-2164).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// Sends the guest's log messages as `notifications/message` (logger: what
-/// runs); a read, prompt or completion reports no progress.
-struct Observer {
-    out: Outbox,
-    level: Arc<AtomicU8>,
-    logger: String,
-}
-
-impl CallObserver for Observer {
-    fn log(&self, level: Level, message: &str) {
-        if (level as u8) < self.level.load(Ordering::Relaxed) {
-            return;
+/// What a round's `requestState` is bound to: the caller, the method and
+/// what it was asked for (a retry for anything else is refused).
+fn digest_of(ctx: &Ctx<'_>, request: &OfferRequest) -> String {
+    let pairs = |list: &[(String, String)]| {
+        Value::Object(
+            list.iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    };
+    let (subject, content) = match request {
+        OfferRequest::Read { uri } => (uri.clone(), Value::Null),
+        OfferRequest::Prompt { name, arguments } => (name.clone(), pairs(arguments)),
+        OfferRequest::Complete {
+            reference,
+            argument,
+            value,
+            context,
+        } => {
+            let reference = match reference {
+                CompletionRef::Prompt(name) => json!({ "prompt": name }),
+                CompletionRef::Template(t) => json!({ "template": t }),
+            };
+            (
+                String::new(),
+                json!([reference, argument, value, pairs(context)]),
+            )
         }
-        self.out.notify(jsonrpc::notification(
-            "notifications/message",
-            json!({ "level": level.as_str(), "logger": self.logger, "data": message }),
-        ));
-    }
-
-    fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+    };
+    call_digest(
+        ctx.caller().token(),
+        &format!("{} {subject}", request.method()),
+        &content,
+    )
 }
 
 /// Runs `request` for the request's caller and answers its MCP result
 /// (`shape` adds what the method's result carries beside it); a request
-/// the client cancelled gets no answer.
+/// the client cancelled gets no answer. `params` are the request's (a
+/// retry of 2026-07-28 brings its `requestState` and `inputResponses`).
 pub async fn run(
     ctx: &Ctx<'_>,
+    params: &Value,
     request: OfferRequest,
     shape: fn(&Ctx<'_>, Value) -> Value,
 ) -> Answer {
@@ -69,10 +86,46 @@ pub async fn run(
     };
     let cancel = prepared.cancel_token().clone();
     let _registered = ctx.session.register(ctx.id, cancel.clone());
+    let in_rounds = ctx.revision.is_stateless() && prepared.grant().asks.any();
+    let digest = digest_of(ctx, &subject);
+    let asking = match prepared.grant().asks.any() {
+        false => None,
+        true if in_rounds => {
+            let server = ctx.server();
+            let begun = replay::begin(
+                Replay::new(ctx.client, ctx.revision),
+                params,
+                &digest,
+                server.shared.as_deref(),
+                &server.used_states,
+            )
+            .await;
+            match begun {
+                Ok(replay) => Some(Asking::Replay(replay)),
+                Err(answer) => return answer,
+            }
+        }
+        true => Some(Asking::InBand(InBand {
+            session: ctx.session.clone(),
+            out: ctx.out.clone(),
+            revision: ctx.revision,
+            client: ctx.client,
+            cancel: cancel.clone(),
+            handle: tokio::runtime::Handle::current(),
+            on_wait: None,
+        })),
+    };
+    let replay = match &asking {
+        Some(Asking::Replay(replay)) => Some(replay.clone()),
+        _ => None,
+    };
     let observer = Arc::new(Observer {
         out: ctx.out.clone(),
         level: ctx.log_level.clone(),
-        logger,
+        tool: logger,
+        // A read, prompt or completion reports no progress.
+        progress: None,
+        asking,
     });
     let outcome = prepared.run_on_lane(observer).await;
     if cancel.is_shut_down() {
@@ -80,6 +133,21 @@ pub async fn run(
     }
     if cancel.is_cancelled() {
         return Answer::Nothing;
+    }
+    if let Some(replay) = replay {
+        match &outcome {
+            Some(Err(OfferError::Call(CallError::Run(RunError::InputRequired(ask))))) => {
+                return replay.next_round(&digest, ask);
+            }
+            // It failed after the client could not be asked something:
+            // -32021 naming the capability.
+            Some(Err(OfferError::Call(CallError::Run(RunError::Failed(_))))) => {
+                if let Some(error) = replay.missing_capability() {
+                    return Answer::Error(error);
+                }
+            }
+            _ => {}
+        }
     }
     match outcome {
         Some(Ok(offered)) => Answer::Result(shape(ctx, Offered::to_mcp(&offered))),

@@ -85,5 +85,5 @@ pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Answer {
         name: name.to_string(),
         arguments,
     };
-    offers::run(ctx, request, |_, result| result).await
+    offers::run(ctx, params, request, |_, result| result).await
 }

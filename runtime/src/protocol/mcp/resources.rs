@@ -85,7 +85,10 @@ pub async fn read(ctx: &Ctx<'_>, params: &Value) -> Answer {
         uri: uri.to_string(),
     };
     // A read's contents may change at any time: cached for no time.
-    offers::run(ctx, request, |ctx, result| with_cache_hints(ctx, result, 0)).await
+    offers::run(ctx, params, request, |ctx, result| {
+        with_cache_hints(ctx, result, 0)
+    })
+    .await
 }
 
 /// `resources/subscribe`: `notifications/resources/updated` for `uri` on

@@ -8,7 +8,8 @@
 //!   so it fails), `ui://offers/app` (an MCP App's HTML, the UI of `bump`);
 //!   the template `test://template/{id}/data`.
 //! - prompts: `greeting` (`name` required, `style` optional),
-//!   `with_image`, `with_resource`.
+//!   `with_image`, `with_resource`, `ask_topic` (asks the user through
+//!   `host.elicit`, where the policy's `ask` grants it).
 //! - completions: `greeting`'s `name`, and the template's `id`.
 //! - tools: `bump` (says `test://note` changed through
 //!   `host.resource-updated`), `echo`.
@@ -191,6 +192,7 @@ impl prompts::Guest for Offers {
             ),
             prompt("with_image", vec![]),
             prompt("with_resource", vec![argument("resourceUri", false)]),
+            prompt("ask_topic", vec![]),
         ]
     }
 
@@ -222,6 +224,15 @@ impl prompts::Guest for Offers {
                 })),
                 user(Content::Text("Please read the resource above.".into())),
             ],
+            "ask_topic" => {
+                let schema = r#"{"type":"object","properties":{"topic":{"type":"string"}},"required":["topic"]}"#;
+                let text = match host::elicit("What should the prompt be about?", schema) {
+                    Ok(host::ElicitAnswer::Accept(content)) => format!("Write about {content}"),
+                    Ok(_) => "Write about anything".to_string(),
+                    Err(e) => return Err(Error::Failed(format!("cannot ask: {e:?}"))),
+                };
+                vec![user(Content::Text(text))]
+            }
             other => return Err(Error::InvalidArguments(format!("no prompt {other}"))),
         };
         Ok(PromptMessages {
