@@ -23,6 +23,7 @@
 //! then fails makes the call answer -32021 naming the capability.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -53,6 +54,8 @@ pub struct Replay {
     /// The first request the client could not be asked for want of a
     /// capability (shared by the clones: the observer's and the call's).
     missed: Arc<Mutex<Option<AskKind>>>,
+    /// Set once the call became a task: no round can be answered then.
+    escalated: Arc<AtomicBool>,
 }
 
 /// The key of a request: its place in the call and a digest of its method
@@ -85,6 +88,11 @@ impl Replay {
         }
         match self.responses.get(&key_of(ask)) {
             Some(response) => Ok(response.clone()),
+            None if self.escalated.load(Ordering::Relaxed) => Err(AskFailure::Unavailable(
+                "the call became a task before it asked this; a task cannot ask its client in \
+                 revision 2026-07-28 here: ask before the long work"
+                    .into(),
+            )),
             None => Err(AskFailure::NextRound),
         }
     }
@@ -96,7 +104,15 @@ impl Replay {
             client,
             revision,
             missed: Arc::default(),
+            escalated: Arc::default(),
         }
+    }
+
+    /// The call became a task (it asked nothing in its first moments): what
+    /// it asks from now on is unavailable, since a round is the answer of a
+    /// `tools/call` and the task's was its `CreateTaskResult`.
+    pub fn escalate(&self) {
+        self.escalated.store(true, Ordering::Relaxed);
     }
 
     /// What a call that failed answers when it could not ask the client

@@ -27,6 +27,11 @@ use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::sandbox::RunError;
 use crate::tool::TaskSupport;
 
+/// How long a 2026-07-28 call that runs as a task and may ask its client
+/// runs in its request first: a question within it is a round (no task
+/// yet); a call still running after it becomes the task.
+const ROUNDS_BEFORE_TASK: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// Tools per `tools/list` page.
 pub const PAGE_SIZE: usize = 50;
 
@@ -101,8 +106,8 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
             Err(answer) => return answer,
         }
     }
-    if task.is_none() && ctx.revision.is_stateless() && prepared.grant().asks.any() {
-        return in_rounds(ctx, prepared, progress, params).await;
+    if ctx.revision.is_stateless() && prepared.grant().asks.any() {
+        return in_rounds(ctx, prepared, progress, params, task).await;
     }
     match task {
         Some(ttl) => tasks::start(ctx, prepared, progress, ttl).await.into(),
@@ -112,12 +117,17 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
 
 /// A call of revision 2026-07-28 whose tool may ask the client: run with
 /// the responses of the rounds so far ([`replay`]); a request not answered
-/// yet makes the answer the next round instead of the call's outcome.
+/// yet makes the answer the next round instead of the call's outcome. A
+/// call that runs as a task gathers its input the same way, before its task
+/// is made: the last round's outcome is the task's result, or — once it has
+/// run [`ROUNDS_BEFORE_TASK`] without asking — the task is made and the
+/// call goes on in it (asking nothing more).
 async fn in_rounds(
     ctx: &Ctx<'_>,
     prepared: PreparedCall,
     progress: Option<Value>,
     params: &Value,
+    task: Option<Option<u64>>,
 ) -> Answer {
     let digest = call_digest(
         ctx.caller().token(),
@@ -149,7 +159,22 @@ async fn in_rounds(
         progress,
         asking: Some(Asking::Replay(replay.clone())),
     });
-    let outcome = prepared.run_on_lane(observer).await;
+    let run = Box::pin(prepared.run_on_lane(observer));
+    let outcome = match task {
+        None => run.await,
+        // A task gathers its input in rounds before it is made; a call that
+        // asks nothing at first becomes one at once.
+        Some(ttl) => {
+            let mut run = run;
+            tokio::select! {
+                outcome = &mut run => outcome,
+                () = tokio::time::sleep(ROUNDS_BEFORE_TASK) => {
+                    replay.escalate();
+                    return tasks::escalated(ctx, &name, ttl, cancel.clone(), run).await.into();
+                }
+            }
+        }
+    };
     if cancel.is_shut_down() {
         return Answer::Error(shutting_down());
     }
@@ -162,9 +187,14 @@ async fn in_rounds(
     if let Some(error) = failed.then(|| replay.missing_capability()).flatten() {
         return Answer::Error(error);
     }
-    match outcome {
-        Some(Err(CallError::Run(RunError::InputRequired(ask)))) => replay.next_round(&digest, &ask),
-        outcome => outcome_of(&name, outcome).into(),
+    match (outcome, task) {
+        (Some(Err(CallError::Run(RunError::InputRequired(ask)))), _) => {
+            replay.next_round(&digest, &ask)
+        }
+        (outcome, None) => outcome_of(&name, outcome).into(),
+        (outcome, Some(ttl)) => tasks::settled(ctx, &name, ttl, outcome_of(&name, outcome))
+            .await
+            .into(),
     }
 }
 

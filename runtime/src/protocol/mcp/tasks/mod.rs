@@ -32,11 +32,12 @@ use super::outcome::{Asking, Observer, outcome_of};
 use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor, required_str};
 use super::revision::Revision;
 use super::session::Session;
-use crate::call::PreparedCall;
+use crate::call::{CallError, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::{Inbox, Outbox};
 use crate::sandbox::CancelToken;
 use crate::tool::Level;
+use crate::tool::Output;
 
 /// The lifetime asked in a `task` parameter (`ttl` in 2025-11-25); `task`
 /// must be an object.
@@ -94,6 +95,51 @@ pub async fn refused(
         .await?;
     tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "task refused before it ran");
     task.finish(Ok(result));
+    Ok(created(ctx, &task))
+}
+
+/// A task whose call already ended with `outcome` (a 2026-07-28 call that
+/// gathered its input in rounds before its task was made): answers its
+/// `CreateTaskResult`, the task already terminal.
+pub async fn settled(
+    ctx: &Ctx<'_>,
+    name: &str,
+    ttl: Option<u64>,
+    outcome: Result<Value, ErrorObject>,
+) -> Result<Value, ErrorObject> {
+    let task = ctx
+        .server()
+        .tasks
+        .open(ctx.owner(), name, ttl, CancelToken::new())
+        .await?;
+    tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "task made for a call that ran in rounds");
+    task.finish(outcome);
+    Ok(created(ctx, &task))
+}
+
+/// A call already running (`run`, a 2026-07-28 call in rounds that has
+/// not asked anything within its first moments) that becomes a task: its
+/// `CreateTaskResult` now, its outcome the task's when it ends.
+/// Cancelling the task stops it (`cancel` is the call's).
+pub async fn escalated(
+    ctx: &Ctx<'_>,
+    name: &str,
+    ttl: Option<u64>,
+    cancel: CancelToken,
+    run: impl Future<Output = Option<Result<Output, CallError>>> + Send + 'static,
+) -> Result<Value, ErrorObject> {
+    let task = ctx
+        .server()
+        .tasks
+        .open(ctx.owner(), name, ttl, cancel)
+        .await?;
+    tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "call became a task");
+    let (finishing, name) = (task.clone(), name.to_string());
+    tokio::spawn(async move {
+        if finishing.finish(outcome_of(&name, run.await)) {
+            tracing::info!(task = %finishing.id, tool = %name, "task ended");
+        }
+    });
     Ok(created(ctx, &task))
 }
 
