@@ -126,6 +126,19 @@ fn a_session_lists_and_reads_text_blobs_and_templates() {
         json!({"ui": {"resourceUri": "ui://offers/app"}})
     );
     assert!(tools["result"]["tools"][1].get("_meta").is_none());
+    // Counted like calls, under the declared URI or template (never a
+    // client's text).
+    let metrics = support::http::http(served.addr, "GET", "/metrics", &[], b"");
+    for series in [
+        r#"airlock_calls_total{tool="resource:test://static-text",outcome="ok"} 1"#,
+        r#"airlock_calls_total{tool="resource:test://template/{id}/data",outcome="ok"} 1"#,
+    ] {
+        assert!(
+            metrics.body.lines().any(|l| l == series),
+            "no {series} in\n{}",
+            metrics.body
+        );
+    }
     let html = mcp.request("resources/read", json!({"uri": "ui://offers/app"}));
     assert_eq!(html["result"]["contents"][0]["mimeType"], APP_MIME);
     assert!(
