@@ -62,6 +62,24 @@ fn a_session_lists_and_reads_text_blobs_and_templates() {
         "hints are 2026-07-28's"
     );
 
+    // Cursors are checked, and one list's cursor is no other's.
+    let bad = mcp.request("resources/list", json!({"cursor": "!!"}));
+    assert_eq!(bad["error"]["code"], -32602);
+    let tool_cursor = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode("after:echo");
+    let other = mcp.request("prompts/list", json!({"cursor": tool_cursor}));
+    assert_eq!(other["error"]["code"], -32602);
+    let after = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode("after:resource:test://static-text");
+    let rest = mcp.request("resources/list", json!({"cursor": after}));
+    assert_eq!(
+        rest["result"]["resources"][0]["uri"], "ui://offers/app",
+        "{rest}"
+    );
+    assert_eq!(
+        rest["result"]["resources"].as_array().map(Vec::len),
+        Some(1)
+    );
+
     let text = mcp.request("resources/read", json!({"uri": "test://static-text"}));
     assert_eq!(
         text["result"],
