@@ -310,3 +310,45 @@ fn inspect_shows_the_grant() {
         "greet's own section takes it away: {text}"
     );
 }
+
+#[test]
+fn a_tasks_question_reaches_the_client_waiting_for_its_result() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(&dir, "[components.conformance]\nask = [\"elicit\"]\n");
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "confirm_delete", "arguments": {"filename": "a.txt"}, "task": {},
+        }}),
+    );
+    let created = server.next();
+    let task = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_string();
+    server.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result",
+        "params": {"taskId": task}}));
+    // The question comes to the client waiting in tasks/result, naming the
+    // task; the task is input_required meanwhile.
+    let request = server.next();
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    assert_eq!(request["params"]["message"], "Delete a.txt?");
+    assert_eq!(
+        request["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        task
+    );
+    server.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get",
+        "params": {"taskId": task}}));
+    let status = server.next();
+    assert_eq!(status["id"], 3);
+    assert_eq!(status["result"]["status"], "input_required", "{status}");
+    server.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {
+        "action": "accept", "content": {"confirm": true},
+    }}));
+    let result = server.next();
+    assert_eq!(result["id"], 2, "{result}");
+    assert_eq!(
+        result["result"]["content"][0]["text"],
+        r#"a.txt: action=accept, content={"confirm":true}"#
+    );
+}

@@ -16,6 +16,9 @@ narrower policy written here."""
 
 from __future__ import annotations
 
+import json
+import time
+import urllib.request
 from typing import Any
 
 import pytest
@@ -286,3 +289,62 @@ async def test_answers_without_a_state_are_not_taken(modern):
             allow_input_required=True,
         )
         assert isinstance(round1, types.InputRequiredResult), round1
+
+
+# 2026-07-28 tasks: their input is gathered in rounds before the task is made.
+
+TASKS = "io.modelcontextprotocol/tasks"
+
+
+def modern_call(base: str, method: str, params: dict, name: str) -> dict:
+    """A raw 2026-07-28 request declaring the tasks extension and
+    elicitation; its decoded JSON-RPC answer."""
+    params = {**params, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "test_asks", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}, "elicitation": {}},
+    }}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode()
+    request = urllib.request.Request(base + "/mcp", data=body, headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method, "Mcp-Name": name,
+    })
+    with urllib.request.urlopen(request, timeout=30) as response:
+        text = response.read().decode()
+    if not text.startswith("{"):
+        text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
+    return json.loads(text)
+
+
+def settled_task(base: str, task_id: str) -> dict:
+    for _ in range(600):
+        task = modern_call(base, "tasks/get", {"taskId": task_id}, task_id)["result"]
+        if task["status"] not in ("working", "input_required"):
+            return task
+        time.sleep(0.05)
+    raise AssertionError(f"task {task_id} did not end: {task}")
+
+
+def test_a_task_asks_in_rounds_before_it_is_made(granted_server):
+    base = granted_server.base
+    call = {"name": "test_tool_with_task", "arguments": {}}
+    round1 = modern_call(base, "tools/call", call, call["name"])["result"]
+    assert round1["resultType"] == "input_required" and "taskId" not in round1, round1
+    [key] = round1["inputRequests"]
+    answered = {**call, "requestState": round1["requestState"],
+                "inputResponses": {key: {"action": "accept", "content": {"name": "Ada"}}}}
+    created = modern_call(base, "tools/call", answered, call["name"])["result"]
+    assert created["resultType"] == "task" and "requestState" not in created, created
+    task = settled_task(base, created["taskId"])
+    assert task["status"] == "completed", task
+    assert task["result"]["content"] == [{"type": "text", "text": "Hello, Ada!"}], task
+
+
+def test_a_task_that_asks_nothing_at_first_becomes_one_and_runs_on(granted_server):
+    base = granted_server.base
+    call = {"name": "slow_compute", "arguments": {"seconds": 2, "label": "long"}}
+    created = modern_call(base, "tools/call", call, call["name"])["result"]
+    assert created["resultType"] == "task" and created["status"] == "working", created
+    task = settled_task(base, created["taskId"])
+    assert task["status"] == "completed", task
+    assert task["result"]["content"][0]["text"] == "computed long after 2 s", task

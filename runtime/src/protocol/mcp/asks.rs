@@ -85,15 +85,16 @@ impl InBand {
             return Err(out_of_time());
         };
         let params = for_revision(self.revision, ask.kind, ask.params.clone());
+        // A task is input_required before its client can see the question.
+        if let Some(on_wait) = &self.on_wait {
+            on_wait(true);
+        }
         let (tx, rx) = std::sync::mpsc::channel();
         let (session, out, method) = (self.session.clone(), self.out.clone(), ask.kind.method());
         let sent = self.handle.spawn(async move {
             let answer = session.ask(&out, method, params, time).await;
             let _ = tx.send(answer);
         });
-        if let Some(on_wait) = &self.on_wait {
-            on_wait(true);
-        }
         let answer = loop {
             match rx.recv_timeout(CHECK_EVERY) {
                 Ok(answer) => break answer.map(|a| a.map_err(|e| client_error(&e))),
