@@ -337,6 +337,15 @@ fn new_project(lang: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("order_total — Order total"), "{text}");
+    // The template's resource and prompt, in each language.
+    assert!(
+        text.contains("resource file:///pricing.md — pricing (text/markdown)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("prompt price_order(item, quantity?)"),
+        "{text}"
+    );
     for param in [
         "item",
         "unit_price",
