@@ -97,12 +97,24 @@ fn check_header_name(name: &str) -> Result<(), String> {
     }
 }
 
-/// The one mirrored type a property's schema declares, if it is one.
+/// The one mirrored type a property's schema declares, if it is one (a
+/// nullable one too: `["string", "null"]`, sent without a header when null).
 fn mirrored_type(schema: &Value) -> Option<Mirrored> {
-    match schema.get("type")?.as_str()? {
+    let one = |name: &str| match name {
         "string" => Some(Mirrored::String),
         "integer" => Some(Mirrored::Integer),
         "boolean" => Some(Mirrored::Boolean),
+        _ => None,
+    };
+    match schema.get("type")? {
+        Value::String(name) => one(name),
+        Value::Array(names) => {
+            let mut types = names.iter().filter(|n| n.as_str() != Some("null"));
+            match (types.next(), types.next()) {
+                (Some(name), None) => one(name.as_str()?),
+                _ => None,
+            }
+        }
         _ => None,
     }
 }
@@ -197,7 +209,7 @@ mod tests {
             "region": {"type": "string", "x-mcp-header": "Region"},
             "query": {"type": "string"},
             "priority": {"type": "integer", "x-mcp-header": "Priority"},
-            "verbose": {"type": "boolean", "x-mcp-header": "Verbose"},
+            "verbose": {"type": ["boolean", "null"], "x-mcp-header": "Verbose"},
         })))
         .expect("valid");
         let names: Vec<_> = found

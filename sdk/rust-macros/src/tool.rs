@@ -28,7 +28,7 @@ struct ToolAttrs {
 }
 
 const TOOL_KEYS: &str = "name, title, description, read_only, destructive, idempotent, open_world, icon, task_support, output_schema, ui, meta";
-const ARG_KEYS: &str = "rename, description, default, example, schema_type";
+const ARG_KEYS: &str = "rename, description, default, example, schema_type, header";
 
 fn parse_tool_attrs(attr: TokenStream) -> syn::Result<ToolAttrs> {
     let mut out = ToolAttrs::default();
@@ -148,6 +148,7 @@ struct ArgAttrs {
     default: Option<Default>,
     example: Option<Default>,
     schema_type: Option<LitStr>,
+    header: Option<LitStr>,
 }
 
 fn is_json_literal(expr: &Expr) -> bool {
@@ -210,6 +211,19 @@ fn parse_arg_attrs(attrs: &[syn::Attribute]) -> syn::Result<ArgAttrs> {
                         ));
                     }
                     out.schema_type = Some(lit);
+                }
+                "header" => {
+                    let lit = string_value(&meta)?;
+                    let name = lit.value();
+                    let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+                    if name.is_empty() || !name.bytes().all(token) {
+                        return Err(syn::Error::new(
+                            lit.span(),
+                            "`header` is an HTTP header name without `Mcp-Param-`: letters, \
+                             digits and !#$%&'*+-.^_`|~, e.g. \"Region\"",
+                        ));
+                    }
+                    out.header = Some(lit);
                 }
                 _ => {
                     return Err(meta.error(format!(
@@ -473,7 +487,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 ::airlock_sdk::__private::default_json::<#ty>(&{ let __v: #ty = #expr; __v })
             )),
         };
-        params.push(quote_spanned! {span=>
+        let param = quote_spanned! {span=>
             ::airlock_sdk::__private::param::<#ty>(
                 #wire,
                 #description,
@@ -481,6 +495,12 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> 
                 #example_schema,
                 #schema_type,
             )
+        };
+        params.push(match &arg_attrs.header {
+            Some(header) => quote_spanned! {span=>
+                ::airlock_sdk::__private::mirrored(#param, #header)
+            },
+            None => param,
         });
         reads.push(quote!(let #var: #ty = #read;));
         passes.push(match passing {

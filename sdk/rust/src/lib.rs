@@ -124,6 +124,7 @@
 //! | `default = …` | makes the parameter optional: the value the function receives when the client omits it, and the schema's `default`. A literal (`90`, `-1.5`, `"csv"`, `true`) is converted like an argument, so `default = 90` suits an `f64`; any other expression must have the parameter's type (`default = Format::Csv`, `default = vec![1, 2]`) |
 //! | `example = …` | a value to show: the schema's `examples: [value]` (OpenRPC examples and testers such as `@open-rpc/test-coverage` call the tool with it). Written like `default` (a literal, or an expression of the parameter's type) and checked to convert when the tool is described; it changes nothing else: a parameter with only an example stays required |
 //! | `schema_type = "integer"` | changes only the advertised type (`integer`, `number`, `string`, `boolean`), never the conversion: advertise `integer` for an `f64` of whole days |
+//! | `header = "Region"` | mirrors the argument into the HTTP header `Mcp-Param-Region` (the schema's `x-mcp-header`, MCP 2026-07-28), so a proxy can route on it without reading the body; airlock refuses a call whose header is missing or differs. Only for a `String`, integer or `bool` parameter (or an `Option` of one) |
 //!
 //! An `Option<T>` parameter is optional too (`None` when omitted). The
 //! order of the parameters is the order of the schema's properties, which is
@@ -181,6 +182,30 @@
 //! );
 //! assert_eq!(schema["properties"]["currencies"]["examples"], json!([["EUR", "USD"]]));
 //! assert_eq!(schema["required"], json!(["sku", "currencies"]));
+//! # }
+//! ```
+//!
+//! `header` names the HTTP header a client mirrors an argument into:
+//!
+//! ```
+//! # use airlock_sdk::{tool, Tool};
+//! # use serde_json::json;
+//! /// Reports the stock of one article in one warehouse region.
+//! #[tool(read_only)]
+//! fn regional_stock(
+//!     #[arg(header = "Region")] region: String,
+//!     sku: String,
+//! ) -> u32 {
+//!     7
+//! }
+//!
+//! # fn main() {
+//! let schema = <regional_stock as Tool>::info().input_schema;
+//! assert_eq!(
+//!     schema["properties"]["region"],
+//!     json!({"type": "string", "x-mcp-header": "Region"})
+//! );
+//! assert!(schema["properties"]["sku"].get("x-mcp-header").is_none());
 //! # }
 //! ```
 //!

@@ -381,3 +381,12 @@ where
             .map_err(|e| Error::InvalidArguments(format!("argument {name:?}: {e}"))),
     }
 }
+
+/// A parameter mirrored into the `Mcp-Param-{header}` HTTP header
+/// (`#[arg(header = "...")]`, `x-mcp-header` in the schema).
+pub fn mirrored(mut param: Param, header: &str) -> Param {
+    if let Value::Object(map) = &mut param.schema {
+        map.insert("x-mcp-header".into(), header.into());
+    }
+    param
+}
