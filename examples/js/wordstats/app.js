@@ -17,6 +17,8 @@ import {
   completion,
   message,
   NotFound,
+  sample,
+  AskError,
 } from "../../../sdk/js/airlock-tool.js";
 
 // Words not worth counting, by language: a resource and a template.
@@ -64,6 +66,31 @@ const wordStats = tool({
   },
 });
 
+// Asks the client's model (where the operator grants `ask = ["sample"]`),
+// else falls back to the text's first words.
+const suggestTitle = tool({
+  name: "suggest_title",
+  title: "Suggest a title",
+  description: "Suggests a title for a text: asks the client's model, or takes its first four words when no model can be asked.",
+  hints: { readOnly: true },
+  params: { text: t.string({ description: "The text", examples: ["The cat sat on the mat, and the dog sat on the cat."] }) },
+  output: t.string(),
+  handler({ text }) {
+    try {
+      const answer = sample({
+        messages: `Suggest a short title for this text:\n${text}`,
+        systemPrompt: "Answer with the title only.",
+        maxTokens: 30,
+      });
+      return answer.text ?? "";
+    } catch (err) {
+      if (!(err instanceof AskError)) throw err;
+      log.info(`no model asked (${err.kind}): ${err.message}`);
+      return text.split(/\s+/).slice(0, 4).join(" ");
+    }
+  },
+});
+
 const stopwords = resource({
   uri: "wordstats://stopwords",
   name: "stopwords",
@@ -108,6 +135,7 @@ const languages = completion({
 // The exports of the world `server`.
 export const { tools, resources, prompts, completions } = server(
   wordStats,
+  suggestTitle,
   stopwords,
   languageStopwords,
   summarize,

@@ -4,7 +4,9 @@ Quotes the price of sending parcels; uses one parameter of each common kind
 (string, integer, number, boolean, list, Literal, Optional, dataclass) and
 raises a tool error for an impossible request. It also offers its rates as
 resources (all of them, and one region's through a template), a prompt that
-asks for a shipping plan, and completions of the prompt's region. Build it
+asks for a shipping plan, and completions of the prompt's region; and
+`book_pickup` asks the user for a date (an elicitation, where the operator
+grants `ask = ["elicit"]`). Build it
 with `cargo xtask build-examples` (the component lands in
 `target/examples/shipping.wasm`).
 """
@@ -14,9 +16,11 @@ from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
 from airlock_tool import (
+    AskError,
     Message,
     ToolError,
     arg,
+    elicit,
     complete,
     log,
     prompt,
@@ -68,6 +72,31 @@ def shipping_quote(
     return Quote(destination, parcels, round(total, 2), days, notes)
 
 
+PICKUP_DATE = {
+    "type": "object",
+    "properties": {"date": {"type": "string", "format": "date", "description": "Pickup date"}},
+    "required": ["date"],
+}
+
+
+@tool(title="Book a pickup")
+def book_pickup(
+    region: Annotated[
+        Literal["domestic", "eu", "world"], arg(description="Where the parcels go", example="eu")
+    ],
+) -> str:
+    """Books a pickup of parcels to a region, asking the user for the date
+    (the next working day when no one can be asked)."""
+    try:
+        answer = elicit(f"When should the parcels to {region} be picked up?", PICKUP_DATE)
+    except AskError as err:
+        log.info(f"no date asked ({err.kind}): {err}")
+        return f"pickup to {region} booked for the next working day"
+    if not answer.accepted:
+        return f"no pickup booked (the user chose {answer.action})"
+    return f"pickup to {region} booked for {answer.content['date']}"
+
+
 @resource("shipping://rates", title="Shipping rates", mime_type="application/json")
 def rates() -> str:
     """The price per parcel of each region, before weight and express."""
@@ -99,4 +128,4 @@ def regions(value: str) -> list[str]:
     return [r for r in RATES if r.startswith(value)]
 
 
-Tools = toolbox(shipping_quote, rates, region_rate, plan_shipment, regions)
+Tools = toolbox(shipping_quote, book_pickup, rates, region_rate, plan_shipment, regions)

@@ -31,6 +31,36 @@ def examples(transport: str, mode: str, served_examples: Served):
     return opener([EXAMPLES], served_examples, transport, mode, timeout=60)
 
 
+# What the asking examples are granted: book_pickup elicits, suggest_title samples.
+ASK_POLICY = """
+[components.shipping]
+ask = ["elicit"]
+
+[components.wordstats]
+ask = ["sample"]
+"""
+
+
+@pytest.fixture(scope="module")
+def ask_policy(tmp_path_factory: pytest.TempPathFactory) -> str:
+    path = tmp_path_factory.mktemp("policy") / "airlock.toml"
+    path.write_text(ASK_POLICY)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def served_granted(ask_policy: str) -> AsyncIterator[Served]:
+    server = Served(EXAMPLES, start_timeout=600, args=("--policy", ask_policy))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def granted(transport: str, mode: str, served_granted: Served, ask_policy: str):
+    """The examples served with ASK_POLICY (over stdio: serve's own flags)."""
+    return opener(["--policy", ask_policy, EXAMPLES], served_granted, transport, mode, timeout=60)
+
+
 def text_of(result) -> str:
     return "".join(block.text for block in result.content if block.type == "text")
 
@@ -137,3 +167,61 @@ async def test_both_languages_offer_resources_prompts_and_completions(examples) 
     ]
     assert regions["completion"]["values"] == ["domestic"]
     assert langs["completion"]["values"] == ["en", "de"]
+
+
+async def test_both_languages_ask_the_client_where_granted(granted) -> None:
+    """Python's elicit and JavaScript's sample, through the official SDK's
+    callbacks, in both revisions (2025-11-25: requests during the call;
+    2026-07-28: input_required and the retry)."""
+    from mcp import types
+
+    asked: list = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(("elicit", params.message, params.requested_schema))
+        return types.ElicitResult(action="accept", content={"date": "2026-12-24"})
+
+    async def on_sample(_ctx, params):
+        asked.append(("sample", [m.content.text for m in params.messages],
+                      params.system_prompt, params.max_tokens))
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="A Cat's Tale"),
+            model="test-model", stop_reason="endTurn")
+
+    async with granted(elicitation_callback=on_elicit, sampling_callback=on_sample) as client:
+        pickup = await client.call_tool("book_pickup", {"region": "eu"})
+        title = await client.call_tool("suggest_title", {"text": "The cat sat."})
+    assert not pickup.is_error, text_of(pickup)
+    assert pickup.structured_content == {"result": "pickup to eu booked for 2026-12-24"}
+    assert not title.is_error, text_of(title)
+    assert title.structured_content == {"result": "A Cat's Tale"}
+    # On 2026-07-28 a tool runs again for each answer: each question is asked once.
+    assert asked == [
+        ("elicit", "When should the parcels to eu be picked up?", {
+            "type": "object",
+            "properties": {"date": {"type": "string", "format": "date", "description": "Pickup date"}},
+            "required": ["date"],
+        }),
+        ("sample", ["Suggest a short title for this text:\nThe cat sat."],
+         "Answer with the title only.", 30),
+    ]
+
+
+async def test_both_languages_do_without_an_answer(examples) -> None:
+    """Without the grant, the helpers' AskError (kind denied) reaches the
+    tool, which falls back: no request reaches the client."""
+    from mcp import types
+
+    asked: list = []
+
+    async def on_elicit(_ctx, params):
+        asked.append(params)
+        return types.ElicitResult(action="decline")
+
+    async with examples(elicitation_callback=on_elicit) as client:
+        pickup = await client.call_tool("book_pickup", {"region": "world"})
+        title = await client.call_tool(
+            "suggest_title", {"text": "The cat sat on the mat today"})
+    assert pickup.structured_content == {"result": "pickup to world booked for the next working day"}
+    assert title.structured_content == {"result": "The cat sat on"}
+    assert asked == []
