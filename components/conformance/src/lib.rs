@@ -207,8 +207,30 @@ impl Tool for json_schema_2020_12_tool {
     }
 }
 
+/// Echoes its arguments. A client mirrors `region` and `priority` into the
+/// `Mcp-Param-Region` and `Mcp-Param-Priority` HTTP headers (revision
+/// 2026-07-28's `x-mcp-header`), which airlock checks against the body
+/// (`http-custom-header-server-validation`).
+#[tool(read_only, idempotent, title = "Echo mirrored headers")]
+pub fn echo_region(
+    #[arg(
+        header = "Region",
+        description = "A region, also sent as Mcp-Param-Region"
+    )]
+    region: String,
+    #[arg(
+        header = "Priority",
+        description = "A priority, also sent as Mcp-Param-Priority"
+    )]
+    priority: Option<i64>,
+    #[arg(description = "Not mirrored")] query: Option<String>,
+) -> String {
+    format!("region={region} priority={priority:?} query={query:?}")
+}
+
 airlock_sdk::export_tools!(
     test_simple_text,
+    echo_region,
     test_image_content,
     test_audio_content,
     test_embedded_resource,
