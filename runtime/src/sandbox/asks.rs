@@ -25,6 +25,26 @@ use super::bindings::{host, types};
 use crate::observe::{Ask, AskFailure, AskKind, CallObserver};
 use crate::policy::{Asks, Limits};
 
+/// `roots/list` requests one call may make: they cost the user nothing, but
+/// a guest must not flood its client with them.
+const MAX_ROOTS_REQUESTS: u32 = 10;
+
+/// The most bytes of a request's params the audit entry keeps (a sampling
+/// request may carry images).
+const MAX_RECORDED_PARAMS: usize = 4096;
+
+/// What the audit entry keeps of `params`: all of it, or its size when it
+/// is larger than [`MAX_RECORDED_PARAMS`].
+fn recorded(params: &Value) -> Value {
+    let size = crate::json::to_vec(params).len();
+    match size <= MAX_RECORDED_PARAMS {
+        true => params.clone(),
+        false => {
+            json!({ "omitted": format!("{size} bytes, over the audit log's {MAX_RECORDED_PARAMS}") })
+        }
+    }
+}
+
 /// The trap that stops a guest whose request is answered in a later round.
 #[derive(Debug, thiserror::Error)]
 #[error("the call waits for the client's input (a multi round-trip)")]
@@ -52,6 +72,7 @@ pub struct AskState {
     elicitations_left: u32,
     samplings_left: u32,
     sample_tokens: u32,
+    roots_left: u32,
     asked: u32,
     /// The requests made, in order.
     pub records: Vec<AskRecord>,
@@ -67,6 +88,7 @@ impl AskState {
             elicitations_left: limits.elicitations,
             samplings_left: limits.samplings,
             sample_tokens: limits.sample_tokens,
+            roots_left: MAX_ROOTS_REQUESTS,
             ..AskState::default()
         }
     }
@@ -96,7 +118,7 @@ impl AskState {
                 (&mut self.elicitations_left, "limits.elicitations")
             }
             AskKind::Sample => (&mut self.samplings_left, "limits.samplings"),
-            AskKind::Roots => return Ok(()),
+            AskKind::Roots => (&mut self.roots_left, "at most 10 a call"),
         };
         if *left == 0 {
             let note = format!(
@@ -124,7 +146,7 @@ impl AskState {
     ) -> Result<Result<Value, host::AskError>, NextRound> {
         let record = |outcome, answer| AskRecord {
             method: kind.method(),
-            params: params.clone(),
+            params: recorded(&params),
             outcome,
             answer,
             refusal: None,
@@ -463,6 +485,20 @@ mod tests {
         assert!(answer.is_err(), "the guest is stopped");
         assert_eq!(state.next_round.as_ref().map(|a| a.index), Some(1));
         assert_eq!(state.records[1].outcome, "next-round");
+    }
+
+    #[test]
+    fn the_audit_record_keeps_small_params_and_the_size_of_large_ones() {
+        let small = json!({"message": "Name?"});
+        assert_eq!(recorded(&small), small);
+        let large = json!({"data": "x".repeat(MAX_RECORDED_PARAMS)});
+        let omitted = recorded(&large);
+        assert!(
+            omitted["omitted"]
+                .as_str()
+                .is_some_and(|o| o.ends_with("bytes, over the audit log's 4096")),
+            "{omitted}"
+        );
     }
 
     #[test]
