@@ -48,15 +48,16 @@ fn a_session_lists_and_reads_text_blobs_and_templates() {
         [
             "test://note",
             "test://scribble",
+            "test://slow",
             "test://static-binary",
             "test://static-text",
             "ui://offers/app"
         ]
     );
-    let app = &list["result"]["resources"][4];
+    let app = &list["result"]["resources"][5];
     assert_eq!(app["mimeType"], APP_MIME);
     assert_eq!(app["_meta"], json!({"ui": {"csp": {"connectDomains": []}}}));
-    assert_eq!(list["result"]["resources"][2]["size"], 10);
+    assert_eq!(list["result"]["resources"][3]["size"], 10);
     assert!(
         list["result"].get("ttlMs").is_none(),
         "hints are 2026-07-28's"
@@ -585,7 +586,7 @@ sha256 = "{}"
     let list = all.request("resources/list", json!({}));
     assert_eq!(
         list["result"]["resources"].as_array().map(Vec::len),
-        Some(5)
+        Some(6)
     );
 }
 
@@ -824,7 +825,7 @@ fn check_names_unknown_entries_and_inspect_shows_what_is_offered() {
         .expect("inspect --json");
     let shown: Value = serde_json::from_slice(&json.stdout).expect("json");
     let offered = &shown["components"][0]["offers"];
-    assert_eq!(offered["resources"].as_array().map(Vec::len), Some(5));
+    assert_eq!(offered["resources"].as_array().map(Vec::len), Some(6));
     assert_eq!(offered["prompts"][0]["name"], "greeting");
     assert_eq!(offered["completions"], true);
     assert!(offered["grant"].is_object());
@@ -871,7 +872,7 @@ fn a_reload_that_brings_resources_and_prompts_tells_the_clients() {
         after.last().expect("answer")["result"]["resources"]
             .as_array()
             .map(Vec::len),
-        Some(5)
+        Some(6)
     );
     // A reload that changes no resource or prompt says nothing of them.
     std::fs::copy(test_component("plain"), dir.path().join("plain.wasm")).expect("copy");
@@ -967,4 +968,29 @@ fn a_prompt_asks_nothing_without_the_grant() {
             && message.contains("it needs `ask = [\\\"elicit\\\"]`"),
         "{message}"
     );
+}
+
+#[test]
+fn a_read_in_flight_is_waited_for_and_stopped_by_the_shutdown() {
+    let policy = "[components.offers]\nlimits = { time = \"60s\" }\n";
+    let mut served = serve(policy, &offers(), &["--grace", "1"]);
+    let mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let reading = std::thread::spawn(move || {
+        mcp.post(
+            &json!({"jsonrpc": "2.0", "id": "slow", "method": "resources/read",
+                         "params": {"uri": "test://slow"}}),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    support::terminate(served.child.id());
+    let reply = reading.join().expect("thread");
+    let answer = reply
+        .events()
+        .into_iter()
+        .chain(serde_json::from_str::<Value>(&reply.body).ok())
+        .find(|m| m["id"] == "slow")
+        .unwrap_or_else(|| panic!("no answer to the read: {}", reply.body));
+    let message = answer["error"]["message"].as_str().unwrap_or("");
+    assert!(message.contains("shutting down"), "{answer}");
+    assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
 }

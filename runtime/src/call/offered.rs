@@ -11,6 +11,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::running::Registered;
 use super::updates::Publishing;
 use super::{CallError, Caller, Setting, ended, next_call_id};
 use crate::audit::{AuditLog, Entry};
@@ -258,14 +259,17 @@ pub fn prepare_offer(
             return Err(err);
         }
     };
+    let id = next_call_id();
+    let cancel = CancelToken::new();
     Ok(PreparedOffer {
-        id: next_call_id(),
+        id,
+        _registered: Registered::new(setting.running, id, &cancel),
         grant: grant_for_offers(setting.policy, &component),
         component,
         label: label.unwrap_or_default(),
         request,
         caller,
-        cancel: CancelToken::new(),
+        cancel,
         sandbox: setting.sandbox.clone(),
         updates: setting.updates.clone(),
         log: setting.audit.cloned(),
@@ -276,6 +280,9 @@ pub fn prepare_offer(
 /// A read, prompt or completion ready to run.
 pub struct PreparedOffer {
     id: u64,
+    /// Its entry among the calls in flight (shutdown counts and stops it),
+    /// held until it is dropped.
+    _registered: Registered,
     component: Arc<Component>,
     request: OfferRequest,
     /// Its declared name, for the metrics and the log.

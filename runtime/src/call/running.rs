@@ -228,6 +228,32 @@ impl Drop for Place {
     }
 }
 
+/// The registry's entry of what runs without a tool's place (a resource
+/// read, a prompt, a completion): counted in flight and stopped at
+/// shutdown like a call; removed when dropped.
+pub(super) struct Registered {
+    running: Arc<Running>,
+    id: u64,
+}
+
+impl Registered {
+    pub(super) fn new(running: &Arc<Running>, id: u64, cancel: &CancelToken) -> Registered {
+        lock(&running.calls).insert(id, cancel.clone());
+        running.in_flight.arrive();
+        Registered {
+            running: running.clone(),
+            id,
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        lock(&self.running.calls).remove(&self.id);
+        self.running.in_flight.leave();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,8 @@
 //! - resources: `test://static-text` (text), `test://static-binary` (a
 //!   blob), `test://note` (reads `/data/note.txt`), `test://scribble` (a
 //!   read that tries to write `/data/scribbled.txt`: a read runs read-only,
-//!   so it fails), `ui://offers/app` (an MCP App's HTML, the UI of `bump`);
+//!   so it fails), `test://slow` (reads until stopped), `ui://offers/app`
+//!   (an MCP App's HTML, the UI of `bump`);
 //!   the template `test://template/{id}/data`.
 //! - prompts: `greeting` (`name` required, `style` optional),
 //!   `with_image`, `with_resource`, `ask_topic` (asks the user through
@@ -100,6 +101,7 @@ impl resources::Guest for Offers {
                 binary,
                 resource("test://note", "note", "text/plain"),
                 resource("test://scribble", "scribble", "text/plain"),
+                resource("test://slow", "slow", "text/plain"),
                 app,
             ],
             templates: vec![ResourceTemplate {
@@ -127,6 +129,13 @@ impl resources::Guest for Offers {
                 std::fs::read_to_string("/data/note.txt")
                     .map_err(|e| ReadError::Failed(format!("cannot read /data/note.txt: {e}")))?,
             ),
+            "test://slow" => {
+                // Until the runtime stops it (its time limit, shutdown).
+                while !host::cancelled() {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                ResourceBody::Text("stopped".into())
+            }
             "test://scribble" => {
                 std::fs::write("/data/scribbled.txt", "a read wrote this")
                     .map_err(|e| ReadError::Failed(format!("cannot write /data/scribbled.txt: {e}")))?;
