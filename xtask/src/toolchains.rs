@@ -324,10 +324,10 @@ mod tests {
     fn the_expected_unresolved_import_warning_is_left_out() {
         // As jco 1.35's bundler (rolldown) prints it.
         let jco = "airlock-tool.js (32:28) [UNRESOLVED_IMPORT] Could not resolve \
-                   'airlock:tool/host@0.1.0' in airlock-tool.js
+                   'airlock:tool/host@0.1.1' in airlock-tool.js
     \u{256d}\u{2500}[ airlock-tool.js:32:29 ]
     \u{2502}
- 32 \u{2502} import * as hostModule from \"airlock:tool/host@0.1.0\";
+ 32 \u{2502} import * as hostModule from \"airlock:tool/host@0.1.1\";
     \u{2502}          \u{2570}\u{2500}\u{2500} Module not found, treating it as an external dependency
     \u{2502} 
     \u{2502} Help: The \"main\" field here was ignored.

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import MCPError
-from mcp.types import LoggingMessageNotificationParams
+from mcp.types import LoggingMessageNotificationParams, PaginatedRequestParams
 
 pytestmark = pytest.mark.anyio
 
@@ -68,7 +68,8 @@ def wire(model: Any) -> Any:
 async def all_tools(client) -> list[dict[str, Any]]:
     tools, cursor = [], None
     while True:
-        page = await client.session.list_tools(params={"cursor": cursor} if cursor else None)
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        page = await client.session.list_tools(params=params)
         tools += [wire(t) for t in page.tools]
         cursor = page.next_cursor
         if not cursor:
