@@ -253,7 +253,7 @@ pub fn test_streaming_elicitation() -> Result<String, Error> {
 
 /// Greets: "Hello, <name>!" (never a task).
 #[tool(read_only, idempotent, title = "Greet")]
-pub fn greet(#[arg(description = "Who to greet")] name: String) -> String {
+pub fn greet(#[arg(description = "Who to greet", example = "World")] name: String) -> String {
     format!("Hello, {name}!")
 }
 
@@ -266,7 +266,7 @@ pub fn greet(#[arg(description = "Who to greet")] name: String) -> String {
     task_support = "required"
 )]
 pub fn slow_compute(
-    #[arg(description = "Seconds to sleep (0 to 60)")] seconds: u32,
+    #[arg(description = "Seconds to sleep (0 to 60)", example = 0)] seconds: u32,
     #[arg(description = "A label echoed in the result")] label: Option<String>,
 ) -> Result<String, Error> {
     for _ in 0..seconds.min(60) * 10 {
