@@ -76,28 +76,7 @@ __all__ = [
     "progress",
     "cancelled",
     "ToolInfo",
-    "resource",
-    "resource_template",
-    "prompt",
-    "complete",
-    "Message",
-    "Image",
-    "Audio",
-    "EmbeddedResource",
-    "Contents",
-    "Completion",
-    "NotFound",
-    "resource_updated",
-    "AskError",
-    "AskDenied",
-    "AskUnavailable",
-    "AskOverLimit",
-    "AskFailed",
-    "elicit",
-    "elicit_url",
-    "sample",
-    "roots",
-]
+]  # and, at the end, the names of airlock_offers and airlock_ask
 
 _NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
 
@@ -783,29 +762,9 @@ def cancelled() -> bool:
 
 # The component's other offers and the requests to the client, importable
 # from here (``from airlock_tool import resource, prompt, elicit``).
+import airlock_ask  # noqa: E402
 import airlock_offers  # noqa: E402
-from airlock_ask import (  # noqa: E402
-    AskDenied,
-    AskError,
-    AskFailed,
-    AskOverLimit,
-    AskUnavailable,
-    elicit,
-    elicit_url,
-    roots,
-    sample,
-)
-from airlock_offers import (  # noqa: E402
-    Audio,
-    Completion,
-    Contents,
-    EmbeddedResource,
-    Image,
-    Message,
-    NotFound,
-    complete,
-    prompt,
-    resource,
-    resource_template,
-    resource_updated,
-)
+from airlock_ask import *  # noqa: E402,F401,F403
+from airlock_offers import *  # noqa: E402,F401,F403
+
+__all__ += airlock_offers.__all__ + airlock_ask.__all__
