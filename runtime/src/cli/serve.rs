@@ -337,7 +337,7 @@ fn build_runtime(args: &Args) -> Result<Arc<Runtime>, Exit> {
 fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, Exit> {
     let mut loading = Loading::start(runtime.clone(), &args.paths);
     let report = loading.wait(runtime, Some(wait));
-    print_report(&report);
+    print_report(runtime, &report);
     warn_unmatched_sections(runtime, &args.paths);
     let waiting = runtime.loading_now();
     let pending = waiting.len();
@@ -380,12 +380,38 @@ fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, 
     Ok(loading)
 }
 
-fn print_report(report: &LoadReport) {
+fn print_report(runtime: &Runtime, report: &LoadReport) {
+    let catalog = runtime.catalog();
     for (path, tools) in &report.loaded {
-        eprintln!("loaded {}: {}", path.display(), tools.join(", "));
+        let offers = catalog
+            .components()
+            .iter()
+            .find(|c| &c.path == path)
+            .map(|c| offered(c.offers()))
+            .unwrap_or_default();
+        eprintln!("loaded {}: {}{offers}", path.display(), tools.join(", "));
     }
     for err in &report.refused {
         eprintln!("refused {err}");
+    }
+}
+
+/// `; offers 2 resources, 1 resource template, 1 prompt` (empty when it
+/// offers nothing beside its tools).
+fn offered(offers: &crate::catalog::Offers) -> String {
+    let counts = [
+        (offers.resources.len(), "resource"),
+        (offers.templates.len(), "resource template"),
+        (offers.prompts.len(), "prompt"),
+    ];
+    let parts: Vec<String> = counts
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}{}", if *n == 1 { "" } else { "s" }))
+        .collect();
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!("; offers {}", parts.join(", ")),
     }
 }
 
@@ -421,7 +447,7 @@ async fn finish_loading(
                 }
                 break;
             };
-            print_report(&report);
+            print_report(&runtime, &report);
             if !report.loaded.is_empty() {
                 let told = server.tools_changed();
                 eprintln!(
