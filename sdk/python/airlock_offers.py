@@ -161,6 +161,8 @@ class Resource:
     meta: Optional[Dict[str, Any]]
     audience: List[str]
     priority: Optional[float]
+    last_modified: Optional[str] = None
+    icons: List[Any] = dataclasses.field(default_factory=list)
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
@@ -177,6 +179,10 @@ class Template:
     title: Optional[str]
     description: Optional[str]
     mime_type: Optional[str]
+    audience: List[str] = dataclasses.field(default_factory=list)
+    priority: Optional[float] = None
+    last_modified: Optional[str] = None
+    icons: List[Any] = dataclasses.field(default_factory=list)
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
@@ -198,6 +204,7 @@ class Prompt:
     title: Optional[str]
     description: Optional[str]
     arguments: List[PromptArgument]
+    icons: List[Any] = dataclasses.field(default_factory=list)
 
     def __call__(self, *args, **kwargs):
         return self.func(*args, **kwargs)
@@ -232,11 +239,15 @@ def resource(
     meta: Optional[Dict[str, Any]] = None,
     audience: Optional[List[str]] = None,
     priority: Optional[float] = None,
+    last_modified: Optional[str] = None,
+    icons: Optional[List[Any]] = None,
 ):
     """Declares a resource with a fixed URI; the function (no parameters)
     returns its contents: ``str`` (text), ``bytes`` (a blob), ``Contents``
     or a list of them. ``meta`` is extra ``_meta`` (an MCP App's
-    ``{"ui": {"csp": …}}``)."""
+    ``{"ui": {"csp": …}}``); ``audience`` (``user``, ``assistant``),
+    ``priority`` (0 to 1) and ``last_modified`` (ISO 8601) are annotations;
+    ``icons`` a list of ``airlock_tool.Icon``."""
     if ":" not in uri:
         raise ValueError(f"resource URI {uri!r} has no scheme, e.g. file:///… or ui://…")
     for role in audience or []:
@@ -249,7 +260,8 @@ def resource(
                 f"resource {uri!r} takes no parameters; for variables use @resource_template"
             )
         return Resource(f, uri, name or f.__name__, title, _doc(f, description), mime_type,
-                        size, meta, list(audience or []), priority)
+                        size, meta, list(audience or []), priority, last_modified,
+                        list(icons or []))
 
     return wrap
 
@@ -300,9 +312,14 @@ def resource_template(
     title: Optional[str] = None,
     description: Optional[str] = None,
     mime_type: Optional[str] = None,
+    audience: Optional[List[str]] = None,
+    priority: Optional[float] = None,
+    last_modified: Optional[str] = None,
+    icons: Optional[List[Any]] = None,
 ):
     """Declares the resources of an RFC 6570 level-1 URI template; the
-    function's parameters are its variables, by name."""
+    function's parameters are its variables, by name. The other keywords
+    are ``resource``'s."""
     variables = template_variables(uri_template)
     if not variables:
         raise ValueError(f"template {uri_template!r} has no {{variable}}; use @resource")
@@ -315,7 +332,8 @@ def resource_template(
                 f"of {uri_template!r} ({', '.join(variables)})"
             )
         return Template(f, uri_template, variables, name or f.__name__, title,
-                        _doc(f, description), mime_type)
+                        _doc(f, description), mime_type, list(audience or []), priority,
+                        last_modified, list(icons or []))
 
     return wrap
 
@@ -326,6 +344,7 @@ def prompt(
     name: Optional[str] = None,
     title: Optional[str] = None,
     description: Optional[str] = None,
+    icons: Optional[List[Any]] = None,
 ):
     """Declares a prompt: its parameters are the arguments (strings;
     ``Optional`` or a default = not required; ``Annotated[str, "text"]``
@@ -348,7 +367,7 @@ def prompt(
             optional = type(None) in typing.get_args(tp)
             required = p.default is inspect.Parameter.empty and not optional
             arguments.append(PromptArgument(p.name, text, required))
-        return Prompt(f, prompt_name, title, _doc(f, description), arguments)
+        return Prompt(f, prompt_name, title, _doc(f, description), arguments, list(icons or []))
 
     return wrap(func) if func is not None else wrap
 
@@ -499,6 +518,10 @@ def _wit_block(t, block: Block):
     raise TypeError(f"a message block is text, Image, Audio or EmbeddedResource, not {block!r}")
 
 
+def _icons(t, icons: List[Any]):
+    return [t.Icon(i.src, i.mime_type, list(i.sizes)) for i in icons]
+
+
 def _role(t, role: str):
     return t.Role.USER if role == "user" else t.Role.ASSISTANT
 
@@ -517,20 +540,20 @@ def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], 
             t = wit_types()
 
             def annotations(x):
-                if not getattr(x, "audience", None) and getattr(x, "priority", None) is None:
+                if not x.audience and x.priority is None and x.last_modified is None:
                     return None
-                return r.Annotations([_role(t, a) for a in x.audience], x.priority, None)
+                return r.Annotations([_role(t, a) for a in x.audience], x.priority, x.last_modified)
 
             return r.Catalog(
                 resources=[
                     r.Resource(x.uri, x.name, x.title, x.description, x.mime_type, x.size,
-                               annotations(x), [],
+                               annotations(x), _icons(t, x.icons),
                                None if x.meta is None else json.dumps(x.meta))
                     for x in offers.resources
                 ],
                 templates=[
                     r.ResourceTemplate(x.uri_template, x.name, x.title, x.description,
-                                       x.mime_type, None, [])
+                                       x.mime_type, annotations(x), _icons(t, x.icons))
                     for x in offers.templates
                 ],
                 tool_meta=[r.ToolMeta(name, json.dumps(meta)) for name, meta in tool_meta],
@@ -567,7 +590,7 @@ def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], 
             return [
                 p.Prompt(x.name, x.title, x.description,
                          [p.Argument(a.name, None, a.description, a.required) for a in x.arguments],
-                         [])
+                         _icons(wit_types(), x.icons))
                 for x in offers.prompts.values()
             ]
 

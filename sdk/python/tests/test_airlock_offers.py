@@ -14,6 +14,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import airlock_offers as ao  # noqa: E402
 from airlock_tool import (  # noqa: E402
     AskUnavailable,
+    Icon,
     Completion,
     Contents,
     EmbeddedResource,
@@ -134,6 +135,15 @@ class ResourceTests(unittest.TestCase):
             OFFERS.read("file:///other")
         with self.assertRaises(NotFound):
             OFFERS.read("file:///notes/a/b")
+
+    def test_annotations_and_icons(self):
+        icon = Icon("https://example.com/i.png", "image/png", ["48x48"])
+        r = resource("x://a", last_modified="2026-12-05T10:00:00Z", icons=[icon])(lambda: "a")
+        t = resource_template("x://{a}", audience=["assistant"], priority=0.3)(lambda a: a)
+        p = prompt(icons=[icon])(lambda: "hi")
+        self.assertEqual((r.last_modified, r.icons), ("2026-12-05T10:00:00Z", [icon]))
+        self.assertEqual((t.audience, t.priority, t.icons), (["assistant"], 0.3, []))
+        self.assertEqual(p.icons, [icon])
 
     def test_declarations_are_checked_at_import(self):
         with self.assertRaisesRegex(TypeError, "must be the variables"):
