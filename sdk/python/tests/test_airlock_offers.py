@@ -140,7 +140,7 @@ class ResourceTests(unittest.TestCase):
         icon = Icon("https://example.com/i.png", "image/png", ["48x48"])
         r = resource("x://a", last_modified="2026-12-05T10:00:00Z", icons=[icon])(lambda: "a")
         t = resource_template("x://{a}", audience=["assistant"], priority=0.3)(lambda a: a)
-        p = prompt(icons=[icon])(lambda: "hi")
+        p = prompt(name="hi", icons=[icon])(lambda: "hi")
         self.assertEqual((r.last_modified, r.icons), ("2026-12-05T10:00:00Z", [icon]))
         self.assertEqual((t.audience, t.priority, t.icons), (["assistant"], 0.3, []))
         self.assertEqual(p.icons, [icon])
