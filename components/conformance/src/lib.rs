@@ -290,7 +290,7 @@ mod tests {
     #[test]
     fn every_tool_is_listed_with_a_description() {
         let tools = TOOLS.describe();
-        assert_eq!(tools.len(), 33);
+        assert_eq!(tools.len(), 34);
         assert!(tools.iter().all(|t| !t.description.is_empty()));
         let schema = &tools[10].input_schema;
         assert_eq!(schema, &json_schema_2020_12_tool::input_schema());
