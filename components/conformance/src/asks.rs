@@ -257,13 +257,13 @@ pub fn greet(#[arg(description = "Who to greet", example = "World")] name: Strin
     format!("Hello, {name}!")
 }
 
-/// Sleeps `seconds` (checking for cancellation), then says so. Runs as a
-/// task.
+/// Sleeps `seconds` (checking for cancellation), then says so. May run as
+/// a task.
 #[tool(
     read_only,
     idempotent,
     title = "Slow compute",
-    task_support = "required"
+    task_support = "optional"
 )]
 pub fn slow_compute(
     #[arg(description = "Seconds to sleep (0 to 60)", example = 0)] seconds: u32,

@@ -227,20 +227,24 @@ fn as_task(
             (_, None) => Ok(None),
         };
     }
-    if ctx.revision.is_stateless() && support == TaskSupport::Required {
-        if !ctx.client.tasks {
-            return Err(missing_capability(
-                format!(
-                    "{name} runs only as a task: declare the {TASKS_EXTENSION} extension in \
-                     _meta[\"{}\"].extensions",
-                    super::request::META_CAPABILITIES
-                ),
-                json!({ "extensions": { TASKS_EXTENSION: {} } }),
-            ));
-        }
-        return Ok(Some(None));
+    if !ctx.revision.is_stateless() {
+        return Ok(None);
     }
-    Ok(None)
+    // 2026-07-28: the server decides. With the tasks extension a tool that
+    // supports tasks runs as one; without it, an optional one runs at once
+    // and a required one cannot run.
+    match (support, ctx.client.tasks) {
+        (TaskSupport::Required, false) => Err(missing_capability(
+            format!(
+                "{name} runs only as a task: declare the {TASKS_EXTENSION} extension in \
+                 _meta[\"{}\"].extensions",
+                super::request::META_CAPABILITIES
+            ),
+            json!({ "extensions": { TASKS_EXTENSION: {} } }),
+        )),
+        (TaskSupport::Required | TaskSupport::Optional, true) => Ok(Some(None)),
+        _ => Ok(None),
+    }
 }
 
 /// Runs a call while the request waits, and answers its result. A call
