@@ -215,7 +215,8 @@ impl Tool for json_schema_2020_12_tool {
 pub fn echo_region(
     #[arg(
         header = "Region",
-        description = "A region, also sent as Mcp-Param-Region"
+        description = "A region, also sent as Mcp-Param-Region",
+        example = "us-west1"
     )]
     region: String,
     #[arg(
