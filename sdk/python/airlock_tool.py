@@ -114,7 +114,9 @@ class arg:  # noqa: N801 - used like an attribute: Annotated[int, arg(...)]
     another name; ``minimum``/``maximum`` bound numbers; ``example`` is a
     value to show, advertised as ``examples: [value]`` (OpenRPC examples
     and testers call the tool with it; it fills nothing in and makes
-    nothing optional; ``None`` is an example too); ``schema`` merges extra
+    nothing optional; ``None`` is an example too); ``header`` mirrors the
+    argument into the HTTP header ``Mcp-Param-<header>`` (``x-mcp-header``,
+    MCP 2026-07-28: a str, int or bool parameter); ``schema`` merges extra
     JSON Schema keywords.
     """
 
@@ -123,6 +125,7 @@ class arg:  # noqa: N801 - used like an attribute: Annotated[int, arg(...)]
     minimum: Optional[float] = None
     maximum: Optional[float] = None
     example: Any = UNSET
+    header: Optional[str] = None
     schema: Optional[Dict[str, Any]] = None
 
 
@@ -207,6 +210,14 @@ def _meta_schema(meta: list, where: str = "value") -> Dict[str, Any]:
                 except (TypeError, ValueError) as e:
                     raise SchemaError(f"the example of {where} is not JSON: {e}") from None
                 out["examples"] = [example]
+            if m.header is not None:
+                token = "!#$%&'*+-.^_`|~"
+                if not m.header or not all(c.isascii() and (c.isalnum() or c in token) for c in m.header):
+                    raise SchemaError(
+                        f"the header of {where} is not an HTTP header name: {m.header!r} "
+                        f"(letters, digits and {token}, without Mcp-Param-)"
+                    )
+                out["x-mcp-header"] = m.header
             if m.schema:
                 out.update(m.schema)
     return out

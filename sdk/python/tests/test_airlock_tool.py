@@ -176,6 +176,26 @@ class ScalarTypes(unittest.TestCase):
         # An example makes nothing optional.
         self.assertEqual(f.info.input_schema["required"], ["sku", "color"])
 
+    def test_header_mirrors_a_parameter(self):
+        @tool
+        def f(
+            region: Annotated[str, arg(header="Region")],
+            query: str,
+        ) -> None:
+            """Doc."""
+
+        p = props(f)
+        self.assertEqual(p["region"], {"type": "string", "x-mcp-header": "Region"})
+        self.assertNotIn("x-mcp-header", p["query"])
+        for bad in ["", "My Region", "Region:Primary", "R\u00e9gion"]:
+            with self.assertRaises(at.SchemaError) as ctx:
+
+                @tool
+                def g(region: Annotated[str, arg(header=bad)]) -> None:
+                    """Doc."""
+
+            self.assertIn("is not an HTTP header name", str(ctx.exception))
+
     def test_an_example_that_is_not_json_is_refused(self):
         with self.assertRaises(at.SchemaError) as ctx:
 
