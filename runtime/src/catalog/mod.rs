@@ -206,9 +206,11 @@ pub struct Tool {
 pub struct Catalog {
     tools: BTreeMap<String, Arc<Tool>>,
     components: Vec<Arc<Component>>,
-    resources: BTreeMap<String, Arc<Component>>,
-    templates: BTreeMap<String, Arc<Component>>,
-    prompts: BTreeMap<String, Arc<Component>>,
+    /// Each with its component and its place in the component's list (a
+    /// listing looks nothing up again).
+    resources: BTreeMap<String, (Arc<Component>, usize)>,
+    templates: BTreeMap<String, (Arc<Component>, usize)>,
+    prompts: BTreeMap<String, (Arc<Component>, usize)>,
 }
 
 /// SHA-256 of `bytes` as lowercase hex.
@@ -239,34 +241,34 @@ impl Catalog {
         &self,
     ) -> impl Iterator<Item = (&crate::offer::ResourceInfo, &Arc<Component>)> {
         self.resources
-            .iter()
-            .filter_map(|(uri, c)| Some((c.offers().resource(uri)?, c)))
+            .values()
+            .filter_map(|(c, at)| Some((c.offers().resources.get(*at)?, c)))
     }
 
     /// Every resource template, in the order of its text, with its component.
     pub fn templates(&self) -> impl Iterator<Item = (&Template, &Arc<Component>)> {
         self.templates
-            .iter()
-            .filter_map(|(t, c)| Some((c.offers().template(t)?, c)))
+            .values()
+            .filter_map(|(c, at)| Some((c.offers().templates.get(*at)?, c)))
     }
 
     /// Every prompt, in name order, with its component.
     pub fn prompts(&self) -> impl Iterator<Item = (&crate::offer::PromptInfo, &Arc<Component>)> {
         self.prompts
-            .iter()
-            .filter_map(|(name, c)| Some((c.offers().prompt(name)?, c)))
+            .values()
+            .filter_map(|(c, at)| Some((c.offers().prompts.get(*at)?, c)))
     }
 
     pub fn prompt(&self, name: &str) -> Option<(&crate::offer::PromptInfo, &Arc<Component>)> {
-        let component = self.prompts.get(name)?;
-        Some((component.offers().prompt(name)?, component))
+        let (component, at) = self.prompts.get(name)?;
+        Some((component.offers().prompts.get(*at)?, component))
     }
 
     /// The component serving `uri`: its resource of that URI, else the
     /// first template (in the order of their text) it matches; with the
     /// template when one matched.
     pub fn resource_for(&self, uri: &str) -> Option<(&Arc<Component>, Option<&Template>)> {
-        if let Some(component) = self.resources.get(uri) {
+        if let Some((component, _)) = self.resources.get(uri) {
             return Some((component, None));
         }
         self.templates()
@@ -275,13 +277,8 @@ impl Catalog {
 
     /// The template written `uri_template`, with its component.
     pub fn template(&self, uri_template: &str) -> Option<(&Template, &Arc<Component>)> {
-        let component = self.templates.get(uri_template)?;
-        Some((component.offers().template(uri_template)?, component))
-    }
-
-    /// Whether anything is served beside tools.
-    pub fn offers_anything(&self) -> bool {
-        !(self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty())
+        let (component, at) = self.templates.get(uri_template)?;
+        Some((component.offers().templates.get(*at)?, component))
     }
 
     /// The first of `component`'s resources, templates and prompts that
@@ -294,12 +291,12 @@ impl Catalog {
             second: component.path.clone(),
         };
         for r in &offers.resources {
-            if let Some(first) = self.resources.get(&r.uri) {
+            if let Some((first, _)) = self.resources.get(&r.uri) {
                 return Some(clash(format!("resource {:?}", r.uri), first));
             }
         }
         for t in &offers.templates {
-            if let Some(first) = self.templates.get(&t.info.uri_template) {
+            if let Some((first, _)) = self.templates.get(&t.info.uri_template) {
                 return Some(clash(
                     format!("resource template {:?}", t.info.uri_template),
                     first,
@@ -307,7 +304,7 @@ impl Catalog {
             }
         }
         for p in &offers.prompts {
-            if let Some(first) = self.prompts.get(&p.name) {
+            if let Some((first, _)) = self.prompts.get(&p.name) {
                 return Some(clash(format!("prompt {:?}", p.name), first));
             }
         }
@@ -339,15 +336,16 @@ impl Catalog {
                 return Err(clash);
             }
             let offers = component.offers();
-            for r in &offers.resources {
-                self.resources.insert(r.uri.clone(), component.clone());
+            for (at, r) in offers.resources.iter().enumerate() {
+                self.resources
+                    .insert(r.uri.clone(), (component.clone(), at));
             }
-            for t in &offers.templates {
-                self.templates
-                    .insert(t.info.uri_template.clone(), component.clone());
+            for (at, t) in offers.templates.iter().enumerate() {
+                let key = t.info.uri_template.clone();
+                self.templates.insert(key, (component.clone(), at));
             }
-            for p in &offers.prompts {
-                self.prompts.insert(p.name.clone(), component.clone());
+            for (at, p) in offers.prompts.iter().enumerate() {
+                self.prompts.insert(p.name.clone(), (component.clone(), at));
             }
             self.components.push(component.clone());
         }
