@@ -4,6 +4,7 @@
 //! URI matching one of its templates), to whoever listens — the MCP
 //! server, which tells the clients subscribed to that URI.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -43,11 +44,18 @@ impl ResourceUpdates {
     }
 }
 
+/// The most `resource-updated` calls one call may make: each is a
+/// notification to every subscriber (or a log line), so a guest calling it
+/// in a loop stops reaching them here.
+pub const MAX_UPDATES_PER_CALL: u32 = 1000;
+
 /// A call's observer that also publishes the component's resource updates.
 pub(super) struct Publishing {
-    pub(super) inner: Arc<dyn CallObserver>,
-    pub(super) component: Arc<Component>,
-    pub(super) updates: Arc<ResourceUpdates>,
+    inner: Arc<dyn CallObserver>,
+    component: Arc<Component>,
+    updates: Arc<ResourceUpdates>,
+    /// `resource-updated` calls this call made.
+    announced: AtomicU32,
 }
 
 impl Publishing {
@@ -67,6 +75,7 @@ impl Publishing {
             inner: observer,
             component: component.clone(),
             updates: updates.clone(),
+            announced: AtomicU32::new(0),
         })
     }
 }
@@ -81,14 +90,23 @@ impl CallObserver for Publishing {
     }
 
     fn resource_updated(&self, uri: &str) {
-        if self.component.offers().serves(uri) {
-            self.updates.publish(uri);
-        } else {
-            tracing::info!(
+        match self.announced.fetch_add(1, Ordering::Relaxed) {
+            n if n < MAX_UPDATES_PER_CALL => {
+                if self.component.offers().serves(uri) {
+                    self.updates.publish(uri);
+                } else {
+                    tracing::info!(
+                        component = %self.component.name,
+                        "dropped resource-updated for {}: not a resource of this component",
+                        crate::logtext::GuestText(uri)
+                    );
+                }
+            }
+            MAX_UPDATES_PER_CALL => tracing::info!(
                 component = %self.component.name,
-                "dropped resource-updated for {}: not a resource of this component",
-                crate::logtext::GuestText(uri)
-            );
+                "a call reported {MAX_UPDATES_PER_CALL} resource updates; dropping the rest"
+            ),
+            _ => {}
         }
         self.inner.resource_updated(uri);
     }
