@@ -305,6 +305,45 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn a_retry_brings_its_rounds_answers_once() {
+        use super::super::request_state::call_digest;
+        let digest = call_digest(Some("alice"), "ask", &json!({}));
+        let name = ask(AskKind::ElicitForm, 0, json!({"message": "Name?"}));
+        let data = json!({"responses": {}, "asked": [key_of(&name)]}).to_string();
+        let state = sign_round(&digest, now_secs() + 60, &data);
+        let answer = json!({"action": "accept", "content": {"name": "Ada"}});
+        let params = json!({"requestState": state, "inputResponses": {key_of(&name): answer}});
+        let used = UsedStates::default();
+        let first = Replay::new(Client::default(), Revision::V2026_07_28);
+        let Ok(replay) = begin(first.clone(), &params, &digest, None, &used).await else {
+            panic!("a good state was refused");
+        };
+        assert_eq!(replay.responses.get(&key_of(&name)), Some(&answer));
+        let refused = |answer: Answer| match answer {
+            Answer::Error(error) => error.message,
+            _ => panic!("not refused"),
+        };
+        let Err(again) = begin(first.clone(), &params, &digest, None, &used).await else {
+            panic!("a replay was taken");
+        };
+        assert!(refused(again).contains("answered already"));
+        // Bound to the caller: bob cannot use alice's state.
+        let bob = call_digest(Some("bob"), "ask", &json!({}));
+        let fresh = sign_round(&digest, now_secs() + 60, &data);
+        let foreign = json!({"requestState": fresh, "inputResponses": {}});
+        let Err(foreign) = begin(first.clone(), &foreign, &bob, None, &used).await else {
+            panic!("another caller's state was taken");
+        };
+        assert!(refused(foreign).contains("requestState is invalid"));
+        // No state: a first round, whatever responses come along.
+        let none = json!({"inputResponses": {key_of(&name): answer}});
+        let Ok(none) = begin(first, &none, &digest, None, &used).await else {
+            panic!("a call without a state is a first round");
+        };
+        assert!(none.responses.is_empty());
+    }
+
     #[test]
     fn malformed_responses_are_asked_again() {
         let recorded =
