@@ -352,3 +352,23 @@ fn a_tasks_question_reaches_the_client_waiting_for_its_result() {
         r#"a.txt: action=accept, content={"confirm":true}"#
     );
 }
+
+#[test]
+fn a_call_cancelled_while_it_waits_for_the_client_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(&dir, "[components.conformance]\nask = [\"elicit\"]\n");
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.call(1, "test_elicitation", json!({"message": "Who?"}));
+    let request = server.next();
+    assert_eq!(request["method"], "elicitation/create");
+    server.send(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "reason": "changed my mind"}}),
+    );
+    // A cancelled request gets no answer (MCP); the next one is answered,
+    // and nothing of the cancelled call comes before it.
+    server.call(2, "greet", json!({"name": "again"}));
+    let next = server.next();
+    assert_eq!(next["id"], 2, "{next}");
+    assert_eq!(next["result"]["content"][0]["text"], "Hello, again!");
+}
