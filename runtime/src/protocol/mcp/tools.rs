@@ -192,9 +192,7 @@ async fn in_rounds(
             replay.next_round(&digest, &ask)
         }
         (outcome, None) => outcome_of(&name, outcome).into(),
-        (outcome, Some(ttl)) => tasks::settled(ctx, &name, ttl, outcome_of(&name, outcome))
-            .await
-            .into(),
+        (outcome, Some(ttl)) => tasks::settled(ctx, &name, ttl, outcome).await.into(),
     }
 }
 

@@ -35,7 +35,7 @@ use super::session::Session;
 use crate::call::{CallError, PreparedCall};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::outbox::{Inbox, Outbox};
-use crate::sandbox::CancelToken;
+use crate::sandbox::{CancelToken, RunError};
 use crate::tool::Level;
 use crate::tool::Output;
 
@@ -105,8 +105,9 @@ pub async fn settled(
     ctx: &Ctx<'_>,
     name: &str,
     ttl: Option<u64>,
-    outcome: Result<Value, ErrorObject>,
+    run: Option<Result<Output, CallError>>,
 ) -> Result<Value, ErrorObject> {
+    let outcome = task_outcome(name, ctx.revision, run);
     let task = ctx
         .server()
         .tasks
@@ -115,6 +116,27 @@ pub async fn settled(
     tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "task made for a call that ran in rounds");
     task.finish(outcome);
     Ok(created(ctx, &task))
+}
+
+/// What a task's call ended with, as its task records it: as a call's
+/// ([`outcome_of`]), except that in 2026-07-28 a guest the runtime stopped
+/// for a fault (a panic, a crash, a limit) fails the task with a JSON-RPC
+/// error — a protocol-level error in SEP-2663's terms — while the tool's
+/// own error completes it with `isError`.
+fn task_outcome(
+    name: &str,
+    revision: Revision,
+    run: Option<Result<Output, CallError>>,
+) -> Result<Value, ErrorObject> {
+    if let Some(Err(CallError::Run(err))) = &run
+        && revision.is_stateless()
+        && !err.is_tool_report()
+        && !matches!(err, RunError::Cancelled | RunError::InputRequired(_))
+    {
+        return Err(ErrorObject::new(jsonrpc::TOOL_FAILED, err.to_string())
+            .with_data(json!({ "kind": err.kind() })));
+    }
+    outcome_of(name, run)
 }
 
 /// A call already running (`run`, a 2026-07-28 call in rounds that has
@@ -136,7 +158,7 @@ pub async fn escalated(
     tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "call became a task");
     let (finishing, name) = (task.clone(), name.to_string());
     tokio::spawn(async move {
-        if finishing.finish(outcome_of(&name, run.await)) {
+        if finishing.finish(task_outcome(&name, Revision::V2026_07_28, run.await)) {
             tracing::info!(task = %finishing.id, tool = %name, "task ended");
         }
     });
@@ -222,7 +244,8 @@ impl Run {
                 progress: self.progress.clone(),
                 asking: self.in_band(&prepared, &out),
             });
-            let outcome = outcome_of(&name, prepared.run_on_lane(observer).await);
+            let run = prepared.run_on_lane(observer).await;
+            let outcome = task_outcome(&name, self.revision, run);
             if task.finish(outcome) {
                 tracing::info!(task = %task.id, tool = %name, status = task.status().as_str(), "task ended");
                 self.status_changed();
@@ -414,6 +437,22 @@ pub async fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fault_fails_a_2026_task_and_a_tools_error_completes_it() {
+        let panic = || Some(Err(CallError::Run(RunError::Panic("boom".into()))));
+        let error = task_outcome("t", Revision::V2026_07_28, panic()).unwrap_err();
+        assert_eq!(error.code, jsonrpc::TOOL_FAILED);
+        assert_eq!(error.message, "the tool panicked: boom");
+        assert_eq!(error.data, Some(json!({"kind": "panic"})));
+        // The tool's own error is its result, with isError.
+        let failed = Some(Err(CallError::Run(RunError::Failed("no".into()))));
+        let result = task_outcome("t", Revision::V2026_07_28, failed).unwrap();
+        assert_eq!(result["isError"], true);
+        // Tasks of 2025-11-25 keep a call's answer (isError) for a fault.
+        let result = task_outcome("t", Revision::V2025_11_25, panic()).unwrap();
+        assert_eq!(result["isError"], true);
+    }
 
     #[test]
     fn task_params() {
