@@ -983,7 +983,7 @@ fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     };
     assert_eq!(
         (ready.status, ready.body.as_str()),
-        (200, "ready: 1 tool(s)\n")
+        (200, "ready: 2 tool(s)\n")
     );
 
     // The metrics name the tools: behind the token like the rest.
@@ -998,7 +998,7 @@ fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     );
     assert_eq!(metrics.status, 200, "{}", metrics.body);
     assert!(
-        metrics.body.contains("airlock_tools_loaded 1\n")
+        metrics.body.contains("airlock_tools_loaded 2\n")
             && metrics.body.contains("airlock_components_loading 0\n")
             // Served at first from quick-tier code: the Python component's
             // optimised code takes seconds more to compile.

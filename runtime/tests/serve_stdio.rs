@@ -483,7 +483,7 @@ fn a_component_still_compiling_joins_after_the_server_answers() {
         m["method"] == "notifications/tools/list_changed"
     });
     let list = c.request("l1", "tools/list", json!({}));
-    assert_eq!(names(&list), ["shipping_quote"], "{list}");
+    assert_eq!(names(&list), ["book_pickup", "shipping_quote"], "{list}");
     let quote = c.request(
         "quote",
         "tools/call",
