@@ -209,6 +209,17 @@ pub async fn begin(
     Ok(replay)
 }
 
+/// Whether `params` continue a call in rounds: their `requestState` is a
+/// round's, valid, for the call of `digest` (not marked used: [`begin`]
+/// does that). Such a state was signed after a run of that very call, so a
+/// destructive call's confirmation, given in its first round, holds.
+pub fn continues(params: &Value, digest: &str) -> bool {
+    params
+        .get("requestState")
+        .and_then(Value::as_str)
+        .is_some_and(|state| verify_round(state, digest, now_secs()).is_some())
+}
+
 /// The responses of a verified state's `data`, with the retry's answers to
 /// the keys it `asked` (each a JSON object; anything else is asked again).
 fn recorded_responses(recorded: &Value, input: Option<&Value>) -> BTreeMap<String, Value> {
@@ -336,6 +347,13 @@ mod tests {
             panic!("another caller's state was taken");
         };
         assert!(refused(foreign).contains("requestState is invalid"));
+        // A round's state continues its own call only.
+        let next = sign_round(&digest, now_secs() + 60, &data);
+        assert!(continues(&json!({"requestState": next}), &digest));
+        assert!(!continues(&json!({"requestState": next}), &bob));
+        let confirmation = super::super::request_state::sign_state(&digest, now_secs() + 60);
+        assert!(!continues(&json!({"requestState": confirmation}), &digest));
+        assert!(!continues(&json!({}), &digest));
         // No state: a first round, whatever responses come along.
         let none = json!({"inputResponses": {key_of(&name): answer}});
         let Ok(none) = begin(first, &none, &digest, None, &used).await else {
