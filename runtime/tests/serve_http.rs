@@ -983,7 +983,10 @@ fn readiness_waits_for_every_component_and_only_metrics_need_the_token() {
     };
     assert_eq!(
         (ready.status, ready.body.as_str()),
-        (200, "ready: 2 tool(s)\n")
+        (
+            200,
+            "ready: 2 tool(s), 1 resource(s), 1 resource template(s), 1 prompt(s)\n"
+        )
     );
 
     // The metrics name the tools: behind the token like the rest.

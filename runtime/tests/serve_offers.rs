@@ -994,3 +994,129 @@ fn a_read_in_flight_is_waited_for_and_stopped_by_the_shutdown() {
     assert!(message.contains("shutting down"), "{answer}");
     assert_eq!(support::wait_for_exit(&mut served.child).code(), Some(0));
 }
+
+/// A component of world `server` with no tools (`tests/components/offers_only`)
+/// is served for its resources, template, prompt and completions, under its
+/// policy section, and counted by `/readyz` and `airlock inspect`; a reload
+/// brings it and takes it away. One that declares nothing at all
+/// (`offers_none`) is refused, saying what to export.
+#[test]
+fn a_component_without_tools_is_served_for_what_it_offers() {
+    let only = test_component("offers_only");
+    let served = serve(
+        "[components.offers_only]\noffers-network = false\n",
+        std::slice::from_ref(&only),
+        &[],
+    );
+    let ready = support::http::http(served.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(
+        (ready.status, ready.body.as_str()),
+        (
+            200,
+            "ready: 0 tool(s), 1 resource(s), 1 resource template(s), 1 prompt(s)\n"
+        )
+    );
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+    assert_eq!(
+        mcp.request("tools/list", json!({}))["result"]["tools"],
+        json!([])
+    );
+    let list = mcp.request("resources/list", json!({}));
+    assert_eq!(list["result"]["resources"][0]["uri"], "only://readme");
+    assert_eq!(
+        list["result"]["resources"].as_array().map(Vec::len),
+        Some(1)
+    );
+    let templates = mcp.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "only://notes/{name}"
+    );
+    let read = mcp.request("resources/read", json!({"uri": "only://notes/monday"}));
+    assert_eq!(read["result"]["contents"][0]["text"], "the note monday");
+    let prompt = mcp.request(
+        "prompts/get",
+        json!({"name": "summarize", "arguments": {"topic": "the week"}}),
+    );
+    assert_eq!(
+        prompt["result"]["messages"][0]["content"]["text"],
+        "Summarize the week."
+    );
+    let complete = mcp.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "only://notes/{name}"},
+               "argument": {"name": "name", "value": "mo"}}),
+    );
+    assert_eq!(
+        complete["result"]["completion"]["values"],
+        json!(["monday", "moving"])
+    );
+    drop(served);
+
+    let inspect = support::airlock_command(&["inspect", "--json"])
+        .arg(&only)
+        .output()
+        .expect("inspect");
+    assert!(inspect.status.success(), "{inspect:?}");
+    let shown: Value = serde_json::from_slice(&inspect.stdout).expect("json");
+    assert_eq!(shown["components"][0]["tools"], json!([]));
+    assert_eq!(
+        shown["components"][0]["offers"]["resources"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    assert_eq!(
+        shown["components"][0]["offers"]["prompts"][0]["name"],
+        "summarize"
+    );
+
+    // A tool section names a tool it does not have: refused, saying why.
+    let section = support::first_refusal(
+        "[components.offers_only.tools.summarize]\nfolders = []\n",
+        std::slice::from_ref(&only),
+    );
+    assert!(
+        section.contains(
+            "names no tool of offers_only (it declares none: it offers only \
+                          resources or prompts, which [components.offers_only] itself grants)"
+        ),
+        "{section}"
+    );
+    let nothing = support::first_refusal("", &[test_component("offers_none")]);
+    assert!(
+        nothing.contains("offers_none.wasm: declares no tools and offers no resources, templates or prompts; export at least one tool"),
+        "{nothing}"
+    );
+
+    // Reloads bring it and take it away, telling the clients each time.
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::copy(test_component("plain"), dir.path().join("plain.wasm")).expect("copy");
+    let mut stdio = Stdio2::start_with(None, &[dir.path().to_path_buf()], &["--watch"]);
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let listed = |stdio: &mut Stdio2, id: u64| {
+        stdio
+            .request(id, "resources/list", json!({}))
+            .last()
+            .expect("answer")["result"]["resources"]
+            .clone()
+    };
+    assert_eq!(listed(&mut stdio, 1), json!([]));
+    std::fs::copy(&only, dir.path().join("offers_only.wasm")).expect("copy");
+    stdio.until(|m| m["method"] == "notifications/prompts/list_changed");
+    assert_eq!(listed(&mut stdio, 2)[0]["uri"], "only://readme");
+    std::fs::remove_file(dir.path().join("offers_only.wasm")).expect("remove");
+    stdio.until(|m| m["method"] == "notifications/prompts/list_changed");
+    assert_eq!(listed(&mut stdio, 3), json!([]));
+    let prompts = stdio.request(4, "prompts/list", json!({}));
+    assert_eq!(
+        prompts.last().expect("answer")["result"]["prompts"],
+        json!([])
+    );
+}

@@ -79,8 +79,10 @@ pub enum LoadError {
     },
     #[error("{path}: listing its resources and prompts failed: {cause}")]
     DescribeOffers { path: PathBuf, cause: RunError },
-    #[error("{path}: declares no tools")]
-    Empty { path: PathBuf },
+    /// Nothing to serve: no tool, and (world `server`) no resource,
+    /// template or prompt either.
+    #[error("{path}: {what}")]
+    Empty { path: PathBuf, what: &'static str },
     /// The policy has tool sections for tools the component does not
     /// declare. Refused rather than served: such a section may narrow a
     /// tool's grant, and a misspelt narrowing must not widen it silently.
@@ -311,16 +313,48 @@ impl Catalog {
         None
     }
 
-    /// Adds a loaded component's tools; refuses the whole component when
-    /// one of its names is already taken.
-    pub fn add(&mut self, tools: Vec<Tool>) -> Result<(), LoadError> {
-        let shared: Vec<Arc<Tool>> = tools.into_iter().map(Arc::new).collect();
-        self.add_shared(&shared)
+    /// Each component with its tools, in the order they were added (to
+    /// build a catalog of some of them again).
+    pub fn served(&self) -> Vec<Served> {
+        self.components
+            .iter()
+            .map(|component| Served {
+                component: component.clone(),
+                tools: self
+                    .tools()
+                    .filter(|t| Arc::ptr_eq(&t.component, component))
+                    .cloned()
+                    .collect(),
+            })
+            .collect()
     }
 
-    /// Like [`Catalog::add`], for tools already shared (a hot reload keeps
-    /// the tools of components whose files did not change).
-    pub fn add_shared(&mut self, tools: &[Arc<Tool>]) -> Result<(), LoadError> {
+    /// How much it serves, for a readiness answer: `2 tool(s)`, with
+    /// `, 1 resource(s), 1 resource template(s), 1 prompt(s)` for those it has.
+    pub fn counted(&self) -> String {
+        let mut counted = format!("{} tool(s)", self.tools.len());
+        for (n, what) in [
+            (self.resources.len(), "resource"),
+            (self.templates.len(), "resource template"),
+            (self.prompts.len(), "prompt"),
+        ] {
+            if n > 0 {
+                counted += &format!(", {n} {what}(s)");
+            }
+        }
+        counted
+    }
+
+    /// Adds a loaded component; refuses the whole component when one of
+    /// its names (a tool's, a URI, a template, a prompt's) is already taken.
+    pub fn add(&mut self, loaded: Loaded) -> Result<(), LoadError> {
+        self.add_shared(&loaded.share())
+    }
+
+    /// Like [`Catalog::add`], for a component already shared (a hot reload
+    /// keeps the tools of components whose files did not change).
+    pub fn add_shared(&mut self, served: &Served) -> Result<(), LoadError> {
+        let Served { component, tools } = served;
         for tool in tools {
             if let Some(existing) = self.tools.get(&tool.info.name) {
                 return Err(LoadError::Clash {
@@ -330,25 +364,22 @@ impl Catalog {
                 });
             }
         }
-        if let Some(first) = tools.first() {
-            let component = &first.component;
-            if let Some(clash) = self.offer_clash(component) {
-                return Err(clash);
-            }
-            let offers = component.offers();
-            for (at, r) in offers.resources.iter().enumerate() {
-                self.resources
-                    .insert(r.uri.clone(), (component.clone(), at));
-            }
-            for (at, t) in offers.templates.iter().enumerate() {
-                let key = t.info.uri_template.clone();
-                self.templates.insert(key, (component.clone(), at));
-            }
-            for (at, p) in offers.prompts.iter().enumerate() {
-                self.prompts.insert(p.name.clone(), (component.clone(), at));
-            }
-            self.components.push(component.clone());
+        if let Some(clash) = self.offer_clash(component) {
+            return Err(clash);
         }
+        let offers = component.offers();
+        for (at, r) in offers.resources.iter().enumerate() {
+            self.resources
+                .insert(r.uri.clone(), (component.clone(), at));
+        }
+        for (at, t) in offers.templates.iter().enumerate() {
+            let key = t.info.uri_template.clone();
+            self.templates.insert(key, (component.clone(), at));
+        }
+        for (at, p) in offers.prompts.iter().enumerate() {
+            self.prompts.insert(p.name.clone(), (component.clone(), at));
+        }
+        self.components.push(component.clone());
         for tool in tools {
             self.tools.insert(tool.info.name.clone(), tool.clone());
         }
@@ -356,10 +387,47 @@ impl Catalog {
     }
 }
 
+/// A component as loading gives it: its checked tools (none for one that
+/// only offers resources or prompts), their hints still the policy's to give.
+pub struct Loaded {
+    pub component: Arc<Component>,
+    pub tools: Vec<Tool>,
+}
+
+impl Loaded {
+    /// Its tools shared, as the catalog holds them.
+    pub fn share(self) -> Served {
+        Served {
+            component: self.component,
+            tools: self.tools.into_iter().map(Arc::new).collect(),
+        }
+    }
+
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.info.name.clone()).collect()
+    }
+}
+
+/// A loaded component as a catalog holds it: its tools shared with the
+/// calls running them.
+#[derive(Clone)]
+pub struct Served {
+    pub component: Arc<Component>,
+    pub tools: Vec<Arc<Tool>>,
+}
+
+impl Served {
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools.iter().map(|t| t.info.name.clone()).collect()
+    }
+}
+
 /// Compiles (through the compile cache), links and describes one component
 /// file's bytes (read or fetched by the caller, who may have checked a
-/// digest pin and a signature), and checks every tool it declares. `path`
-/// names it in messages; `name` is what policy sections call it.
+/// digest pin and a signature), and checks every tool it declares (and
+/// what a component of world `server` offers beside). `path` names it in
+/// messages; `name` is what policy sections call it. A component with no
+/// tool is served when it offers a resource, a template or a prompt.
 ///
 /// What the component exports is read before it is compiled, so that a
 /// component airlock cannot serve is refused at once.
@@ -368,7 +436,7 @@ pub fn load_bytes(
     path: &Path,
     name: &str,
     bytes: &[u8],
-) -> Result<Vec<Tool>, LoadError> {
+) -> Result<Loaded, LoadError> {
     let path_buf = path.to_path_buf();
     validate::check_header(path, bytes)?;
     let kind = kind::detect(bytes).map_err(|reason| LoadError::NothingToServe {
@@ -428,9 +496,6 @@ pub fn load_bytes(
         path: path_buf.clone(),
         cause,
     })?;
-    if described.is_empty() {
-        return Err(LoadError::Empty { path: path_buf });
-    }
     let tools = validate::tools(path, described, &component)?;
     if let Linked::Tool(pre) = code.as_ref() {
         let offers = sandbox
@@ -444,7 +509,21 @@ pub fn load_bytes(
         // Set once, here, before the component is shared.
         let _ = component.offered.set(offers);
     }
-    Ok(tools)
+    if tools.is_empty() && component.offers().is_empty() {
+        return Err(LoadError::Empty {
+            path: path_buf,
+            what: match component.kind {
+                Kind::Tool => {
+                    "declares no tools and offers no resources, templates or prompts; export \
+                     at least one tool (`tools.describe`), or build it for world `server` and \
+                     declare a resource or template (`resources.describe`) or a prompt \
+                     (`prompts.describe`)"
+                }
+                _ => "declares no tools; export at least one",
+            },
+        });
+    }
+    Ok(Loaded { component, tools })
 }
 
 /// A plain function as the catalog checks tools: no title, icons or hints

@@ -214,10 +214,13 @@ pub fn check(path: &Path, described: DescribedOffers, tools: &[&str]) -> Result<
         let what = format!("tool-meta of {tool:?}");
         let rule = |rule: String| bad(path, what.clone(), rule);
         if !tools.contains(&tool.as_str()) {
-            return Err(rule(format!(
-                "names no tool of this component (its tools: {})",
-                tools.join(", ")
-            )));
+            return Err(rule(match tools.is_empty() {
+                true => "names no tool of this component (it declares none)".into(),
+                false => format!(
+                    "names no tool of this component (its tools: {})",
+                    tools.join(", ")
+                ),
+            }));
         }
         if offers.tool_meta.contains_key(&tool) {
             return Err(rule("declared twice; merge it into one".into()));

@@ -65,7 +65,7 @@ pub fn run(mut args: Args) -> Exit {
         Ok(runtime) => runtime,
         Err(exit) => return exit,
     };
-    if runtime.catalog().tools().next().is_none() {
+    if runtime.catalog().components().is_empty() {
         let empty: Vec<String> = files
             .iter()
             .filter(|f| f.is_dir() && !holds_components(f))

@@ -81,18 +81,16 @@ pub fn run(args: Args) -> Exit {
     };
     let runtime =
         crate::Runtime::new(sandbox, Policy::default()).with_resolver(args.fetch.resolver(None));
-    let tools = match runtime.load_file(&args.file) {
-        Ok(tools) => tools,
+    let loaded = match runtime.load_file(&args.file) {
+        Ok(loaded) => loaded,
         Err(err) => {
             eprintln!("error: {err}");
             return Exit::LoadFailed;
         }
     };
     let name = Source::File(args.file.clone()).default_name();
-    let imports = tools
-        .first()
-        .map(|t| t.component.imports.clone())
-        .unwrap_or_default();
+    let imports = loaded.component.imports.clone();
+    let tools = loaded.tools;
     let publication = Publication {
         component: &bytes,
         name: &name,

@@ -150,8 +150,8 @@ pub fn run(mut args: Args) -> Exit {
             (None, None) => {}
         }
         match runtime.load_file(&label) {
-            Ok(tools) => {
-                let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
+            Ok(loaded) => {
+                let names = loaded.tool_names();
                 out += &format!("  tools      {}\n", names.join(", "));
             }
             Err(err) => {

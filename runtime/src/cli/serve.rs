@@ -344,7 +344,8 @@ fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, 
     if pending == 0 {
         warn_unused_credentials(runtime);
     }
-    let count = runtime.catalog().tools().count();
+    let catalog = runtime.catalog();
+    let served = !catalog.components().is_empty();
     // Each named with what it waits on (`/readyz` only counts them).
     let still = match pending {
         0 => String::new(),
@@ -358,8 +359,8 @@ fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, 
                 .join(", ")
         ),
     };
-    if count > 0 {
-        eprintln!("{count} tool(s) ready{still}");
+    if served {
+        eprintln!("{} ready{still}", catalog.counted());
     } else if pending > 0 {
         eprintln!("no tools ready yet{still}");
     } else if args.watch || args.allow_empty {
@@ -389,7 +390,11 @@ fn print_report(runtime: &Runtime, report: &LoadReport) {
             .find(|c| &c.path == path)
             .map(|c| offered(c.offers()))
             .unwrap_or_default();
-        eprintln!("loaded {}: {}{offers}", path.display(), tools.join(", "));
+        let tools = match tools.is_empty() {
+            true => "no tools".to_string(),
+            false => tools.join(", "),
+        };
+        eprintln!("loaded {}: {tools}{offers}", path.display());
     }
     for err in &report.refused {
         eprintln!("refused {err}");
@@ -442,7 +447,7 @@ async fn finish_loading(
                 }
             };
             let Some(report) = report else {
-                if runtime.catalog().tools().count() == 0 {
+                if runtime.catalog().components().is_empty() {
                     eprintln!("warning: every component was refused; no tools to serve");
                 }
                 break;
@@ -451,8 +456,8 @@ async fn finish_loading(
             if !report.loaded.is_empty() {
                 let told = server.tools_changed();
                 eprintln!(
-                    "{} tool(s) ready after {:.1}s; {told} client(s) notified",
-                    runtime.catalog().tools().count(),
+                    "{} ready after {:.1}s; {told} client(s) notified",
+                    runtime.catalog().counted(),
                     started.elapsed().as_secs_f64()
                 );
             }
@@ -498,8 +503,8 @@ async fn watch(mut watcher: Watcher, runtime: Arc<Runtime>, server: Arc<Server>)
         if changes.tools_changed() {
             let told = server.tools_changed();
             eprintln!(
-                "{} tool(s) ready after reload; {told} client(s) notified",
-                runtime.catalog().tools().count()
+                "{} ready after reload; {told} client(s) notified",
+                runtime.catalog().counted()
             );
         }
     }

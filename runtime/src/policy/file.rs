@@ -559,8 +559,14 @@ impl Policy {
                     *position,
                     format!(
                         "[components.{component}.tools.{tool}] names no tool of {component} \
-                         (it declares {}); correct the name or remove the section",
-                        tools.join(", ")
+                         ({}); correct the name or remove the section",
+                        match tools.is_empty() {
+                            true => format!(
+                                "it declares none: it offers only resources or prompts, \
+                                 which [components.{component}] itself grants"
+                            ),
+                            false => format!("it declares {}", tools.join(", ")),
+                        }
                     ),
                 )
             })

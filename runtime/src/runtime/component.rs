@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::pending::{PendingList, Phase};
-use crate::catalog::{self, Catalog, LoadError, Tool};
+use crate::catalog::{self, Catalog, LoadError, Loaded};
 use crate::policy::{Policy, PolicyError};
 use crate::sandbox::Sandbox;
 use crate::source::{Expect, Progress, Resolver, Source};
@@ -15,7 +15,8 @@ use crate::source::{Expect, Progress, Resolver, Source};
 /// What loading a set of paths did.
 #[derive(Default)]
 pub struct LoadReport {
-    /// Each loaded file with the names of its tools.
+    /// Each loaded file with the names of its tools (none for a component
+    /// that only offers resources or prompts).
     pub loaded: Vec<(PathBuf, Vec<String>)>,
     pub refused: Vec<LoadError>,
 }
@@ -27,12 +28,12 @@ impl LoadReport {
         &mut self,
         catalog: &mut Catalog,
         file: PathBuf,
-        loaded: Result<Vec<Tool>, LoadError>,
+        loaded: Result<Loaded, LoadError>,
     ) {
         match loaded {
-            Ok(tools) => {
-                let names = tools.iter().map(|t| t.info.name.clone()).collect();
-                match catalog.add(tools) {
+            Ok(loaded) => {
+                let names = loaded.tool_names();
+                match catalog.add(loaded) {
                     Ok(()) => self.loaded.push((file, names)),
                     Err(err) => self.refused.push(err),
                 }
@@ -64,7 +65,7 @@ impl Loader<'_> {
 
     /// Loads and checks one component file (with the policy's pin and tool
     /// sections).
-    pub fn load(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
+    pub fn load(&self, path: &Path) -> Result<Loaded, LoadError> {
         let (name, bytes) = self.read(path)?;
         self.compile(path, name, &bytes)
     }
@@ -94,10 +95,12 @@ impl Loader<'_> {
 
     /// The second half: compiles `bytes`, lists and checks the tools, and
     /// applies the policy's tool sections.
-    pub fn compile(&self, path: &Path, name: String, bytes: &[u8]) -> Result<Vec<Tool>, LoadError> {
-        let mut tools = catalog::load_bytes(self.sandbox, path, &name, bytes)?;
-        catalog::apply_policy_hints(&mut tools, |tool| self.policy.hints_declared(&name, tool))?;
-        let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
+    pub fn compile(&self, path: &Path, name: String, bytes: &[u8]) -> Result<Loaded, LoadError> {
+        let mut loaded = catalog::load_bytes(self.sandbox, path, &name, bytes)?;
+        catalog::apply_policy_hints(&mut loaded.tools, |tool| {
+            self.policy.hints_declared(&name, tool)
+        })?;
+        let names: Vec<&str> = loaded.tools.iter().map(|t| t.info.name.as_str()).collect();
         let unmatched = self.policy.unmatched_tools(&name, &names);
         if !unmatched.is_empty() {
             return Err(LoadError::UnmatchedTools {
@@ -105,7 +108,7 @@ impl Loader<'_> {
                 sections: PolicyError::from_all(unmatched),
             });
         }
-        Ok(tools)
+        Ok(loaded)
     }
 
     /// The name and bytes of a component: a file is read; a reference is

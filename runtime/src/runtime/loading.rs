@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 
 use super::pending::Phase;
 use super::{LoadReport, Runtime};
-use crate::catalog::{Catalog, LoadError, Tool};
+use crate::catalog::{self, Catalog, LoadError, Served};
 use crate::source::Source;
 
-type Loaded = (usize, PathBuf, Result<Vec<Tool>, LoadError>);
+type Loaded = (usize, PathBuf, Result<catalog::Loaded, LoadError>);
 
 /// How often the log says what the components still loading wait on.
 pub const SAY_EVERY: Duration = Duration::from_secs(10);
@@ -48,7 +48,7 @@ pub fn compile_places() -> usize {
 pub struct Loading {
     results: Receiver<Loaded>,
     /// Every component of this start that loaded, by file order.
-    ready: BTreeMap<usize, (PathBuf, Vec<Arc<Tool>>)>,
+    ready: BTreeMap<usize, (PathBuf, Served)>,
     /// Those of `ready` in the catalog (the others lost a name).
     admitted: BTreeSet<usize>,
     /// When the log last said what is still loading.
@@ -160,9 +160,8 @@ impl Loading {
         runtime.loading_done(&file);
         let mut report = LoadReport::default();
         match loaded {
-            Ok(tools) => {
-                let tools = tools.into_iter().map(Arc::new).collect();
-                self.ready.insert(index, (file, tools));
+            Ok(loaded) => {
+                self.ready.insert(index, (file, loaded.share()));
             }
             Err(err) => {
                 report.refused.push(err);
@@ -172,26 +171,21 @@ impl Loading {
         let ours: HashSet<*const crate::catalog::Component> = self
             .ready
             .values()
-            .filter_map(|(_, tools)| Some(Arc::as_ptr(&tools.first()?.component)))
+            .map(|(_, served)| Arc::as_ptr(&served.component))
             .collect();
         let (admitted, mut clashes) = runtime.update_catalog(|current| {
             let mut catalog = Catalog::new();
             // What is not this start's (a library user's own) stays first.
-            for component in current.components() {
-                if ours.contains(&Arc::as_ptr(component)) {
+            for served in current.served() {
+                if ours.contains(&Arc::as_ptr(&served.component)) {
                     continue;
                 }
-                let tools: Vec<Arc<Tool>> = current
-                    .tools()
-                    .filter(|t| Arc::ptr_eq(&t.component, component))
-                    .cloned()
-                    .collect();
-                let _ = catalog.add_shared(&tools);
+                let _ = catalog.add_shared(&served);
             }
             let mut admitted = BTreeSet::new();
             let mut clashes = BTreeMap::new();
-            for (at, (_, tools)) in &self.ready {
-                match catalog.add_shared(tools) {
+            for (at, (_, served)) in &self.ready {
+                match catalog.add_shared(served) {
                     Ok(()) => {
                         admitted.insert(*at);
                     }
@@ -203,9 +197,8 @@ impl Loading {
             (catalog, (admitted, clashes))
         });
         for at in admitted.difference(&self.admitted) {
-            if let Some((file, tools)) = self.ready.get(at) {
-                let names = tools.iter().map(|t| t.info.name.clone()).collect();
-                report.loaded.push((file.clone(), names));
+            if let Some((file, served)) = self.ready.get(at) {
+                report.loaded.push((file.clone(), served.tool_names()));
             }
         }
         let withdrawn = self.admitted.difference(&admitted);

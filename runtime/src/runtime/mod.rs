@@ -32,7 +32,7 @@ use crate::audit::AuditLog;
 use crate::call::{
     self, CallError, Caller, OfferError, PreparedCall, PreparedOffer, ResourceUpdates, Running,
 };
-use crate::catalog::{Catalog, LoadError, Tool};
+use crate::catalog::{Catalog, LoadError, Loaded, Tool};
 use crate::observe::CallObserver;
 use crate::offer::OfferRequest;
 use crate::policy::{Grant, Policy};
@@ -208,7 +208,7 @@ impl Runtime {
     /// Adds what loading `file` gave to the catalog being served; refused
     /// when one of its names is served already (the first to arrive wins:
     /// [`crate::loading`] keeps file order instead, whichever arrives first).
-    pub fn admit(&self, file: PathBuf, loaded: Result<Vec<Tool>, LoadError>) -> LoadReport {
+    pub fn admit(&self, file: PathBuf, loaded: Result<Loaded, LoadError>) -> LoadReport {
         self.loading.remove(&file);
         let mut report = LoadReport::default();
         let mut current = self.catalog.write().unwrap_or_else(|p| p.into_inner());
@@ -294,7 +294,7 @@ impl Runtime {
 
     /// Loads and checks one component file (with the policy's pin and tool
     /// sections) without touching the catalog.
-    pub fn load_file(&self, path: &Path) -> Result<Vec<Tool>, LoadError> {
+    pub fn load_file(&self, path: &Path) -> Result<Loaded, LoadError> {
         self.loader().load(path)
     }
 

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::Runtime;
-use crate::catalog::{Catalog, LoadError, Tool};
+use crate::catalog::{Catalog, LoadError, Loaded, Served, Tool};
 
 /// What identifies a version of a file without reading it (or, for a
 /// reference, the digest its lock entry names).
@@ -57,8 +57,8 @@ struct Entry {
     seen: Stamp,
     /// A new version seen once; loaded when the next poll sees it again.
     settling: Option<Stamp>,
-    /// The tools of the last version that loaded, if any.
-    tools: Option<Vec<Arc<Tool>>>,
+    /// The last version that loaded (its tools, or only its offers), if any.
+    served: Option<Served>,
 }
 
 /// What one poll changed.
@@ -95,17 +95,16 @@ impl Watcher {
             let Some(seen) = stamp_of(runtime, &file) else {
                 continue;
             };
-            let tools: Vec<Arc<Tool>> = catalog
-                .tools()
-                .filter(|t| t.component.path == file)
-                .cloned()
-                .collect();
+            let served = catalog
+                .served()
+                .into_iter()
+                .find(|s| s.component.path == file);
             files.insert(
                 file,
                 Entry {
                     seen,
                     settling: None,
-                    tools: (!tools.is_empty()).then_some(tools),
+                    served,
                 },
             );
         }
@@ -128,7 +127,7 @@ impl Watcher {
             .collect();
         for file in gone {
             if let Some(entry) = self.files.remove(&file)
-                && entry.tools.is_some()
+                && entry.served.is_some()
             {
                 tracing::debug!("reload: {} removed", file.display());
                 eprintln!("removed {}", file.display());
@@ -138,7 +137,7 @@ impl Watcher {
         // First load every file that changed; then decide, all at once, which
         // of the new versions may serve: none may take a tool name that
         // another file serves or newly brings, whatever the order of names.
-        let mut candidates: Vec<(PathBuf, Result<Vec<Tool>, LoadError>)> = Vec::new();
+        let mut candidates: Vec<(PathBuf, Result<Loaded, LoadError>)> = Vec::new();
         for file in present {
             let Some(now) = stamp_of(runtime, &file) else {
                 continue;
@@ -150,7 +149,7 @@ impl Watcher {
                     len: u64::MAX,
                 },
                 settling: None,
-                tools: None,
+                served: None,
             });
             if entry.seen == now {
                 entry.settling = None;
@@ -169,7 +168,7 @@ impl Watcher {
         let clashes: Vec<Option<LoadError>> = candidates
             .iter()
             .map(|(file, loaded)| match loaded {
-                Ok(tools) => self.clash(file, tools, &candidates),
+                Ok(loaded) => self.clash(file, &loaded.tools, &candidates),
                 Err(_) => None,
             })
             .collect();
@@ -182,20 +181,23 @@ impl Watcher {
                 (loaded, _) => loaded,
             };
             match loaded {
-                Ok(tools) => {
-                    let names: Vec<_> = tools.iter().map(|t| t.info.name.clone()).collect();
+                Ok(loaded) => {
+                    let names = loaded.tool_names();
                     tracing::debug!("reload: loaded {}", file.display());
                     eprintln!(
                         "loaded {}: {}{}",
                         file.display(),
-                        names.join(", "),
-                        what_changed(entry.tools.as_deref(), &names)
+                        match names.is_empty() {
+                            true => "no tools, only resources or prompts".to_string(),
+                            false => names.join(", "),
+                        },
+                        what_changed(entry.served.as_ref().map(|s| &s.tools[..]), &names)
                     );
-                    entry.tools = Some(tools.into_iter().map(Arc::new).collect());
+                    entry.served = Some(loaded.share());
                     changes.loaded.push(file);
                 }
                 Err(err) => {
-                    let keeping = match (&err, &entry.tools) {
+                    let keeping = match (&err, &entry.served) {
                         (LoadError::Clash { first, .. }, _) => {
                             format!(
                                 "; refusing {}, {} keeps it",
@@ -225,18 +227,18 @@ impl Watcher {
         &self,
         file: &PathBuf,
         tools: &[Tool],
-        candidates: &[(PathBuf, Result<Vec<Tool>, LoadError>)],
+        candidates: &[(PathBuf, Result<Loaded, LoadError>)],
     ) -> Option<LoadError> {
         let serving = self
             .files
             .iter()
             .filter(|(other, _)| *other != file)
-            .filter_map(|(other, entry)| Some((other, entry.tools.as_ref()?)))
+            .filter_map(|(other, entry)| Some((other, &entry.served.as_ref()?.tools)))
             .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
         let arriving = candidates
             .iter()
             .filter(|(other, _)| other != file)
-            .filter_map(|(other, loaded)| Some((other, loaded.as_ref().ok()?)))
+            .filter_map(|(other, loaded)| Some((other, &loaded.as_ref().ok()?.tools)))
             .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
         for (other, name) in serving.chain(arriving) {
             if tools.iter().any(|t| &t.info.name == name) {
@@ -255,8 +257,10 @@ impl Watcher {
     fn catalog(&self) -> Catalog {
         let mut catalog = Catalog::new();
         for (file, entry) in &self.files {
-            let Some(tools) = &entry.tools else { continue };
-            if let Err(err) = catalog.add_shared(tools) {
+            let Some(served) = &entry.served else {
+                continue;
+            };
+            if let Err(err) = catalog.add_shared(served) {
                 tracing::debug!("reload: clash in {}", file.display());
                 eprintln!("refused {err} (while reloading {})", file.display());
             }

@@ -38,7 +38,7 @@ pub fn readiness(server: &Server, draining: bool) -> (StatusCode, String) {
     if pending.is_empty() {
         return (
             StatusCode::OK,
-            format!("ready: {} tool(s)\n", runtime.catalog().tools().count()),
+            format!("ready: {}\n", runtime.catalog().counted()),
         );
     }
     (
