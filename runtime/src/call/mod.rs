@@ -289,10 +289,11 @@ impl PreparedCall {
         if let Err(err) = self.place.hold(patience, &cancel).await {
             return Some(self.refused(err));
         }
-        // A tool that may ask its client waits for a person: not inline.
-        if let Some(inline) = (!self.grant.asks.any())
-            .then(|| crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone()))
-            .flatten()
+        // A call that asks its client while inline waits in `lanes::blocking`
+        // (the thread's other work moves on), and a long run keeps its tool
+        // on the lanes from then on.
+        if let Some(inline) =
+            crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
         {
             crate::metrics::ran_inline();
             let (outcome, teardown) = self.run_to_teardown(observer);

@@ -54,11 +54,11 @@ REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
 HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
 CONFORMANCE = str(Path(COMPONENTS) / "conformance.wasm")
 CATALOG = str(Path(COMPONENTS) / "catalog.wasm")
-# restock (destructive) runs only once the user confirms it; the
+# restock (destructive) runs only once the user confirms it; one of the
 # conformance tools may ask the user (elicitation).
 CONFIRM_POLICY = (
     '[components.catalog.tools.restock]\ndestructive = "confirm"\n'
-    '[components.conformance]\nask = ["elicit"]\n'
+    '[components.conformance.tools.test_input_required_result_elicitation]\nask = ["elicit"]\n'
 )
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
