@@ -375,6 +375,19 @@ impl Offered {
     }
 }
 
+/// What a component declares beside its tools, before the catalog checks
+/// it (`_meta` still JSON text).
+#[derive(Debug, Default)]
+pub struct DescribedOffers {
+    /// Each resource with its `_meta` text.
+    pub resources: Vec<(ResourceInfo, Option<String>)>,
+    pub templates: Vec<TemplateInfo>,
+    /// `(tool, _meta text)`.
+    pub tool_meta: Vec<(String, String)>,
+    pub prompts: Vec<PromptInfo>,
+    pub completes: bool,
+}
+
 /// One read, prompt or completion to run in a component.
 #[derive(Debug, Clone, PartialEq)]
 pub enum OfferRequest {

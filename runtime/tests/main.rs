@@ -42,3 +42,4 @@ mod tiers;
 mod transcripts;
 mod waits;
 mod wasmcp;
+mod wasmcp_offers;

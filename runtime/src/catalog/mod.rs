@@ -497,13 +497,16 @@ pub fn load_bytes(
         cause,
     })?;
     let tools = validate::tools(path, described, &component)?;
-    if let Linked::Tool(pre) = code.as_ref() {
-        let offers = sandbox
-            .describe_offers(pre)
-            .map_err(|cause| LoadError::DescribeOffers {
-                path: path_buf.clone(),
-                cause,
-            })?;
+    let offers = match code.as_ref() {
+        Linked::Tool(pre) => Some(sandbox.describe_offers(pre)),
+        Linked::Wasmcp(pre) => Some(sandbox.list_wasmcp_offers(pre)),
+        Linked::Functions(_) => None,
+    };
+    if let Some(offers) = offers {
+        let offers = offers.map_err(|cause| LoadError::DescribeOffers {
+            path: path_buf.clone(),
+            cause,
+        })?;
         let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
         let offers = offers::check(path, offers, &names)?;
         // Set once, here, before the component is shared.

@@ -44,6 +44,7 @@ pub mod tier;
 mod tls;
 mod waits;
 mod wasmcp;
+mod wasmcp_offers;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -52,13 +53,14 @@ use std::time::Duration;
 use wasmtime::component::Component;
 use wasmtime::{Engine, Store};
 
+pub use crate::offer::DescribedOffers;
 pub use bindings::{CONTRACT, Offers, ToolPre, is_contract};
 pub use cache::CompileCache;
 pub use call_state::CallState;
 pub use engine::{SandboxConfig, Tuning};
 use engine::{TICK, engine_config};
 pub use interruption::CancelToken;
-pub use offers::{DescribedOffers, OfferOutcome};
+pub use offers::OfferOutcome;
 pub use plain::FunctionsPre;
 use run::Run;
 use tier::Backend;

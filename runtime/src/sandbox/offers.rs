@@ -10,28 +10,16 @@ use std::sync::Arc;
 use wasmtime::component::TypedFunc;
 
 use super::bindings::{completions, prompts, resources, types};
-use super::{CallState, CancelToken, Linked, RawOutput, RunError, Sandbox};
+use super::{CallState, CancelToken, Linked, RawOutput, Run, RunError, Sandbox};
 use super::{Teardown, ToolPre, provision};
 use crate::observe::CallObserver;
 use crate::offer::{
-    Annotations, Completion, CompletionRef, MAX_COMPLETIONS, OfferRequest, Offered, PromptArgument,
-    PromptInfo, PromptMessage, PromptMessages, ResourceContents, ResourceInfo, Role, TemplateInfo,
+    Annotations, Completion, CompletionRef, DescribedOffers, MAX_COMPLETIONS, OfferRequest,
+    Offered, PromptArgument, PromptInfo, PromptMessage, PromptMessages, ResourceContents,
+    ResourceInfo, Role, TemplateInfo,
 };
 use crate::policy::Grant;
 use crate::tool::{Content, Icon, ResourceBody};
-
-/// What a component declares beside its tools, before the catalog checks
-/// it (`_meta` still JSON text).
-#[derive(Debug, Default)]
-pub struct DescribedOffers {
-    /// Each resource with its `_meta` text.
-    pub resources: Vec<(ResourceInfo, Option<String>)>,
-    pub templates: Vec<TemplateInfo>,
-    /// `(tool, _meta text)`.
-    pub tool_meta: Vec<(String, String)>,
-    pub prompts: Vec<PromptInfo>,
-    pub completes: bool,
-}
 
 type ReadFunc<'a> =
     TypedFunc<(&'a str,), (Result<Vec<resources::Contents>, resources::ReadError>,)>;
@@ -106,7 +94,8 @@ impl Sandbox {
         Ok(described)
     }
 
-    /// Runs one read, prompt or completion of `pre`'s component in a fresh
+    /// Runs one read, prompt or completion of `pre`'s component (an airlock
+    /// component of world `server`, or a wasmcp component) in a fresh
     /// instance with exactly `grant`. The outcome comes with the run's
     /// [`Teardown`], as for a call.
     pub fn run_offer(
@@ -117,65 +106,22 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<OfferOutcome, RunError>, Teardown) {
-        let Some(pre) = pre.tool() else {
-            let err = RunError::Setup("the component offers no resources or prompts".into());
-            return (Err(err), Teardown::none());
-        };
         let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
-        let offers = pre.offers().clone();
-        let missing = || wasmtime::format_err!("the component does not export what this needs");
-        let result = (|| -> wasmtime::Result<Result<OfferOutcome, types::Error>> {
-            let instance = pre.instantiate(&mut run.store)?;
-            Ok(match request {
-                OfferRequest::Read { uri } => {
-                    let (_, read) = offers.resources.as_ref().ok_or_else(missing)?;
-                    let f: ReadFunc<'_> = pre.typed(&mut run.store, &instance, read)?;
-                    match f.call(&mut run.store, (uri.as_str(),))?.0 {
-                        Ok(contents) => Ok(Ok(Offered::Contents(
-                            contents.into_iter().map(contents_of).collect(),
-                        ))),
-                        Err(resources::ReadError::NotFound(m)) => Ok(Err(m)),
-                        Err(resources::ReadError::Failed(m)) => Err(types::Error::Failed(m)),
-                    }
-                }
-                OfferRequest::Prompt { name, arguments } => {
-                    let (_, get) = offers.prompts.as_ref().ok_or_else(missing)?;
-                    let f: GetFunc<'_> = pre.typed(&mut run.store, &instance, get)?;
-                    f.call(&mut run.store, (name.as_str(), arguments.as_slice()))?
-                        .0
-                        .map(|m| Ok(Offered::Messages(messages_of(m))))
-                }
-                OfferRequest::Complete {
-                    reference,
-                    argument,
-                    value,
-                    context,
-                } => {
-                    let complete = offers.complete.as_ref().ok_or_else(missing)?;
-                    let f: CompleteFunc<'_> = pre.typed(&mut run.store, &instance, complete)?;
-                    let reference = match reference {
-                        CompletionRef::Prompt(name) => completions::Reference::Prompt(name.clone()),
-                        CompletionRef::Template(t) => {
-                            completions::Reference::ResourceTemplate(t.clone())
-                        }
-                    };
-                    let args = (
-                        reference,
-                        argument.as_str(),
-                        value.as_str(),
-                        context.as_slice(),
-                    );
-                    f.call(&mut run.store, args)?
-                        .0
-                        .map(|c| Ok(Offered::Completion(completion_of(c))))
-                }
-            })
-        })();
-        run.store.data_mut().flush_notices();
-        let outcome = run.finish(result).and_then(|returned| match returned {
+        let returned = match pre {
+            Linked::Tool(pre) => {
+                let result = tool_offer(&mut run, pre, request);
+                run.store.data_mut().flush_notices();
+                run.finish(result)
+            }
+            Linked::Wasmcp(pre) => run.wasmcp_offer(&pre.pre, &pre.offers, request),
+            Linked::Functions(_) => Err(RunError::Setup(
+                "the component offers no resources or prompts".into(),
+            )),
+        };
+        let outcome = returned.and_then(|returned| match returned {
             Ok(outcome) => checked(outcome, run.limits.output),
             Err(types::Error::InvalidArguments(m)) => Err(RunError::InvalidArguments(m)),
             Err(types::Error::Failed(m)) => Err(run.failed(m)),
@@ -190,6 +136,60 @@ impl Sandbox {
         };
         (outcome, teardown)
     }
+}
+
+/// Instantiates an airlock component of world `server` and runs `request`
+/// through its `resources`, `prompts` or `completions` export.
+fn tool_offer(
+    run: &mut Run,
+    pre: &ToolPre<CallState>,
+    request: &OfferRequest,
+) -> wasmtime::Result<Result<OfferOutcome, types::Error>> {
+    let offers = pre.offers().clone();
+    let missing = || wasmtime::format_err!("the component does not export what this needs");
+    let instance = pre.instantiate(&mut run.store)?;
+    Ok(match request {
+        OfferRequest::Read { uri } => {
+            let (_, read) = offers.resources.as_ref().ok_or_else(missing)?;
+            let f: ReadFunc<'_> = pre.typed(&mut run.store, &instance, read)?;
+            match f.call(&mut run.store, (uri.as_str(),))?.0 {
+                Ok(contents) => Ok(Ok(Offered::Contents(
+                    contents.into_iter().map(contents_of).collect(),
+                ))),
+                Err(resources::ReadError::NotFound(m)) => Ok(Err(m)),
+                Err(resources::ReadError::Failed(m)) => Err(types::Error::Failed(m)),
+            }
+        }
+        OfferRequest::Prompt { name, arguments } => {
+            let (_, get) = offers.prompts.as_ref().ok_or_else(missing)?;
+            let f: GetFunc<'_> = pre.typed(&mut run.store, &instance, get)?;
+            f.call(&mut run.store, (name.as_str(), arguments.as_slice()))?
+                .0
+                .map(|m| Ok(Offered::Messages(messages_of(m))))
+        }
+        OfferRequest::Complete {
+            reference,
+            argument,
+            value,
+            context,
+        } => {
+            let complete = offers.complete.as_ref().ok_or_else(missing)?;
+            let f: CompleteFunc<'_> = pre.typed(&mut run.store, &instance, complete)?;
+            let reference = match reference {
+                CompletionRef::Prompt(name) => completions::Reference::Prompt(name.clone()),
+                CompletionRef::Template(t) => completions::Reference::ResourceTemplate(t.clone()),
+            };
+            let args = (
+                reference,
+                argument.as_str(),
+                value.as_str(),
+                context.as_slice(),
+            );
+            f.call(&mut run.store, args)?
+                .0
+                .map(|c| Ok(Offered::Completion(completion_of(c))))
+        }
+    })
 }
 
 /// The answer, unless larger than the output limit (or a completion of

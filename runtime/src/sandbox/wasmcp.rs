@@ -1,14 +1,17 @@
 //! Calls of wasmcp tools components (see [`crate::wasmcp`]): the component
 //! linked once, against the runtime plus airlock's answers to the few
 //! functions of wasmcp's composition it may stand in for; `list-tools` and
-//! `call-tool` resolved once; `list-tools` at load, `call-tool` per call in
-//! a fresh instance.
+//! `call-tool` resolved once (and the functions of its resources, prompts
+//! and completions, see `wasmcp_offers.rs`); `list-tools` at load,
+//! `call-tool` per call in a fresh instance.
 
 use wasmtime::component::types::ComponentItem;
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre, Linker, ResourceAny, Val};
 
 use super::run::Structured;
+use super::wasmcp_offers::{self, WasmcpOffers};
 use super::{CallState, DescribedTool, RawOutput, Run, RunError, Sandbox};
+use crate::offer::DescribedOffers;
 use crate::wasmcp::{self, Called, value};
 
 /// Most pages of `list-tools` read at load (a component whose cursor never
@@ -16,16 +19,18 @@ use crate::wasmcp::{self, Called, value};
 const MAX_PAGES: usize = 100;
 
 /// A wasmcp tools component linked against the runtime, with its two
-/// exports resolved.
+/// tool functions and its offers' functions resolved.
 #[derive(Clone)]
 pub struct WasmcpPre {
     pub(super) pre: InstancePre<CallState>,
     list: ComponentExportIndex,
     call: ComponentExportIndex,
+    pub(super) offers: WasmcpOffers,
 }
 
 impl WasmcpPre {
-    /// Fails when the component lacks `list-tools` or `call-tool`.
+    /// Fails when the component lacks `list-tools` or `call-tool`, or a
+    /// function of an offers interface it exports.
     pub fn new(pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
         let component = pre.component();
         let engine = component.engine();
@@ -47,6 +52,7 @@ impl WasmcpPre {
         Ok(WasmcpPre {
             list: function("list-tools")?,
             call: function("call-tool")?,
+            offers: WasmcpOffers::resolve(component)?,
             pre,
         })
     }
@@ -190,6 +196,15 @@ impl Sandbox {
         Err(RunError::BadOutput(format!(
             "list-tools answered more than {MAX_PAGES} pages"
         )))
+    }
+}
+
+impl Sandbox {
+    /// What the component lists beside its tools (resources, templates,
+    /// prompts) and whether it completes, under [`super::DESCRIBE_LIMITS`].
+    pub fn list_wasmcp_offers(&self, pre: &WasmcpPre) -> Result<DescribedOffers, RunError> {
+        let mut run = self.start_listing(pre.pre.engine())?;
+        wasmcp_offers::describe(&mut run, &pre.pre, &pre.offers)
     }
 }
 

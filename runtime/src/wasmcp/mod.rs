@@ -22,7 +22,16 @@
 //! `authorize` false. Any other function, and any resource, of a `wasmcp:`
 //! package (sessions, key-value stores, middleware's `server-handler`)
 //! refuses the component at load, naming it ([`check_import`]).
+//!
+//! # Resources, prompts and completions
+//!
+//! A tools component may also export wasmcp's `resources`, `prompts` and
+//! `completions` interfaces ([`OFFERS`]); airlock serves them as it serves
+//! an airlock component's offers ([`offers`] converts): listed at load,
+//! checked by the catalog, each read, prompt and completion run in a fresh
+//! instance with the component's read-only grant.
 
+pub mod offers;
 pub mod value;
 
 use crate::tool::{Content, Hints, Icon};
@@ -30,6 +39,17 @@ use crate::tool::{Content, Hints, Icon};
 /// The export that makes a component a wasmcp tools component, without
 /// its version (any `0.1.x` is served).
 pub const TOOLS: &str = "wasmcp:mcp-v20251125/tools";
+
+/// The interfaces a wasmcp component may export beside `tools`, each with
+/// the functions airlock calls (all of them are needed).
+pub const OFFERS: [(&str, &[&str]); 3] = [
+    (
+        "resources",
+        &["list-resources", "read-resource", "list-resource-templates"],
+    ),
+    ("prompts", &["list-prompts", "get-prompt"]),
+    ("completions", &["complete"]),
+];
 
 /// The package of that export, and the versions of it airlock serves.
 const PACKAGE: &str = "wasmcp:mcp-v20251125/";

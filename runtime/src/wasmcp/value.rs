@@ -12,17 +12,17 @@ use wasmtime::component::Val;
 use super::{Called, ListedTool, NO_CLIENT_STREAM, PROTOCOL_VERSION, Stub};
 use crate::tool::{Content, Hints, Icon, ResourceBody};
 
-type Fields = [(String, Val)];
+pub(super) type Fields = [(String, Val)];
 
-fn none() -> Val {
+pub(super) fn none() -> Val {
     Val::Option(None)
 }
 
-fn some(v: Val) -> Val {
+pub(super) fn some(v: Val) -> Val {
     Val::Option(Some(Box::new(v)))
 }
 
-fn record(fields: &[(&str, Val)]) -> Val {
+pub(super) fn record(fields: &[(&str, Val)]) -> Val {
     Val::Record(
         fields
             .iter()
@@ -169,7 +169,7 @@ fn hints(annotations: &Fields) -> Result<Option<Hints>, String> {
     }))
 }
 
-fn icon(icon: &Val) -> Result<Icon, String> {
+pub(super) fn icon(icon: &Val) -> Result<Icon, String> {
     let fields = as_record(icon, "icon")?;
     let sizes = match optional(fields, "sizes")? {
         Some(Val::List(sizes)) => sizes.iter().map(string).collect::<Result<_, _>>()?,
@@ -225,7 +225,7 @@ pub fn call_result(returned: &Val) -> Result<Called, String> {
 }
 
 /// A JSON-RPC `error-code` from `call-tool`.
-fn error_code(code: &Val) -> Result<Called, String> {
+pub(super) fn error_code(code: &Val) -> Result<Called, String> {
     let Val::Variant(case, Some(error)) = code else {
         return Err(format!(
             "`error-code` is not a variant with an error: {}",
@@ -245,7 +245,7 @@ fn error_code(code: &Val) -> Result<Called, String> {
 }
 
 /// One `content-block`.
-fn content(block: &Val) -> Result<Content, String> {
+pub(super) fn content(block: &Val) -> Result<Content, String> {
     let Val::Variant(case, Some(payload)) = block else {
         return Err(format!("a content block is not a variant: {}", kind(block)));
     };
@@ -322,7 +322,7 @@ fn embedded(resource: &Val) -> Result<Content, String> {
 const STREAMED: &str = "airlock does not read streamed content; return it inline";
 
 /// `text-data`: inline text (a stream is refused).
-fn text_data(v: &Val) -> Result<String, String> {
+pub(super) fn text_data(v: &Val) -> Result<String, String> {
     match v {
         Val::Variant(case, Some(text)) if case == "text" => string(text),
         Val::Variant(case, _) if case == "text-stream" => Err(format!("a text-stream: {STREAMED}")),
@@ -331,7 +331,7 @@ fn text_data(v: &Val) -> Result<String, String> {
 }
 
 /// `blob-data`: inline bytes (a stream is refused).
-fn blob_data(v: &Val) -> Result<Vec<u8>, String> {
+pub(super) fn blob_data(v: &Val) -> Result<Vec<u8>, String> {
     match v {
         Val::Variant(case, Some(bytes)) if case == "blob" => match bytes.as_ref() {
             Val::List(items) => items
@@ -349,7 +349,7 @@ fn blob_data(v: &Val) -> Result<Vec<u8>, String> {
 }
 
 /// The `ok` of a `result`.
-fn ok(v: &Val) -> Result<Option<&Val>, String> {
+pub(super) fn ok(v: &Val) -> Result<Option<&Val>, String> {
     match v {
         Val::Result(Ok(inner)) => Ok(inner.as_deref()),
         Val::Result(Err(_)) => Err("an error airlock cannot read".into()),
@@ -357,14 +357,14 @@ fn ok(v: &Val) -> Result<Option<&Val>, String> {
     }
 }
 
-fn as_record<'a>(v: &'a Val, what: &str) -> Result<&'a Fields, String> {
+pub(super) fn as_record<'a>(v: &'a Val, what: &str) -> Result<&'a Fields, String> {
     match v {
         Val::Record(fields) => Ok(fields),
         other => Err(format!("`{what}` is not a record: {}", kind(other))),
     }
 }
 
-fn field<'a>(fields: &'a Fields, name: &str) -> Result<&'a Val, String> {
+pub(super) fn field<'a>(fields: &'a Fields, name: &str) -> Result<&'a Val, String> {
     fields
         .iter()
         .find(|(n, _)| n == name)
@@ -373,7 +373,7 @@ fn field<'a>(fields: &'a Fields, name: &str) -> Result<&'a Val, String> {
 }
 
 /// An `option` field's value; an absent field counts as `none`.
-fn optional<'a>(fields: &'a Fields, name: &str) -> Result<Option<&'a Val>, String> {
+pub(super) fn optional<'a>(fields: &'a Fields, name: &str) -> Result<Option<&'a Val>, String> {
     match fields.iter().find(|(n, _)| n == name).map(|(_, v)| v) {
         None | Some(Val::Option(None)) => Ok(None),
         Some(Val::Option(Some(v))) => Ok(Some(v)),
@@ -381,7 +381,7 @@ fn optional<'a>(fields: &'a Fields, name: &str) -> Result<Option<&'a Val>, Strin
     }
 }
 
-fn string(v: &Val) -> Result<String, String> {
+pub(super) fn string(v: &Val) -> Result<String, String> {
     match v {
         Val::String(s) => Ok(s.clone()),
         other => Err(format!("expected a string, got {}", kind(other))),
@@ -390,7 +390,7 @@ fn string(v: &Val) -> Result<String, String> {
 
 /// What kind of value `v` is, for errors (never the value itself: it is
 /// the tool's data, and may be large).
-fn kind(v: &Val) -> &'static str {
+pub(super) fn kind(v: &Val) -> &'static str {
     match v {
         Val::Bool(_) => "a bool",
         Val::String(_) => "a string",
