@@ -1,9 +1,9 @@
 //! OAuth access tokens on `airlock serve` (`[oauth]` in the policy), from
 //! a stand-in issuer on loopback whose signing key is this test's: every
 //! way a token can be wrong is refused with the status and header MCP's
-//! authorization section says, the scopes decide which tools a caller
-//! sees, static `[[tokens]]` keep working beside it, and a hostile issuer
-//! holds up nothing but its own tokens. (`tests/clients/python` runs the
+//! authorization section says, the scopes (and claims) decide which tools,
+//! resources and prompts a caller sees, static `[[tokens]]` keep working
+//! beside it, and a hostile issuer holds up nothing but its own tokens. (`tests/clients/python` runs the
 //! official SDK's OAuth client against a real authorization server.)
 
 use std::sync::{Arc, OnceLock};
@@ -398,4 +398,142 @@ fn claims_give_tools_beside_scopes() {
             403
         );
     }
+}
+
+/// `[[oauth.scopes]]` and `[[oauth.claims]]` give resources and prompts as
+/// `[[tokens]]` do: an entry that lists any of `tools`, `resources` and
+/// `prompts` gives only what it lists; the union over a token's entries;
+/// one listing nothing gives everything. `airlock check` names what they
+/// list that nothing serves, and a bad list is an error at its line and
+/// column.
+#[test]
+fn scopes_and_claims_give_resources_and_prompts_like_tokens() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let policy = format!(
+        "[oauth]\nresource = \"{RESOURCE}\"\nissuers = [\"{}\"]\nplain-http = true\n\
+         algorithms = [\"ES256\"]\n\
+         [[oauth.scopes]]\nscope = \"notes\"\n\
+         resources = [\"test://static-text\", \"test://template/{{id}}/data\"]\n\
+         [[oauth.scopes]]\nscope = \"greet\"\nprompts = [\"greeting\"]\ntools = [\"echo\"]\n\
+         [[oauth.scopes]]\nscope = \"everything\"\n\
+         [[oauth.claims]]\nclaim = \"groups\"\nvalue = \"art\"\nprompts = [\"with_image\"]\n",
+        issuer.url
+    );
+    let offers = support::test_component("offers");
+    let served = serve(&policy, std::slice::from_ref(&offers), &[]);
+    let token = |scope: &str, groups: Value| {
+        let mut c = claims(&issuer.url, scope);
+        c["groups"] = groups;
+        key.sign(&c)
+    };
+    let connect = |bearer: &str| {
+        let auth = format!("Bearer {bearer}");
+        support::http::Mcp::connect(served.addr, json!({}), &[("Authorization", &auth)])
+    };
+    let names = |answer: &Value, list: &str, key: &str| -> Vec<String> {
+        answer["result"][list]
+            .as_array()
+            .unwrap_or_else(|| panic!("no {list}: {answer}"))
+            .iter()
+            .filter_map(|v| v[key].as_str().map(String::from))
+            .collect()
+    };
+
+    // Resources only: no tool, no prompt.
+    let mut notes = connect(&token("notes", json!([])));
+    let listed = notes.request("resources/list", json!({}));
+    assert_eq!(names(&listed, "resources", "uri"), ["test://static-text"]);
+    let templates = notes.request("resources/templates/list", json!({}));
+    assert_eq!(
+        names(&templates, "resourceTemplates", "uriTemplate"),
+        ["test://template/{id}/data"]
+    );
+    let read = notes.request("resources/read", json!({"uri": "test://template/7/data"}));
+    assert!(read["result"]["contents"].is_array(), "{read}");
+    let hidden = notes.request("resources/read", json!({"uri": "test://static-binary"}));
+    assert_eq!(hidden["error"]["code"], -32002, "{hidden}");
+    let prompts = notes.request("prompts/list", json!({}));
+    assert_eq!(names(&prompts, "prompts", "name"), Vec::<String>::new());
+    let tools = notes.request("tools/list", json!({}));
+    assert_eq!(names(&tools, "tools", "name"), Vec::<String>::new());
+
+    // A scope and a claim: the union of their prompts, the scope's tool,
+    // no resource.
+    let mut greet = connect(&token("greet", json!(["art"])));
+    let prompts = greet.request("prompts/list", json!({}));
+    assert_eq!(
+        names(&prompts, "prompts", "name"),
+        ["greeting", "with_image"]
+    );
+    let got = greet.request(
+        "prompts/get",
+        json!({"name": "greeting", "arguments": {"name": "Ada"}}),
+    );
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"],
+        "Hello, Ada!"
+    );
+    let refused = greet.request("prompts/get", json!({"name": "ask_topic"}));
+    assert!(refused["error"].is_object(), "{refused}");
+    let tools = greet.request("tools/list", json!({}));
+    assert_eq!(names(&tools, "tools", "name"), ["echo"]);
+    let listed = greet.request("resources/list", json!({}));
+    assert_eq!(names(&listed, "resources", "uri"), Vec::<String>::new());
+
+    // A scope that lists nothing gives everything, whatever else is held.
+    let mut all = connect(&token("notes everything", json!([])));
+    let listed = all.request("resources/list", json!({}));
+    assert_eq!(
+        listed["result"]["resources"].as_array().map(Vec::len),
+        Some(6)
+    );
+    let prompts = all.request("prompts/list", json!({}));
+    assert_eq!(
+        prompts["result"]["prompts"].as_array().map(Vec::len),
+        Some(4)
+    );
+    drop(served);
+
+    // `airlock check` names what nothing serves.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("airlock.toml");
+    let typos = policy
+        .replace("\"test://static-text\"", "\"test://statik\"")
+        .replace("\"with_image\"", "\"with_imag\"");
+    std::fs::write(&file, typos).expect("policy");
+    let check = support::airlock_command(&["check"])
+        .arg(&file)
+        .arg(&offers)
+        .output()
+        .expect("check");
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(!check.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "[[oauth.scopes]] \"notes\" gives the resource \"test://statik\", which no \
+             component at hand serves"
+        ) && stderr.contains(
+            "[[oauth.claims]] groups = \"art\" gives the prompt \"with_imag\", which no \
+             component at hand declares"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("\"greeting\", which"), "{stderr}");
+
+    // A list of the wrong shape, or a misspelt key, is an error where written.
+    let root = support::workspace();
+    let bad = policy.replace("prompts = [\"greeting\"]", "prompts = \"greeting\"");
+    let err = airlock::policy::Policy::parse(&bad, &root)
+        .expect_err("not a list")
+        .to_string();
+    assert!(err.contains("<policy>:11:11"), "{err}");
+    let bad = policy.replace("prompts = [\"with_image\"]", "prompt = [\"with_image\"]");
+    let err = airlock::policy::Policy::parse(&bad, &root)
+        .expect_err("unknown key")
+        .to_string();
+    assert!(
+        err.contains("<policy>:18:1") && err.contains("`resources`") && err.contains("`prompts`"),
+        "{err}"
+    );
 }

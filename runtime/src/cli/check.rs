@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use super::serve_config::ServeConfig;
 use super::{Exit, FetchOptions};
 use crate::Runtime;
-use crate::policy::Policy;
+use crate::policy::{Gives, Policy};
 use crate::source::Source;
 
 /// Check a policy file: syntax, unknown keys, paths, patterns, pins,
@@ -159,31 +159,41 @@ pub fn run(mut args: Args) -> Exit {
     Exit::Ok
 }
 
-/// Tools a `[[tokens]]`, `[[oauth.scopes]]` or `[[oauth.claims]]` entry
-/// gives that no component at hand declares: a misspelt name gives nothing, silently.
-fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
-    let catalog = runtime.catalog();
-    let known: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
-    let policy = runtime.policy();
-    let tokens = policy
-        .tokens()
-        .iter()
-        .map(|t| (format!("[[tokens]] {:?}", t.name), t.tools.as_deref()));
-    let scopes = policy.oauth().into_iter().flat_map(|o| &o.scopes).map(|g| {
-        (
-            format!("[[oauth.scopes]] {:?}", g.scope),
-            g.tools.as_deref(),
-        )
+/// What each `[[tokens]]`, `[[oauth.scopes]]` and `[[oauth.claims]]`
+/// entry lists, named as a message names the entry.
+fn granting_entries(policy: &Policy) -> Vec<(String, Gives)> {
+    let tokens = policy.tokens().iter().map(|t| {
+        let gives = Gives {
+            tools: t.tools.clone(),
+            resources: t.resources.clone(),
+            prompts: t.prompts.clone(),
+        };
+        (format!("[[tokens]] {:?}", t.name), gives)
     });
+    let scopes = policy
+        .oauth()
+        .into_iter()
+        .flat_map(|o| &o.scopes)
+        .map(|g| (format!("[[oauth.scopes]] {:?}", g.scope), g.gives.clone()));
     let claims = policy.oauth().into_iter().flat_map(|o| &o.claims).map(|g| {
         (
             format!("[[oauth.claims]] {} = {:?}", g.claim, g.value),
-            g.tools.as_deref(),
+            g.gives.clone(),
         )
     });
-    let mut unknown = unknown_granted_offers(&catalog, policy.tokens());
-    for (entry, tools) in tokens.chain(scopes).chain(claims) {
-        for tool in tools.unwrap_or_default() {
+    tokens.chain(scopes).chain(claims).collect()
+}
+
+/// Tools, resources and prompts a `[[tokens]]`, `[[oauth.scopes]]` or
+/// `[[oauth.claims]]` entry gives that no component at hand declares: a
+/// misspelt name gives nothing, silently.
+fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
+    let catalog = runtime.catalog();
+    let known: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
+    let entries = granting_entries(runtime.policy());
+    let mut unknown = unknown_granted_offers(&catalog, &entries);
+    for (entry, gives) in &entries {
+        for tool in gives.tools.iter().flatten() {
             if !known.contains(&tool.as_str()) {
                 unknown.push(format!(
                     "{entry} gives the tool {tool:?}, which no component at hand declares \
@@ -196,11 +206,11 @@ fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
     unknown
 }
 
-/// Resources and prompts a `[[tokens]]` entry lists that no component at
-/// hand serves (a resource by URI or by its template's text).
+/// Resources and prompts an entry lists that no component at hand serves
+/// (a resource by URI or by its template's text).
 fn unknown_granted_offers(
     catalog: &crate::catalog::Catalog,
-    tokens: &[crate::policy::Token],
+    entries: &[(String, Gives)],
 ) -> Vec<String> {
     let uris: Vec<&str> = catalog
         .resources()
@@ -217,23 +227,21 @@ fn unknown_granted_offers(
         false => names.join(", "),
     };
     let mut unknown = Vec::new();
-    for token in tokens {
-        for uri in token.resources.iter().flatten() {
+    for (entry, gives) in entries {
+        for uri in gives.resources.iter().flatten() {
             if !uris.contains(&uri.as_str()) {
                 unknown.push(format!(
-                    "[[tokens]] {:?} gives the resource {uri:?}, which no component at hand \
+                    "{entry} gives the resource {uri:?}, which no component at hand \
                      serves (resources and templates: {}); correct the URI",
-                    token.name,
                     listed(&uris)
                 ));
             }
         }
-        for prompt in token.prompts.iter().flatten() {
+        for prompt in gives.prompts.iter().flatten() {
             if !prompts.contains(&prompt.as_str()) {
                 unknown.push(format!(
-                    "[[tokens]] {:?} gives the prompt {prompt:?}, which no component at hand \
+                    "{entry} gives the prompt {prompt:?}, which no component at hand \
                      declares (prompts: {}); correct the name",
-                    token.name,
                     listed(&prompts)
                 ));
             }

@@ -43,5 +43,5 @@ pub use file::{
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
-pub use oauth::{ClaimGrant, OAuth, ScopeGrant, ScopedAccess};
+pub use oauth::{ClaimGrant, Gives, OAuth, ScopeGrant, ScopedAccess};
 pub use units::{format_duration, format_size};

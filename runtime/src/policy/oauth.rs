@@ -2,7 +2,8 @@
 //! servers, accepted as MCP's authorization section prescribes for a
 //! resource server. What the policy says: this server's resource
 //! identifier (a token's `aud` must name it), the issuers trusted, the
-//! signature algorithms accepted, and which scopes give which tools.
+//! signature algorithms accepted, and which scopes give which tools,
+//! resources and prompts.
 //! Checking a token against it is the HTTP transport's
 //! (`transport::http::oauth`); this module only reads and checks the
 //! section.
@@ -15,13 +16,19 @@
 //!
 //! [[oauth.scopes]]
 //! scope = "catalog.read"
-//! tools = ["lookup_price"]           # omitted: every tool
+//! tools = ["lookup_price"]           # none of tools, resources, prompts: everything
+//! resources = ["shipping://rates/{region}"]
+//! prompts = ["plan_shipment"]
 //!
 //! [[oauth.claims]]                   # by another claim of the token
 //! claim = "groups"                   # a string, or a list of strings
 //! value = "finance"
 //! tools = ["export_orders"]
 //! ```
+//!
+//! As for `[[tokens]]`: an entry that lists none of `tools`, `resources`
+//! and `prompts` gives everything; one that lists any gives only what it
+//! lists (an absent list then gives nothing of its kind).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -68,6 +75,8 @@ struct RawClaim {
     claim: Spanned<String>,
     value: Spanned<String>,
     tools: Option<Vec<String>>,
+    resources: Option<Vec<String>>,
+    prompts: Option<Vec<String>>,
     metrics: Option<bool>,
 }
 
@@ -80,6 +89,8 @@ const CHECKED_CLAIMS: [&str; 8] = ["iss", "aud", "exp", "nbf", "iat", "jti", "sc
 struct RawScope {
     scope: Spanned<String>,
     tools: Option<Vec<String>>,
+    resources: Option<Vec<String>>,
+    prompts: Option<Vec<String>>,
     metrics: Option<bool>,
 }
 
@@ -110,10 +121,48 @@ pub struct OAuth {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeGrant {
     pub scope: String,
-    /// The tools a token with this scope may list and call; `None` = all.
-    pub tools: Option<Vec<String>>,
+    /// What a token with this scope may list and use.
+    pub gives: Gives,
     /// `metrics = true`: may read `/metrics` though limited to some tools.
     pub metrics: bool,
+}
+
+/// What an `[[oauth.scopes]]` or `[[oauth.claims]]` entry lists, as a
+/// `[[tokens]]` entry does: listing none of them gives everything; listing
+/// any gives only what they list (an absent list then gives nothing of
+/// its kind).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gives {
+    /// Tools it may list and call.
+    pub tools: Option<Vec<String>>,
+    /// Resource URIs and URI templates (as written) it may list and read.
+    pub resources: Option<Vec<String>>,
+    /// Prompts it may list and get.
+    pub prompts: Option<Vec<String>>,
+}
+
+impl Gives {
+    /// Whether it lists nothing, and so gives everything.
+    pub fn everything(&self) -> bool {
+        self.tools.is_none() && self.resources.is_none() && self.prompts.is_none()
+    }
+
+    /// Adds what `other` lists to what this lists, kind by kind.
+    fn add(&mut self, other: &Gives) {
+        for (mine, theirs) in [
+            (&mut self.tools, &other.tools),
+            (&mut self.resources, &other.resources),
+            (&mut self.prompts, &other.prompts),
+        ] {
+            let Some(theirs) = theirs else { continue };
+            let mine = mine.get_or_insert_with(Vec::new);
+            for name in theirs {
+                if !mine.contains(name) {
+                    mine.push(name.clone());
+                }
+            }
+        }
+    }
 }
 
 /// What a token holding a claim value gets (`[[oauth.claims]]`): by
@@ -125,8 +174,8 @@ pub struct ClaimGrant {
     pub claim: String,
     /// The value the claim must be, or (a list) hold.
     pub value: String,
-    /// The tools it gives; `None` = all.
-    pub tools: Option<Vec<String>>,
+    /// What it gives.
+    pub gives: Gives,
     pub metrics: bool,
 }
 
@@ -143,45 +192,41 @@ impl ClaimGrant {
 /// What a token's scopes and claims give together.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopedAccess {
-    /// `None` = every tool.
-    pub tools: Option<Vec<String>>,
+    /// Lists nothing when one of the entries gives everything.
+    pub gives: Gives,
     pub metrics: bool,
 }
 
 impl OAuth {
     /// What a token with `scopes` and `claims` gets: the union of what its
-    /// matching `[[oauth.scopes]]` and `[[oauth.claims]]` give; `None` when
-    /// none matches.
+    /// matching `[[oauth.scopes]]` and `[[oauth.claims]]` give, kind by
+    /// kind (everything when one of them lists nothing); `None` when none
+    /// matches.
     pub fn access(&self, scopes: &[&str], claims: &Map<String, Value>) -> Option<ScopedAccess> {
         let by_scope = self
             .scopes
             .iter()
             .filter(|g| scopes.contains(&g.scope.as_str()))
-            .map(|g| (&g.tools, g.metrics));
+            .map(|g| (&g.gives, g.metrics));
         let by_claim = self
             .claims
             .iter()
             .filter(|g| g.matches(claims))
-            .map(|g| (&g.tools, g.metrics));
+            .map(|g| (&g.gives, g.metrics));
         let mut granted = by_scope.chain(by_claim).peekable();
         granted.peek()?;
         let mut access = ScopedAccess {
-            tools: Some(Vec::new()),
+            gives: Gives::default(),
             metrics: false,
         };
-        for (tools, metrics) in granted {
+        let mut everything = false;
+        for (gives, metrics) in granted {
             access.metrics |= metrics;
-            match (&mut access.tools, tools) {
-                (Some(all), Some(tools)) => {
-                    for tool in tools {
-                        if !all.contains(tool) {
-                            all.push(tool.clone());
-                        }
-                    }
-                }
-                (all, None) => *all = None,
-                (None, Some(_)) => {}
-            }
+            everything |= gives.everything();
+            access.gives.add(gives);
+        }
+        if everything {
+            access.gives = Gives::default();
         }
         Some(access)
     }
@@ -299,7 +344,11 @@ pub(super) fn check(
         } else {
             scopes.push(ScopeGrant {
                 scope: s.scope.into_inner(),
-                tools: s.tools,
+                gives: Gives {
+                    tools: s.tools,
+                    resources: s.resources,
+                    prompts: s.prompts,
+                },
                 metrics: s.metrics.unwrap_or(false),
             });
         }
@@ -324,7 +373,11 @@ pub(super) fn check(
             claims.push(ClaimGrant {
                 claim: c.claim.into_inner(),
                 value: c.value.into_inner(),
-                tools: c.tools,
+                gives: Gives {
+                    tools: c.tools,
+                    resources: c.resources,
+                    prompts: c.prompts,
+                },
                 metrics: c.metrics.unwrap_or(false),
             });
         }
@@ -333,7 +386,8 @@ pub(super) fn check(
         errors.push((
             raw.resource.span().start,
             "[oauth] gives no tool yet: add [[oauth.scopes]] entries, each a `scope` and the \
-             `tools` it gives (omitted: every tool), or [[oauth.claims]] entries by another claim"
+             `tools`, `resources` and `prompts` it gives (none of them: everything), or \
+             [[oauth.claims]] entries by another claim"
                 .into(),
         ));
     }
@@ -436,14 +490,17 @@ mod tests {
         assert_eq!(
             oauth.access(&["catalog.read", "other"], &none),
             Some(ScopedAccess {
-                tools: Some(vec!["lookup_price".into()]),
+                gives: Gives {
+                    tools: Some(vec!["lookup_price".into()]),
+                    ..Gives::default()
+                },
                 metrics: false
             })
         );
         assert_eq!(
             oauth.access(&["catalog.read", "admin"], &none),
             Some(ScopedAccess {
-                tools: None,
+                gives: Gives::default(),
                 metrics: true
             })
         );
@@ -461,12 +518,12 @@ mod tests {
         let claims = |v: serde_json::Value| v.as_object().cloned().expect("an object");
         let finance = claims(serde_json::json!({"sub": "bob", "groups": ["sales", "finance"]}));
         assert_eq!(
-            oauth.access(&[], &finance).map(|a| a.tools),
+            oauth.access(&[], &finance).map(|a| a.gives.tools),
             Some(Some(vec!["export".into()]))
         );
         let alice = claims(serde_json::json!({"sub": "alice", "groups": "finance"}));
         assert_eq!(
-            oauth.access(&[], &alice).map(|a| a.tools),
+            oauth.access(&[], &alice).map(|a| a.gives.tools),
             Some(Some(vec!["export".into(), "restock".into()]))
         );
         let other = claims(serde_json::json!({"sub": "carol", "groups": [1, "sales"]}));
@@ -478,6 +535,52 @@ mod tests {
         assert!(
             errors[0].contains("says nothing about who the caller is"),
             "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn resources_and_prompts_are_given_like_tools() {
+        let (oauth, errors) = read(
+            "resource = \"https://a/mcp\"\nissuers = [\"https://i\"]\n\
+             [[scopes]]\nscope = \"rates\"\nresources = [\"shipping://rates/{region}\"]\n\
+             [[scopes]]\nscope = \"plan\"\nprompts = [\"plan_shipment\"]\ntools = [\"quote\"]\n\
+             [[scopes]]\nscope = \"all\"\n\
+             [[claims]]\nclaim = \"groups\"\nvalue = \"ops\"\nprompts = [\"triage\"]\n",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let oauth = oauth.expect("checked");
+        let none = Map::new();
+        let rates = oauth.access(&["rates"], &none).expect("granted").gives;
+        assert_eq!(
+            rates,
+            Gives {
+                resources: Some(vec!["shipping://rates/{region}".into()]),
+                ..Gives::default()
+            },
+            "lists resources only: no tool, no prompt"
+        );
+        assert!(!rates.everything());
+        let both = oauth.access(&["rates", "plan"], &none).expect("granted");
+        assert_eq!(both.gives.tools, Some(vec!["quote".into()]));
+        assert_eq!(both.gives.prompts, Some(vec!["plan_shipment".into()]));
+        assert_eq!(
+            both.gives.resources,
+            Some(vec!["shipping://rates/{region}".into()])
+        );
+        let ops = serde_json::json!({"groups": ["ops"]});
+        let ops = ops.as_object().expect("an object");
+        let with_claim = oauth.access(&["plan"], ops).expect("granted").gives;
+        assert_eq!(
+            with_claim.prompts,
+            Some(vec!["plan_shipment".into(), "triage".into()])
+        );
+        assert!(
+            oauth
+                .access(&["rates", "all"], &none)
+                .expect("granted")
+                .gives
+                .everything(),
+            "an entry listing nothing gives everything"
         );
     }
 

@@ -148,15 +148,20 @@ impl OAuthGate {
                 had: verified.scopes.clone(),
             });
         };
-        let token = Token::issued(
-            Identity {
-                issuer: verified.issuer,
-                subject: verified.subject,
-                client_id: verified.client_id,
-            },
-            access.tools,
-            access.metrics,
-        );
+        let gives = access.gives;
+        let token = Token {
+            resources: gives.resources,
+            prompts: gives.prompts,
+            ..Token::issued(
+                Identity {
+                    issuer: verified.issuer,
+                    subject: verified.subject,
+                    client_id: verified.client_id,
+                },
+                gives.tools,
+                access.metrics,
+            )
+        };
         self.remembered.keep(bearer, &token, verified.expires);
         Ok(token)
     }
