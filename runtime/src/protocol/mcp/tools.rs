@@ -161,6 +161,12 @@ async fn in_rounds(
         Ok(replay) => replay,
         Err(answer) => return answer,
     };
+    // A call that could not become a task does not run.
+    if task.is_some()
+        && let Err(error) = server.tasks.check_room(&ctx.owner()).await
+    {
+        return Answer::Error(error);
+    }
     let (name, cancel) = (
         prepared.tool().info.name.clone(),
         prepared.cancel_token().clone(),

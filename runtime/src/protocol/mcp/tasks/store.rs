@@ -122,6 +122,18 @@ impl TaskStore {
         }
     }
 
+    /// Whether `owner` may open one more task over every replica, when
+    /// they share state (what [`Self::open`] checks first): asked before a
+    /// call that gathers its input in rounds runs, so that a call that
+    /// could not become a task — the shared store unreachable, the owner's
+    /// tasks at their limit — is refused before its guest runs.
+    pub async fn check_room(&self, owner: &Owner) -> Result<(), ErrorObject> {
+        match self.shared.as_ref().zip(owner_key(owner)) {
+            Some((shared, key)) => shared.check_room(&key).await,
+            None => Ok(()),
+        }
+    }
+
     /// Creates a `working` task (see `create`), and stores it for the
     /// other replicas when it is shared.
     pub async fn open(
