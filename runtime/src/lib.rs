@@ -16,7 +16,8 @@
 //! policy    (policy file, grants, hints → effective grant)
 //! args      (parse, coerce, default, validate arguments)
 //! functions (plain WIT functions: types → schemas, JSON ↔ values)
-//! wasmcp    (wasmcp tools components: their records ↔ tools and content)
+//! wasmcp    (wasmcp components: their records ↔ tools and content, and
+//!            resources, prompts and completions)
 //! sandbox   (engines of both tiers, per-call store, WASI context, limits,
 //!            network filter)
 //! catalog   (load, validate, index tools, resources, templates and

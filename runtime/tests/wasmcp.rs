@@ -217,7 +217,7 @@ fn the_policy_may_declare_hints_only_where_the_tool_declares_none() {
     );
     assert!(
         err.contains(
-            "the policy declares hints for it, but the component (wasmcp tools) declares its own"
+            "the policy declares hints for it, but the component (wasmcp) declares its own"
         ),
         "{err}"
     );

@@ -3,7 +3,8 @@
 //! `resources`, `prompts` and `completions` of `wasmcp:mcp-v20251125`),
 //! served as an airlock component's are: listed at load (every page),
 //! read, got and completed through MCP, each run read-only, audited,
-//! counted in /metrics, and seen by a token only where it lists them.
+//! counted in /metrics, and seen by a token only where it lists them; and
+//! a component that exports only `resources` (`wasmcp_resources_only`).
 
 use crate::support;
 
@@ -117,6 +118,17 @@ fn a_session_lists_every_page_and_reads_text_blobs_and_templates() {
     assert_eq!(gone["error"]["message"], "Resource not found: memo://gone");
     let unknown = mcp.request("resources/read", json!({"uri": "memo://nowhere"}));
     assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    // Any other error-code is a failed read, with its message, case and
+    // code (here: nothing is mounted at /data).
+    let failed = mcp.request("resources/read", json!({"uri": "memo://scribble"}));
+    assert_eq!(failed["error"]["code"], -32000, "{failed}");
+    let message = failed["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("resources/read failed: ")
+            && message.contains("cannot write /data/scribbled.txt")
+            && message.ends_with("(internal-error, code -32603)"),
+        "{message}"
+    );
 
     // The tools beside them are served as before.
     let tools = mcp.request("tools/list", json!({}));
@@ -339,4 +351,27 @@ fn a_token_sees_only_the_resources_and_prompts_it_lists() {
         json!({"name": "summarize", "arguments": {"topic": "x"}}),
     );
     assert!(summarize.get("error").is_some(), "{summarize}");
+}
+
+/// A component of wasmcp's resources template exports only `resources`:
+/// served for what it offers, with no tools.
+#[test]
+fn a_wasmcp_component_without_tools_is_served_for_its_resources() {
+    let only = test_component("wasmcp_resources_only");
+    let runtime = support::runtime("", std::slice::from_ref(&only));
+    let catalog = runtime.catalog();
+    assert_eq!(catalog.components()[0].kind, Kind::Wasmcp);
+    assert_eq!(catalog.tools().count(), 0);
+
+    let served = serve("", &[only], &[]);
+    let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+    let tools = mcp.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"], json!([]), "{tools}");
+    let list = mcp.request("resources/list", json!({}));
+    assert_eq!(names(&list, "resources", "uri"), ["memo://only"]);
+    let read = mcp.request("resources/read", json!({"uri": "memo://only"}));
+    assert_eq!(
+        read["result"],
+        json!({"contents": [{"uri": "memo://only", "text": "the only resource"}]})
+    );
 }

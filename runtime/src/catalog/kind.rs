@@ -1,7 +1,7 @@
 //! What kind of component a file is, from the names of its top-level
 //! exports, read before anything is compiled: an airlock tool component
-//! (exports [`CONTRACT`]), a wasmcp tools component (exports
-//! [`wasmcp::TOOLS`]), or plain functions (anything else that exports
+//! (exports [`CONTRACT`]), a wasmcp component (exports wasmcp's `tools`,
+//! `resources`, `prompts` or `completions`), or plain functions (anything else that exports
 //! functions). A component that exports nothing airlock can serve is
 //! refused at once, with what to do, instead of after a full compile.
 
@@ -20,8 +20,9 @@ pub enum Kind {
     /// Exports plain WIT functions: each becomes a tool (see
     /// [`crate::functions`]).
     Functions,
-    /// Exports `wasmcp:mcp-v20251125/tools`: tools, schemas and hints
-    /// come from its `list-tools` (see [`crate::wasmcp`]).
+    /// Exports `wasmcp:mcp-v20251125/tools` (tools, schemas and hints
+    /// come from its `list-tools`), `resources`, `prompts` or
+    /// `completions` (see [`crate::wasmcp`]).
     Wasmcp,
 }
 
@@ -31,7 +32,7 @@ impl Kind {
         match self {
             Kind::Tool => "airlock tool",
             Kind::Functions => "plain functions",
-            Kind::Wasmcp => "wasmcp tools",
+            Kind::Wasmcp => "wasmcp",
         }
     }
 }
@@ -62,15 +63,15 @@ fn classify(exports: &[(String, ComponentExternalKind)]) -> Result<Kind, String>
     }
     if exports
         .iter()
-        .any(|(name, _)| wasmcp::is_tools_export(name))
+        .any(|(name, _)| wasmcp::is_served_export(name))
     {
         return Ok(Kind::Wasmcp);
     }
     if let Some((other, _)) = exports.iter().find(|(name, _)| name.starts_with("wasmcp:")) {
         return Err(format!(
-            "exports {other}, but of wasmcp's interfaces airlock serves only `{}@0.1.x` (a tools \
-             component, before wasmcp's composition)",
-            wasmcp::TOOLS
+            "exports {other}, but of wasmcp's interfaces airlock serves only `tools`, \
+             `resources`, `prompts` and `completions` of `wasmcp:mcp-v20251125@0.1.x` (a \
+             component before wasmcp's composition; middleware and transports are wasmcp's own)"
         ));
     }
     // Interfaces of `wasi:` packages are entry points for other hosts.
@@ -198,15 +199,25 @@ mod tests {
             ]),
             Ok(Kind::Wasmcp)
         );
+        // So is one that exports only resources or prompts, as wasmcp's
+        // templates make them.
+        for name in [
+            "wasmcp:mcp-v20251125/resources@0.1.1",
+            "wasmcp:mcp-v20251125/prompts@0.1.0",
+        ] {
+            assert_eq!(kind_of(&[(name, Instance)]), Ok(Kind::Wasmcp), "{name}");
+        }
         let err = kind_of(&[("wasmcp:mcp-v20251125/server-handler@0.1.1", Instance)])
             .expect_err("refused");
         assert!(
             err.starts_with(
                 "exports wasmcp:mcp-v20251125/server-handler@0.1.1, but of wasmcp's interfaces \
-                 airlock serves only `wasmcp:mcp-v20251125/tools@0.1.x`"
+                 airlock serves only `tools`, `resources`, `prompts` and `completions` of \
+                 `wasmcp:mcp-v20251125@0.1.x`"
             ),
             "{err}"
         );
+        assert!(kind_of(&[("wasmcp:mcp-v20251125/resources@0.2.0", Instance)]).is_err());
         assert!(kind_of(&[("wasmcp:mcp-v20251125/tools@0.2.0", Instance)]).is_err());
         assert_eq!(
             kind_of(&[("demo:text/strings@1.0.0", Instance)]),

@@ -522,7 +522,12 @@ pub fn load_bytes(
                      declare a resource or template (`resources.describe`) or a prompt \
                      (`prompts.describe`)"
                 }
-                _ => "declares no tools; export at least one",
+                Kind::Wasmcp => {
+                    "lists no tools, resources, resource templates or prompts; export wasmcp's \
+                     `tools` with a tool, or `resources` or `prompts` with an entry \
+                     (`completions` alone completes nothing)"
+                }
+                Kind::Functions => "declares no tools; export at least one",
             },
         });
     }

@@ -18,19 +18,26 @@ use crate::wasmcp::{self, Called, value};
 /// ends is refused instead of listing forever).
 const MAX_PAGES: usize = 100;
 
-/// A wasmcp tools component linked against the runtime, with its two
-/// tool functions and its offers' functions resolved.
+/// A wasmcp component linked against the runtime, with its two tool
+/// functions (`list-tools`, `call-tool`, when it exports `tools`) and its
+/// offers' functions resolved.
 #[derive(Clone)]
 pub struct WasmcpPre {
     pub(super) pre: InstancePre<CallState>,
-    list: ComponentExportIndex,
-    call: ComponentExportIndex,
+    tools: Option<ToolFunctions>,
     pub(super) offers: WasmcpOffers,
 }
 
+/// `list-tools` and `call-tool`.
+#[derive(Clone, Copy)]
+struct ToolFunctions {
+    list: ComponentExportIndex,
+    call: ComponentExportIndex,
+}
+
 impl WasmcpPre {
-    /// Fails when the component lacks `list-tools` or `call-tool`, or a
-    /// function of an offers interface it exports.
+    /// Fails when the component exports `tools` without `list-tools` or
+    /// `call-tool`, or an offers interface without a function of it.
     pub fn new(pre: InstancePre<CallState>) -> wasmtime::Result<Self> {
         let component = pre.component();
         let engine = component.engine();
@@ -39,19 +46,28 @@ impl WasmcpPre {
             .exports(engine)
             .map(|(name, _)| name)
             .find(|name| wasmcp::is_tools_export(name))
-            .map(str::to_string)
-            .ok_or_else(|| wasmtime::format_err!("it does not export `{}`", wasmcp::TOOLS))?;
-        let tools = component
-            .get_export_index(None, &export)
-            .ok_or_else(|| wasmtime::format_err!("it does not export `{export}`"))?;
-        let function = |name: &str| {
-            component
-                .get_export_index(Some(&tools), name)
-                .ok_or_else(|| wasmtime::format_err!("`{export}` exports no function `{name}`"))
+            .map(str::to_string);
+        let tools = match export {
+            Some(export) => {
+                let tools = component
+                    .get_export_index(None, &export)
+                    .ok_or_else(|| wasmtime::format_err!("it does not export `{export}`"))?;
+                let function = |name: &str| {
+                    component
+                        .get_export_index(Some(&tools), name)
+                        .ok_or_else(|| {
+                            wasmtime::format_err!("`{export}` exports no function `{name}`")
+                        })
+                };
+                Some(ToolFunctions {
+                    list: function("list-tools")?,
+                    call: function("call-tool")?,
+                })
+            }
+            None => None,
         };
         Ok(WasmcpPre {
-            list: function("list-tools")?,
-            call: function("call-tool")?,
+            tools,
             offers: WasmcpOffers::resolve(component)?,
             pre,
         })
@@ -161,11 +177,15 @@ impl Sandbox {
     /// Lists the component's tools by calling `list-tools` (every page, in
     /// one instance), under [`super::DESCRIBE_LIMITS`].
     pub fn list_wasmcp(&self, pre: &WasmcpPre) -> Result<Vec<DescribedTool>, RunError> {
+        // A component of wasmcp's resources or prompts template has none.
+        let Some(functions) = pre.tools else {
+            return Ok(Vec::new());
+        };
         let mut run = self.start_listing(pre.pre.engine())?;
         let instantiated = pre.pre.instantiate(&mut run.store);
         let instance = run.finish(instantiated)?;
         let func = instance
-            .get_func(&mut run.store, pre.list)
+            .get_func(&mut run.store, functions.list)
             .ok_or_else(|| RunError::Setup("the instance lacks `list-tools`".into()))?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
@@ -237,11 +257,14 @@ impl Run {
             value::message_context(),
             value::call_request(name, arguments),
         ];
+        let functions = pre
+            .tools
+            .ok_or_else(|| RunError::Setup("the component exports no tools".into()))?;
         let mut results = [Val::Bool(false)];
         let store = &mut self.store;
         let called = pre.pre.instantiate(&mut *store).and_then(|instance| {
             let func = instance
-                .get_func(&mut *store, pre.call)
+                .get_func(&mut *store, functions.call)
                 .ok_or_else(|| wasmtime::format_err!("the instance lacks `call-tool`"))?;
             func.call(&mut *store, &params, &mut results)
         });

@@ -1,6 +1,7 @@
-//! wasmcp tools components: components that export
+//! wasmcp components: components that export wasmcp's
 //! `wasmcp:mcp-v20251125/tools` (`list-tools`, `call-tool`) and declare
-//! their tools as data, served without wasmcp's composition.
+//! their tools as data, or its resources, prompts and completions (see
+//! below), served without wasmcp's composition.
 //!
 //! - `list-tools` is called once at load (every page); each tool's
 //!   `tool-annotations` become its airlock [`Hints`], and so its binding
@@ -25,8 +26,10 @@
 //!
 //! # Resources, prompts and completions
 //!
-//! A tools component may also export wasmcp's `resources`, `prompts` and
-//! `completions` interfaces ([`OFFERS`]); airlock serves them as it serves
+//! A component may also export wasmcp's `resources`, `prompts` and
+//! `completions` interfaces ([`OFFERS`]), beside `tools` or without it
+//! (as wasmcp's resources and prompts templates make them); airlock
+//! serves them as it serves
 //! an airlock component's offers ([`offers`] converts): listed at load,
 //! checked by the catalog, each read, prompt and completion run in a fresh
 //! instance with the component's read-only grant.
@@ -36,12 +39,9 @@ pub mod value;
 
 use crate::tool::{Content, Hints, Icon};
 
-/// The export that makes a component a wasmcp tools component, without
-/// its version (any `0.1.x` is served).
-pub const TOOLS: &str = "wasmcp:mcp-v20251125/tools";
-
-/// The interfaces a wasmcp component may export beside `tools`, each with
-/// the functions airlock calls (all of them are needed).
+/// The interfaces a wasmcp component may export beside `tools` (or
+/// instead of it), each with the functions airlock calls (all of them are
+/// needed).
 pub const OFFERS: [(&str, &[&str]); 3] = [
     (
         "resources",
@@ -74,6 +74,13 @@ pub fn interface(name: &str) -> Option<&str> {
 /// True for the export of a wasmcp tools component that airlock serves.
 pub fn is_tools_export(name: &str) -> bool {
     interface(name) == Some("tools")
+}
+
+/// True for any export airlock serves of a wasmcp component: `tools`, or
+/// an interface of [`OFFERS`] (wasmcp's templates make a component of
+/// each capability, e.g. one that exports only `resources`).
+pub fn is_served_export(name: &str) -> bool {
+    interface(name).is_some_and(|i| i == "tools" || OFFERS.iter().any(|(o, _)| *o == i))
 }
 
 /// How a stubbed function of wasmcp's composition answers.
