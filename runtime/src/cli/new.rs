@@ -42,6 +42,10 @@ const PYTHON: &[File] = &[
         include_str!("../../../sdk/python/airlock_tool.py"),
     ),
     (
+        "airlock_schema.py",
+        include_str!("../../../sdk/python/airlock_schema.py"),
+    ),
+    (
         "airlock_bundle.py",
         include_str!("../../../sdk/python/airlock_bundle.py"),
     ),
