@@ -104,7 +104,10 @@ pub fn run(args: Args) -> Exit {
     match runtime.resolver().publish(&oci, &publication) {
         Ok(digest) => {
             let pinned = oci.with_digest(&digest);
-            let names: Vec<&str> = tools.iter().map(|t| t.info.name.as_str()).collect();
+            let names: Vec<&str> = match tools.is_empty() {
+                true => vec!["none (it offers resources or prompts)"],
+                false => tools.iter().map(|t| t.info.name.as_str()).collect(),
+            };
             super::print_result(&format!(
                 "published {oci}\n  digest     {digest}\n  pinned     {pinned}\n  component  {} ({})\n  tools      {}\n",
                 crate::source::store::digest_of(&bytes),

@@ -151,8 +151,11 @@ pub fn run(mut args: Args) -> Exit {
         }
         match runtime.load_file(&label) {
             Ok(loaded) => {
-                let names = loaded.tool_names();
-                out += &format!("  tools      {}\n", names.join(", "));
+                let names = match loaded.tool_names() {
+                    names if names.is_empty() => "none (it offers resources or prompts)".into(),
+                    names => names.join(", "),
+                };
+                out += &format!("  tools      {names}\n");
             }
             Err(err) => {
                 eprintln!("error: {err}");
