@@ -124,6 +124,9 @@ fn asks_shown(asks: &[AskRecord], answers: bool) -> Value {
                 "params": ask.params,
                 "outcome": ask.outcome,
             });
+            if let Some(key) = &ask.key {
+                shown["key"] = key.as_str().into();
+            }
             if let (true, Some(answer)) = (answers, &ask.answer) {
                 shown["answer"] = answer.clone();
             }

@@ -3,10 +3,11 @@
 //! The sandbox hands a guest's `host.log` and `host.progress` calls to a
 //! [`CallObserver`]; the protocols turn them into notifications, the CLI
 //! prints them. A guest's requests to the client (`host.elicit`,
-//! `host.sample`, `host.roots`), once the grant allowed them, go to the
-//! observer too ([`CallObserver::ask`]): only a protocol with a client can
-//! answer them. It sits at the bottom of the module graph so that the
-//! sandbox needs nothing of the layers that run it.
+//! `host.sample`, `host.roots`, and each request of a `host.ask` batch),
+//! once the grant allowed them, go to the observer too
+//! ([`CallObserver::ask`]): only a protocol with a client can answer them.
+//! It sits at the bottom of the module graph so that the sandbox needs
+//! nothing of the layers that run it.
 
 use std::time::Instant;
 
@@ -47,6 +48,10 @@ pub struct Ask {
     /// The call's nth request to the client (from 0): with the params, what
     /// a recorded answer of an earlier round is found by.
     pub index: u32,
+    /// The key the tool gave the request in a batch (`host.ask`): with the
+    /// params (not the place), what its recorded answer is found by, and
+    /// its key among a round's `inputRequests`.
+    pub key: Option<String>,
 }
 
 /// Why a request to the client got no answer.

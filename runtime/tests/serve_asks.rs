@@ -1,8 +1,8 @@
-//! Tools that ask the client (`host.elicit`, `host.sample`, `host.roots`),
-//! end to end: the conformance component's asking tools under `airlock
-//! serve --stdio` and a policy granting `ask`, with this test as the client
-//! (2025-11-25: the requests arrive during the call), and from the command
-//! line, where there is no client to ask. What the official Python SDK
+//! Tools that ask the client (`host.elicit`, `host.sample`, `host.roots`,
+//! `host.ask`), end to end: the conformance component's asking tools under
+//! `airlock serve --stdio` and a policy granting `ask`, with this test as
+//! the client (2025-11-25: the requests arrive during the call), and from
+//! the command line, where there is no client to ask. What the official Python SDK
 //! sees of the same tools, in both revisions and over HTTP too, is
 //! `tests/clients/python/test_asks.py`.
 
@@ -371,4 +371,66 @@ fn a_call_cancelled_while_it_waits_for_the_client_ends() {
     let next = server.next();
     assert_eq!(next["id"], 2, "{next}");
     assert_eq!(next["result"]["content"][0]["text"], "Hello, again!");
+}
+
+#[test]
+fn a_batch_is_asked_one_request_after_another_each_under_its_grant() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let audit = dir.path().join("audit.jsonl");
+    // Sampling is not granted: the batch's sampling request is denied, and
+    // the others are asked all the same.
+    let policy = write_policy(
+        &dir,
+        &format!("audit = {audit:?}\n[components.conformance]\nask = [\"elicit\", \"roots\"]\n"),
+    );
+    let mut server = Stdio2025::start(&policy, serde_json::from_str(EVERYTHING).unwrap());
+    server.call(1, "test_input_required_result_multiple_inputs", json!({}));
+    let elicit = server.next();
+    assert_eq!(elicit["method"], "elicitation/create", "{elicit}");
+    assert_eq!(elicit["params"]["message"], "What is your name?");
+    server.send(json!({"jsonrpc": "2.0", "id": elicit["id"], "result": {
+        "action": "accept", "content": {"name": "Ada"},
+    }}));
+    let roots = server.next();
+    assert_eq!(
+        roots["method"], "roots/list",
+        "no sampling request: {roots}"
+    );
+    server.send(json!({"jsonrpc": "2.0", "id": roots["id"], "result": {
+        "roots": [{"uri": "file:///work", "name": "work"}],
+    }}));
+    let answer = server.next();
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(answer["result"]["isError"], true);
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "not granted: the operator's policy does not let this tool ask the client for this \
+         (sample); it needs `ask = [\"sample\"]`"
+    );
+    drop(server);
+    let entries = audit_entries(&audit);
+    let entry = entries
+        .iter()
+        .find(|e| e["tool"] == "test_input_required_result_multiple_inputs")
+        .expect("the call's entry");
+    let asked: Vec<(&str, &str, &str)> = entry["asks"]
+        .as_array()
+        .expect("asks")
+        .iter()
+        .map(|a| {
+            (
+                a["key"].as_str().unwrap_or(""),
+                a["method"].as_str().unwrap_or(""),
+                a["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("user_name", "elicitation/create", "answered"),
+            ("greeting", "sampling/createMessage", "denied"),
+            ("client_roots", "roots/list", "answered"),
+        ]
+    );
 }

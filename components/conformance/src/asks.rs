@@ -2,8 +2,9 @@
 //! call (sampling, elicitation, roots), and the tasks scenarios' fixtures.
 //!
 //! They are written with the SDK like any tool: `airlock_sdk::elicit`,
-//! `sample` and `roots` work where the operator grants them (the suite's
-//! runs serve this component with `tests/conformance/policy.toml`). In
+//! `sample`, `roots` and `ask` (several under keys) work where the operator
+//! grants them (the suite's runs serve this component with
+//! `tests/conformance/policy.toml`). In
 //! revision 2025-11-25 the requests go to the client during the call; in
 //! 2026-07-28 airlock answers `input_required` and re-runs the tool on the
 //! client's retry, so each tool asks before it does anything else.
@@ -12,28 +13,35 @@ use std::time::Duration;
 
 use airlock_sdk::serde_json::{Value, json};
 use airlock_sdk::{
-    AskError, Elicited, Error, Output, SamplingRequest, elicit, roots, sample, tool,
+    AskError, Elicited, Error, Output, Request, SamplingRequest, ask, elicit, roots, sample, tool,
 };
 
 fn failed(err: AskError) -> Error {
     Error::Failed(err.to_string())
 }
 
-/// Elicits a one-field text form and returns the field's value (`None`
-/// when the user declined or cancelled).
-fn ask_text(message: &str, field: &str) -> Result<Option<String>, Error> {
-    let schema = json!({
+/// The schema of a form with one required text field.
+fn text_form(field: &str) -> Value {
+    json!({
         "type": "object",
         "properties": { field: { "type": "string" } },
         "required": [field],
-    });
-    Ok(match elicit(message, &schema).map_err(failed)? {
-        Elicited::Accept(form) => Some(
-            form.get(field)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-        ),
+    })
+}
+
+/// A text field of an accepted form (empty when it is not there).
+fn field(form: &Value, name: &str) -> String {
+    form.get(name)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Elicits a one-field text form and returns the field's value (`None`
+/// when the user declined or cancelled).
+fn ask_text(message: &str, name: &str) -> Result<Option<String>, Error> {
+    Ok(match elicit(message, &text_form(name)).map_err(failed)? {
+        Elicited::Accept(form) => Some(field(&form, name)),
         Elicited::Decline | Elicited::Cancel => None,
     })
 }
@@ -147,12 +155,19 @@ pub fn test_elicitation_sep1330_enums() -> Result<Output, Error> {
     )))
 }
 
-/// Asks the user's name, then greets them: "Hello, <name>!".
+/// Asks the user's name under the key `user_name` (the suite looks for
+/// it among the round's `inputRequests`), then greets them: "Hello,
+/// <name>!".
 #[tool(read_only, title = "Input required: elicitation")]
 pub fn test_input_required_result_elicitation() -> Result<String, Error> {
-    match ask_text("What is your name?", "name")? {
-        Some(name) => Ok(format!("Hello, {name}!")),
-        None => Ok("Hello, stranger!".into()),
+    let answers = ask([(
+        "user_name",
+        Request::elicit("What is your name?", &text_form("name")),
+    )])
+    .map_err(failed)?;
+    match answers.elicited("user_name").map_err(failed)? {
+        Elicited::Accept(form) => Ok(format!("Hello, {}!", field(&form, "name"))),
+        Elicited::Decline | Elicited::Cancel => Ok("Hello, stranger!".into()),
     }
 }
 
@@ -188,12 +203,28 @@ pub fn test_input_required_result_request_state() -> Result<String, Error> {
     Ok(format!("state-ok: {}", described(&answer)))
 }
 
-/// Asks for a name, a greeting from the model and the client's roots.
+/// Asks for a name, a greeting from the model and the client's roots at
+/// once (in 2026-07-28 one round with the three `inputRequests`).
 #[tool(read_only, title = "Input required: several inputs")]
 pub fn test_input_required_result_multiple_inputs() -> Result<String, Error> {
-    let name = ask_text("What is your name?", "name")?.unwrap_or_default();
-    let greeting = sample(SamplingRequest::new("Generate a greeting", 50)).map_err(failed)?;
-    let listed = roots().map_err(failed)?;
+    let answers = ask([
+        (
+            "user_name",
+            Request::elicit("What is your name?", &text_form("name")),
+        ),
+        (
+            "greeting",
+            Request::sample(SamplingRequest::new("Generate a greeting", 50)),
+        ),
+        ("client_roots", Request::Roots),
+    ])
+    .map_err(failed)?;
+    let name = match answers.elicited("user_name").map_err(failed)? {
+        Elicited::Accept(form) => field(&form, "name"),
+        Elicited::Decline | Elicited::Cancel => String::new(),
+    };
+    let greeting = answers.sampled("greeting").map_err(failed)?;
+    let listed = answers.roots("client_roots").map_err(failed)?;
     Ok(format!(
         "name={name}, greeting={}, roots={}",
         greeting.text().unwrap_or_default(),

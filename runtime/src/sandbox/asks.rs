@@ -11,10 +11,16 @@
 //! was asked and how it ended; the answer too, for an audit log that keeps
 //! answers).
 //!
+//! A batch (`host.ask`) is each of its requests asked as it would be alone
+//! (granted, counted, audited), under a key the tool chose
+//! ([`AskState::ask_batch`]); a batch with a malformed or repeated key, or
+//! too many requests, is refused whole.
+//!
 //! In a multi round-trip (2026-07-28) the observer answers
 //! [`AskFailure::NextRound`] for a request not answered yet: the host
-//! function then traps, and the sandbox reports the request
-//! ([`AskState::next_round`]) instead of an outcome.
+//! function then traps, and the sandbox reports the request — or all of a
+//! batch's not answered yet — ([`AskState::next_round`]) instead of an
+//! outcome.
 
 use std::time::Instant;
 
@@ -54,6 +60,8 @@ pub struct NextRound;
 #[derive(Debug, Clone, PartialEq)]
 pub struct AskRecord {
     pub method: &'static str,
+    /// The tool's key for it, in a batch.
+    pub key: Option<String>,
     /// What was asked (the params sent, or that would have been).
     pub params: Value,
     /// `answered`, `denied`, `over-limit`, `unavailable`, `failed`,
@@ -76,8 +84,66 @@ pub struct AskState {
     asked: u32,
     /// The requests made, in order.
     pub records: Vec<AskRecord>,
-    /// The request the guest was stopped at, for the next round.
-    pub next_round: Option<Ask>,
+    /// The requests the guest was stopped at, for the next round: one, or
+    /// those of a batch not answered yet.
+    pub next_round: Vec<Ask>,
+}
+
+/// One request of a batch: the tool's key, its kind, and its params (or
+/// why they could not be made).
+pub type Keyed = (String, AskKind, Result<Value, host::AskError>);
+
+/// What became of one request.
+enum Asked {
+    /// The client's answer, or why there is none.
+    Answer(Result<Value, host::AskError>),
+    /// Answered only in a later round.
+    Later(Ask),
+}
+
+/// The most requests one batch (`host.ask`) may hold.
+pub const MAX_BATCH: usize = 16;
+
+/// Whether `key` may name a request of a batch: 1 to 64 characters of
+/// `A-Z a-z 0-9 _ - .` (as a tool's name; it becomes a JSON key the client
+/// answers under).
+pub fn valid_key(key: &str) -> bool {
+    (1..=64).contains(&key.len())
+        && key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// Checks a batch's keys and size: what the tool sees when it is refused.
+pub fn check_batch<'a>(keys: impl ExactSizeIterator<Item = &'a str>) -> Result<(), host::AskError> {
+    let refused = |why: String| Err(host::AskError::Failed(format!("{why}; nothing was asked")));
+    match keys.len() {
+        0 => return refused("the batch is empty".into()),
+        n if n > MAX_BATCH => {
+            return refused(format!(
+                "the batch holds {n} requests, over the {MAX_BATCH} one batch may hold"
+            ));
+        }
+        _ => {}
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for key in keys {
+        if !valid_key(key) {
+            return refused(format!(
+                "the key {:?} is not 1 to 64 characters of A-Z a-z 0-9 _ - .",
+                shorten(key)
+            ));
+        }
+        if !seen.insert(key) {
+            return refused(format!("the key {key:?} is used twice in the batch"));
+        }
+    }
+    Ok(())
+}
+
+/// A key as an error shows it: at most 80 characters.
+fn shorten(key: &str) -> String {
+    key.chars().take(80).collect()
 }
 
 impl AskState {
@@ -144,8 +210,63 @@ impl AskState {
         observer: &dyn CallObserver,
         deadline: Instant,
     ) -> Result<Result<Value, host::AskError>, NextRound> {
+        match self.request(kind, params, None, observer, deadline) {
+            Asked::Answer(answer) => Ok(answer),
+            Asked::Later(ask) => {
+                self.next_round = vec![ask];
+                Err(NextRound)
+            }
+        }
+    }
+
+    /// Asks a batch (`host.ask`): each request admitted and asked as
+    /// [`AskState::ask`] would alone, under the tool's key; the answers in
+    /// the requests' order. A batch whose keys or size are wrong is refused
+    /// as a whole, before anything is asked. The requests not answered yet
+    /// go to the next round together, and stop the guest.
+    pub fn ask_batch(
+        &mut self,
+        requests: Vec<Keyed>,
+        observer: &dyn CallObserver,
+        deadline: Instant,
+    ) -> Result<Result<Vec<Result<Value, host::AskError>>, host::AskError>, NextRound> {
+        if let Err(refused) = check_batch(requests.iter().map(|(key, _, _)| key.as_str())) {
+            return Ok(Err(refused));
+        }
+        let mut answers = Vec::with_capacity(requests.len());
+        let mut later = Vec::new();
+        for (key, kind, params) in requests {
+            let params = match params {
+                Ok(params) => params,
+                Err(bad) => {
+                    answers.push(Err(bad));
+                    continue;
+                }
+            };
+            match self.request(kind, params, Some(key), observer, deadline) {
+                Asked::Answer(answer) => answers.push(answer),
+                Asked::Later(ask) => later.push(ask),
+            }
+        }
+        if !later.is_empty() {
+            self.next_round = later;
+            return Err(NextRound);
+        }
+        Ok(Ok(answers))
+    }
+
+    /// One request: admitted (or refused, and recorded so), then asked.
+    fn request(
+        &mut self,
+        kind: AskKind,
+        params: Value,
+        key: Option<String>,
+        observer: &dyn CallObserver,
+        deadline: Instant,
+    ) -> Asked {
         let record = |outcome, answer| AskRecord {
             method: kind.method(),
+            key: key.clone(),
             params: recorded(&params),
             outcome,
             answer,
@@ -160,30 +281,30 @@ impl AskState {
                 refusal: Some(note),
                 ..record(outcome, None)
             });
-            return Ok(Err(refused));
+            return Asked::Answer(Err(refused));
         }
         let ask = Ask {
             kind,
             params: params.clone(),
             index: self.asked,
+            key: key.clone(),
         };
         self.asked += 1;
         let answer = crate::lanes::blocking(|| observer.ask(&ask, deadline));
         let (outcome, answer) = match answer {
             Ok(answer) => {
                 self.records.push(record("answered", Some(answer.clone())));
-                return Ok(Ok(answer));
+                return Asked::Answer(Ok(answer));
             }
             Err(AskFailure::NextRound) => {
                 self.records.push(record("next-round", None));
-                self.next_round = Some(ask);
-                return Err(NextRound);
+                return Asked::Later(ask);
             }
             Err(AskFailure::Unavailable(why)) => ("unavailable", host::AskError::Unavailable(why)),
             Err(AskFailure::Failed(why)) => ("failed", host::AskError::Failed(why)),
         };
         self.records.push(record(outcome, None));
-        Ok(Err(answer))
+        Asked::Answer(Err(answer))
     }
 
     /// The most tokens a sampling request may ask for.
@@ -361,6 +482,15 @@ pub fn sampled(result: &Value) -> Result<host::Sampled, host::AskError> {
     })
 }
 
+/// The answer to one request of a batch, by its kind.
+pub fn batch_answer(kind: AskKind, result: &Value) -> Result<host::Answer, host::AskError> {
+    Ok(match kind {
+        AskKind::ElicitForm | AskKind::ElicitUrl => host::Answer::Elicited(elicit_answer(result)?),
+        AskKind::Sample => host::Answer::Sampled(sampled(result)?),
+        AskKind::Roots => host::Answer::Roots(roots(result)?),
+    })
+}
+
 /// The client's roots, from a `ListRootsResult`: information for the
 /// tool, never a folder it may open.
 pub fn roots(result: &Value) -> Result<Vec<host::Root>, host::AskError> {
@@ -483,8 +613,148 @@ mod tests {
         let later = client(Err(AskFailure::NextRound));
         let answer = state.ask(AskKind::ElicitForm, json!({"m": 1}), &later, now);
         assert!(answer.is_err(), "the guest is stopped");
-        assert_eq!(state.next_round.as_ref().map(|a| a.index), Some(1));
+        let stopped: Vec<u32> = state.next_round.iter().map(|a| a.index).collect();
+        assert_eq!(stopped, [1]);
         assert_eq!(state.records[1].outcome, "next-round");
+    }
+
+    #[test]
+    fn batch_keys_are_checked_before_anything_is_asked() {
+        assert!(valid_key("user_name"));
+        assert!(valid_key("a.b-c_9"));
+        assert!(valid_key(&"k".repeat(64)));
+        for bad in ["", "has space", "a#b", "ключ", &"k".repeat(65)] {
+            assert!(!valid_key(bad), "{bad:?}");
+        }
+        let refused = |keys: &[&str]| match check_batch(keys.iter().copied()) {
+            Err(host::AskError::Failed(why)) => why,
+            other => panic!("{keys:?} was not refused: {other:?}"),
+        };
+        assert!(check_batch(["a", "b", "c"].into_iter()).is_ok());
+        assert!(refused(&["a", "b", "a"]).contains("\"a\" is used twice"));
+        assert!(refused(&["a", "b c"]).contains("not 1 to 64 characters"));
+        assert!(refused(&[]).contains("empty"));
+        let many: Vec<String> = (0..=MAX_BATCH).map(|i| format!("k{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(refused(&many).contains("17 requests, over the 16"));
+        // A refused batch asks nothing and takes nothing from the limits.
+        let client = client(Ok(json!({"action": "accept"})));
+        let granted = Asks {
+            elicit: true,
+            ..Asks::default()
+        };
+        let mut state = AskState::new(granted, &limits(1, 0));
+        let form = || (AskKind::ElicitForm, Ok(json!({"message": "?"})));
+        let batch = ["k", "k"]
+            .map(|key| {
+                let (kind, params) = form();
+                (key.to_string(), kind, params)
+            })
+            .into();
+        let answer = state.ask_batch(batch, &client, Instant::now()).unwrap();
+        assert!(
+            matches!(answer, Err(host::AskError::Failed(why)) if why.ends_with("nothing was asked"))
+        );
+        assert!(client.asked.lock().unwrap().is_empty());
+        assert!(state.records.is_empty());
+        let (kind, params) = form();
+        let one = vec![("k".to_string(), kind, params)];
+        assert!(matches!(
+            state.ask_batch(one, &client, Instant::now()),
+            Ok(Ok(answers)) if answers.len() == 1 && answers[0].is_ok()
+        ));
+    }
+
+    #[test]
+    fn each_request_of_a_batch_is_granted_and_counted_as_alone() {
+        let client = client(Ok(json!({"action": "accept"})));
+        let granted = Asks {
+            elicit: true,
+            roots: true,
+            ..Asks::default()
+        };
+        let mut state = AskState::new(granted, &limits(2, 5));
+        let now = Instant::now();
+        let single = state.ask(AskKind::ElicitForm, json!({}), &client, now);
+        assert!(matches!(single, Ok(Ok(_))));
+        let batch = vec![
+            ("a".to_string(), AskKind::ElicitForm, Ok(json!({"n": 1}))),
+            ("b".to_string(), AskKind::ElicitUrl, Ok(json!({"n": 2}))),
+            ("c".to_string(), AskKind::Sample, Ok(json!({}))),
+            ("d".to_string(), AskKind::Roots, Ok(json!({}))),
+            (
+                "e".to_string(),
+                AskKind::ElicitForm,
+                Err(host::AskError::Failed("bad schema".into())),
+            ),
+        ];
+        let Ok(Ok(answers)) = state.ask_batch(batch, &client, now) else {
+            panic!("the batch was refused");
+        };
+        // One elicitation was left: the batch's second is over the limit.
+        assert!(answers[0].is_ok());
+        assert!(
+            matches!(&answers[1], Err(host::AskError::OverLimit(why)) if why.contains("limits.elicitations"))
+        );
+        assert!(matches!(&answers[2], Err(host::AskError::Denied(why)) if why.contains("sample")));
+        assert!(answers[3].is_ok());
+        assert!(matches!(&answers[4], Err(host::AskError::Failed(why)) if why == "bad schema"));
+        let keys: Vec<_> = client
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| (a.index, a.key.clone()))
+            .collect();
+        assert_eq!(
+            keys,
+            [(0, None), (1, Some("a".into())), (2, Some("d".into()))]
+        );
+        let outcomes: Vec<_> = state
+            .records
+            .iter()
+            .map(|r| (r.key.as_deref(), r.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                (None, "answered"),
+                (Some("a"), "answered"),
+                (Some("b"), "over-limit"),
+                (Some("c"), "denied"),
+                (Some("d"), "answered"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_batch_stops_at_all_its_requests_not_answered_yet() {
+        /// Answers roots, and leaves the rest to the next round.
+        struct Rounds;
+        impl CallObserver for Rounds {
+            fn log(&self, _: Level, _: &str) {}
+            fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+            fn ask(&self, ask: &Ask, _: Instant) -> Result<Value, AskFailure> {
+                match ask.kind {
+                    AskKind::Roots => Ok(json!({"roots": []})),
+                    _ => Err(AskFailure::NextRound),
+                }
+            }
+        }
+        let granted = Asks {
+            elicit: true,
+            sample: true,
+            roots: true,
+        };
+        let mut state = AskState::new(granted, &limits(3, 3));
+        let batch = vec![
+            ("name".to_string(), AskKind::ElicitForm, Ok(json!({}))),
+            ("where".to_string(), AskKind::Roots, Ok(json!({}))),
+            ("greeting".to_string(), AskKind::Sample, Ok(json!({}))),
+        ];
+        assert!(state.ask_batch(batch, &Rounds, Instant::now()).is_err());
+        let later: Vec<_> = state.next_round.iter().map(|a| a.key.as_deref()).collect();
+        assert_eq!(later, [Some("name"), Some("greeting")]);
     }
 
     #[test]

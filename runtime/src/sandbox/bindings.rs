@@ -22,6 +22,7 @@ wasmtime::component::bindgen!({
         "airlock:tool/host.elicit-url": trappable,
         "airlock:tool/host.sample": trappable,
         "airlock:tool/host.roots": trappable,
+        "airlock:tool/host.ask": trappable,
     },
 });
 

@@ -395,6 +395,48 @@ impl host::Host for CallState {
         Ok(answer.and_then(|answer| asks::roots(&answer)))
     }
 
+    fn ask(
+        &mut self,
+        requests: Vec<(String, host::Request)>,
+    ) -> wasmtime::Result<Result<Vec<Result<host::Answer, host::AskError>>, host::AskError>> {
+        let cap = self.asks.sample_tokens();
+        let mut kinds = Vec::with_capacity(requests.len());
+        let keyed = requests
+            .into_iter()
+            .map(|(key, request)| {
+                let (kind, params) = match request {
+                    host::Request::Elicit(form) => (
+                        AskKind::ElicitForm,
+                        asks::form_params(&form.message, &form.requested_schema),
+                    ),
+                    host::Request::ElicitUrl(link) => (
+                        AskKind::ElicitUrl,
+                        Ok(asks::url_params(&link.message, &link.url)),
+                    ),
+                    host::Request::Sample(request) => {
+                        (AskKind::Sample, asks::sampling_params(&request, cap))
+                    }
+                    host::Request::Roots => (AskKind::Roots, Ok(serde_json::json!({}))),
+                };
+                kinds.push(kind);
+                // Redacted as a single request's params are.
+                (key, kind, params.map(|p| self.redactor.value(p)))
+            })
+            .collect();
+        let observer = self.observer.clone();
+        let answers = self
+            .asks
+            .ask_batch(keyed, observer.as_ref(), self.deadline)
+            .map_err(wasmtime::Error::new)?;
+        Ok(answers.map(|answers| {
+            answers
+                .into_iter()
+                .zip(kinds)
+                .map(|(answer, kind)| answer.and_then(|answer| asks::batch_answer(kind, &answer)))
+                .collect()
+        }))
+    }
+
     fn resource_updated(&mut self, uri: String) {
         self.observer.resource_updated(clip(&uri));
     }

@@ -104,9 +104,10 @@ pub enum RunError {
     #[error("cannot set up the call: {0}")]
     Setup(String),
     /// The guest asked the client something answered only in a later
-    /// round of a multi round-trip (2026-07-28): not an outcome yet.
+    /// round of a multi round-trip (2026-07-28): not an outcome yet. One
+    /// request, or those of a batch not answered yet.
     #[error("the call waits for the client's input")]
-    InputRequired(Box<crate::observe::Ask>),
+    InputRequired(Vec<crate::observe::Ask>),
 }
 
 impl RunError {

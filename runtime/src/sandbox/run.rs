@@ -99,8 +99,8 @@ impl Run {
         };
         let state = self.store.data();
         // Stopped at a request answered in a later round (not a fault).
-        if let Some(ask) = &state.asks.next_round {
-            return Err(RunError::InputRequired(Box::new(ask.clone())));
+        if !state.asks.next_round.is_empty() {
+            return Err(RunError::InputRequired(state.asks.next_round.clone()));
         }
         // Ask the runtime's own records first: they are certain, the trap
         // kind is not (an aborting allocator traps with `unreachable`).

@@ -1,6 +1,7 @@
 //! Asking the client during a call: the user ([`elicit`], [`elicit_as`],
 //! [`elicit_url`]), the client's model ([`sample`]) and the client's
-//! roots ([`roots`]).
+//! roots ([`roots`]) — one at a time, or several at once under keys the
+//! tool chooses ([`ask()`](crate::ask())).
 //!
 //! Each works only where the operator grants it (`ask = ["elicit",
 //! "sample", "roots"]` in the policy, within per-call limits) and the
@@ -18,6 +19,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{Content, Message, Role, ToolSchema};
+
+mod batch;
+pub use batch::{Answer, Answers, Request, ask};
 
 /// Why a request to the client has no answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,7 +84,11 @@ pub enum Elicited<T = Value> {
 /// # assert!(matches!(elicit("?", &schema), Err(AskError::Unavailable(_))));
 /// ```
 pub fn elicit(message: &str, schema: &Value) -> Result<Elicited, AskError> {
-    let answer = imp::elicit(message, &schema.to_string())?;
+    parsed(imp::elicit(message, &schema.to_string())?)
+}
+
+/// An elicitation's answer with its content read as JSON.
+fn parsed(answer: Elicited<String>) -> Result<Elicited, AskError> {
     Ok(match answer {
         Elicited::Accept(text) => Elicited::Accept(
             serde_json::from_str(&text)
@@ -255,7 +263,7 @@ mod imp {
     use crate::bindings::airlock::tool::types as wt;
     use crate::{Content, Media, Role};
 
-    fn error(e: wit::AskError) -> AskError {
+    pub(super) fn error(e: wit::AskError) -> AskError {
         match e {
             wit::AskError::Denied(why) => AskError::Denied(why),
             wit::AskError::Unavailable(why) => AskError::Unavailable(why),
@@ -264,7 +272,7 @@ mod imp {
         }
     }
 
-    fn answer(a: wit::ElicitAnswer) -> Elicited<String> {
+    pub(super) fn answer(a: wit::ElicitAnswer) -> Elicited<String> {
         match a {
             wit::ElicitAnswer::Accept(text) => Elicited::Accept(text),
             wit::ElicitAnswer::Decline => Elicited::Decline,
@@ -287,7 +295,10 @@ mod imp {
         }
     }
 
-    pub fn sample(request: SamplingRequest) -> Result<Sampled, AskError> {
+    /// The contract's form of a sampling request.
+    pub(super) fn sampling_request(
+        request: SamplingRequest,
+    ) -> Result<wit::SamplingRequest, AskError> {
         let messages = request
             .messages
             .into_iter()
@@ -309,7 +320,7 @@ mod imp {
                 Ok(wit::SamplingMessage { role, content })
             })
             .collect::<Result<Vec<_>, AskError>>()?;
-        let request = wit::SamplingRequest {
+        Ok(wit::SamplingRequest {
             messages,
             system_prompt: request.system_prompt,
             max_tokens: request.max_tokens,
@@ -321,8 +332,11 @@ mod imp {
                 speed_priority: p.speed_priority,
                 intelligence_priority: p.intelligence_priority,
             }),
-        };
-        let sampled = wit::sample(&request).map_err(error)?;
+        })
+    }
+
+    /// The model's answer, from the contract's form.
+    pub(super) fn sampled(sampled: wit::Sampled) -> Result<Sampled, AskError> {
         let content = match sampled.content {
             wt::Content::Text(text) => Content::Text(text),
             wt::Content::Image(m) => Content::Image(Media {
@@ -350,15 +364,24 @@ mod imp {
         })
     }
 
-    pub fn roots() -> Result<Vec<Root>, AskError> {
-        let roots = wit::roots().map_err(error)?;
-        Ok(roots
+    pub fn sample(request: SamplingRequest) -> Result<Sampled, AskError> {
+        let request = sampling_request(request)?;
+        sampled(wit::sample(&request).map_err(error)?)
+    }
+
+    /// The client's roots, from the contract's form.
+    pub(super) fn listed(roots: Vec<wit::Root>) -> Vec<Root> {
+        roots
             .into_iter()
             .map(|r| Root {
                 uri: r.uri,
                 name: r.name,
             })
-            .collect())
+            .collect()
+    }
+
+    pub fn roots() -> Result<Vec<Root>, AskError> {
+        wit::roots().map(listed).map_err(error)
     }
 }
 

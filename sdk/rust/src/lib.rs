@@ -576,8 +576,8 @@ pub mod bindings {
 
 pub use airlock_sdk_macros::{ToolSchema, complete, prompt, resource, resource_template, tool};
 pub use ask::{
-    AskError, Elicited, ModelPreferences, Root, Sampled, SamplingRequest, elicit, elicit_as,
-    elicit_url, roots, sample,
+    Answer, Answers, AskError, Elicited, ModelPreferences, Request, Root, Sampled, SamplingRequest,
+    ask, elicit, elicit_as, elicit_url, roots, sample,
 };
 pub use completion::{Complete, Completion, CompletionContext, CompletionRef, IntoCompletion};
 pub use error::Error;

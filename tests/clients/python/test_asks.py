@@ -1,5 +1,5 @@
 """Tools that ask the client (``host.elicit``, ``host.sample``,
-``host.roots``) through the official MCP Python SDK against ``airlock
+``host.roots``, several at once with ``host.ask``) through the official MCP Python SDK against ``airlock
 serve``: over stdio and Streamable HTTP, in revision 2025-11-25
 (``legacy``: the server sends the requests during the call) and 2026-07-28
 (``auto``: the call answers ``input_required``, the SDK answers the
@@ -182,6 +182,47 @@ async def test_two_questions_are_asked_in_order(connect):
     assert messages == ["Step 1: What is your name?", "Step 2: What is your favorite color?"]
 
 
+async def test_a_batch_is_one_round_on_2026_07_28_and_a_sequence_before(connect):
+    """host.ask: the three requests under the tool's keys in one
+    input_required round, or sent one after another during the call."""
+    tool = "test_input_required_result_multiple_inputs"
+    asked = Asked(content={"name": "Ada"}, answer="Hi there",
+                  roots=[types.Root(uri="file:///work", name="work")])
+    order: list[str] = []
+
+    def noting(kind, callback):
+        async def noted(*args):
+            order.append(kind)
+            return await callback(*args)
+        return noted
+
+    callbacks = {
+        "elicitation_callback": noting("elicit", asked.elicit),
+        "sampling_callback": noting("sample", asked.sample),
+        "list_roots_callback": noting("roots", asked.list_roots),
+    }
+    async with connect(**callbacks) as client:
+        if client.protocol_version == "2025-11-25":
+            result = await client.call_tool(tool, {})
+            assert order == ["elicit", "sample", "roots"]
+        else:
+            round1 = await client.session.call_tool(tool, {}, allow_input_required=True)
+            assert isinstance(round1, types.InputRequiredResult), round1
+            assert {key: r.method for key, r in round1.input_requests.items()} == {
+                "user_name": "elicitation/create",
+                "greeting": "sampling/createMessage",
+                "client_roots": "roots/list",
+            }
+            assert round1.input_requests["greeting"].params.max_tokens == 50
+            assert order == [], "a round asks the client nothing itself"
+            # The SDK answers the round and retries: each request once.
+            result = await client.call_tool(tool, {})
+            assert sorted(order) == ["elicit", "roots", "sample"]
+    assert not result.is_error, result
+    assert text(result) == "name=Ada, greeting=Hi there, roots=1"
+    assert [p.message for p in asked.elicited] == ["What is your name?"]
+
+
 async def test_a_client_without_the_capability_is_not_asked(connect):
     """The tool sees `unavailable` and fails; on 2026-07-28 the call then
     answers -32021 naming the capability (SEP-2575)."""
@@ -242,7 +283,9 @@ async def test_a_round_names_its_request_and_signs_its_state(modern):
     async with modern(elicitation_callback=Asked().elicit) as client:
         round1 = await first_round(client)
         [(key, request)] = round1.input_requests.items()
-        assert key.startswith("elicit-0-"), key
+        # The key the tool chose (host.ask); a single elicit's would be
+        # made of its place and content (elicit-0-…).
+        assert key == "user_name", key
         assert request.method == "elicitation/create"
         assert request.params.message == "What is your name?"
         answer = {key: types.ElicitResult(action="accept", content={"name": "Ada"})}
@@ -285,7 +328,7 @@ async def test_answers_without_a_state_are_not_taken(modern):
     async with modern(elicitation_callback=Asked().elicit) as client:
         round1 = await client.session.call_tool(
             "test_input_required_result_elicitation", {},
-            input_responses={"elicit-0-x": types.ElicitResult(action="accept", content={"name": "Eve"})},
+            input_responses={"user_name": types.ElicitResult(action="accept", content={"name": "Eve"})},
             allow_input_required=True,
         )
         assert isinstance(round1, types.InputRequiredResult), round1

@@ -9,7 +9,9 @@
 //! are answered, in order, from the recorded responses. A request is found
 //! by a key made of its place in the call and its content, so a tool that
 //! asks something else on the re-run gets a new round, never another
-//! question's answer.
+//! question's answer. A batch (`host.ask`) goes out in one round, each
+//! request under the key the tool chose, and is found by that key and its
+//! content.
 //!
 //! What this guarantees: no instance is kept between rounds (nothing held
 //! while a person thinks; nothing to bound or lose); any replica sharing
@@ -58,8 +60,10 @@ pub struct Replay {
     escalated: Arc<AtomicBool>,
 }
 
-/// The key of a request: its place in the call and a digest of its method
-/// and content (a URL elicitation's fresh id left out).
+/// The key a request's response is recorded under: for a request of a
+/// batch, the tool's key and a digest of its method and content; else its
+/// place in the call and that digest (a URL elicitation's fresh id left
+/// out). A changed question under the same key is thus a new round.
 pub fn key_of(ask: &Ask) -> String {
     let mut params = ask.params.clone();
     if let Some(map) = params.as_object_mut() {
@@ -72,7 +76,17 @@ pub fn key_of(ask: &Ask) -> String {
         AskKind::Sample => "sample",
         AskKind::Roots => "roots",
     };
-    format!("{kind}-{}-{}", ask.index, &digest[..12])
+    match &ask.key {
+        // `#` is in no key a tool may choose: the two kinds never meet.
+        Some(key) => format!("{key}#{}", &digest[..12]),
+        None => format!("{kind}-{}-{}", ask.index, &digest[..12]),
+    }
+}
+
+/// The key a request goes out under in `inputRequests`, and the client
+/// answers under: the tool's own, or [`key_of`].
+pub fn wire_key(ask: &Ask) -> String {
+    ask.key.clone().unwrap_or_else(|| key_of(ask))
 }
 
 impl Replay {
@@ -139,11 +153,15 @@ impl Replay {
         ))
     }
 
-    /// The `InputRequiredResult` asking for `ask`, with a state bound to
-    /// the call's `digest` carrying the responses so far.
-    pub fn next_round(&self, digest: &str, ask: &Ask) -> Answer {
-        let key = key_of(ask);
-        let data = json!({ "responses": self.responses, "asked": [key] }).to_string();
+    /// The `InputRequiredResult` asking for `asks` (one request, or a
+    /// batch's not answered yet), with a state bound to the call's `digest`
+    /// carrying the responses so far and what this round asks.
+    pub fn next_round(&self, digest: &str, asks: &[Ask]) -> Answer {
+        let asked: Map<String, Value> = asks
+            .iter()
+            .map(|ask| (wire_key(ask), key_of(ask).into()))
+            .collect();
+        let data = json!({ "responses": self.responses, "asked": asked }).to_string();
         if data.len() > MAX_RECORDED {
             return Answer::Error(ErrorObject::invalid_params(format!(
                 "the tool's requests to the client gathered over {} KiB of answers in one call; \
@@ -152,12 +170,16 @@ impl Replay {
             )));
         }
         let expires = now_secs() + STATE_TTL.as_secs();
-        let request = json!({
-            "method": ask.kind.method(),
-            "params": for_revision(self.revision, ask.kind, ask.params.clone()),
-        });
-        let mut requests = Map::new();
-        requests.insert(key, request);
+        let requests: Map<String, Value> = asks
+            .iter()
+            .map(|ask| {
+                let request = json!({
+                    "method": ask.kind.method(),
+                    "params": for_revision(self.revision, ask.kind, ask.params.clone()),
+                });
+                (wire_key(ask), request)
+            })
+            .collect();
         Answer::Result(json!({
             "resultType": "input_required",
             "inputRequests": requests,
@@ -221,16 +243,29 @@ pub fn continues(params: &Value, digest: &str) -> bool {
 }
 
 /// The responses of a verified state's `data`, with the retry's answers to
-/// the keys it `asked` (each a JSON object; anything else is asked again).
+/// what it `asked` — `{key the client answers under: key recorded}` (a
+/// list of keys, each both, in states of before batches) — each a JSON
+/// object; anything else is asked again.
 fn recorded_responses(recorded: &Value, input: Option<&Value>) -> BTreeMap<String, Value> {
     let mut responses: BTreeMap<String, Value> = recorded
         .get("responses")
         .and_then(Value::as_object)
         .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default();
-    let asked = recorded.get("asked").and_then(Value::as_array);
-    for key in asked.into_iter().flatten().filter_map(Value::as_str) {
-        if let Some(response) = input.and_then(|i| i.get(key)).filter(|r| r.is_object()) {
+    let asked: Vec<(&str, &str)> = match recorded.get("asked") {
+        Some(Value::Object(asked)) => asked
+            .iter()
+            .filter_map(|(wire, key)| Some((wire.as_str(), key.as_str()?)))
+            .collect(),
+        Some(Value::Array(asked)) => asked
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|key| (key, key))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (wire, key) in asked {
+        if let Some(response) = input.and_then(|i| i.get(wire)).filter(|r| r.is_object()) {
             responses.insert(key.to_string(), response.clone());
         }
     }
@@ -246,6 +281,7 @@ mod tests {
             kind,
             params,
             index,
+            key: None,
         }
     }
 
@@ -360,6 +396,66 @@ mod tests {
             panic!("a call without a state is a first round");
         };
         assert!(none.responses.is_empty());
+    }
+
+    #[test]
+    fn a_batch_goes_out_in_one_round_under_the_tools_keys() {
+        let keyed = |key: &str, kind, index, params| Ask {
+            key: Some(key.into()),
+            ..ask(kind, index, params)
+        };
+        let name = json!({"mode": "form", "message": "Name?", "requestedSchema": {}});
+        let user_name = keyed("user_name", AskKind::ElicitForm, 0, name.clone());
+        let roots = keyed("client_roots", AskKind::Roots, 1, json!({}));
+        // Found by key and content, not by place; a changed question under
+        // the same key is another.
+        assert_eq!(wire_key(&user_name), "user_name");
+        assert!(key_of(&user_name).starts_with("user_name#"));
+        assert_eq!(
+            key_of(&user_name),
+            key_of(&keyed("user_name", AskKind::ElicitForm, 5, name))
+        );
+        let surname = json!({"mode": "form", "message": "Surname?", "requestedSchema": {}});
+        let changed = keyed("user_name", AskKind::ElicitForm, 0, surname);
+        assert_ne!(key_of(&user_name), key_of(&changed));
+        let all = Client {
+            elicitation: true,
+            elicitation_url: true,
+            sampling: true,
+            roots: true,
+            tasks: false,
+        };
+        let replay = Replay::new(all, Revision::V2026_07_28);
+        let Answer::Result(round) =
+            replay.next_round("digest", &[user_name.clone(), roots.clone()])
+        else {
+            panic!("no round");
+        };
+        let requests = round["inputRequests"].as_object().expect("inputRequests");
+        // In the batch's order.
+        assert_eq!(
+            requests.keys().collect::<Vec<_>>(),
+            ["user_name", "client_roots"]
+        );
+        assert_eq!(requests["client_roots"]["method"], "roots/list");
+        assert_eq!(requests["user_name"]["params"]["message"], "Name?");
+        // The retry's answers, under the tool's keys, are recorded under
+        // key and content.
+        let asked = json!({
+            "responses": {},
+            "asked": { "user_name": key_of(&user_name), "client_roots": key_of(&roots) },
+        });
+        let input = json!({
+            "user_name": {"action": "accept", "content": {"name": "Ada"}},
+            "client_roots": {"roots": []},
+        });
+        let replay = Replay {
+            responses: recorded_responses(&asked, Some(&input)),
+            ..replay
+        };
+        assert_eq!(replay.answer(&user_name), Ok(input["user_name"].clone()));
+        assert_eq!(replay.answer(&roots), Ok(input["client_roots"].clone()));
+        assert_eq!(replay.answer(&changed), Err(AskFailure::NextRound));
     }
 
     #[test]
