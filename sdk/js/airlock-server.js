@@ -1,7 +1,7 @@
 // airlock-server.js — the rest of the world `server` for airlock-tool.js:
 // resources, resource templates, prompts and completions, and the requests
-// to the client (elicit, elicitUrl, sample, roots). Import it through
-// airlock-tool.js, which re-exports all of it.
+// to the client (elicit, elicitUrl, sample, roots; ask for several at once).
+// Import it through airlock-tool.js, which re-exports all of it.
 
 import * as hostModule from "airlock:tool/host@0.1.1";
 import { InvalidArguments, ToolError, toolbox, _errorText, _icons as icons, _NAME as NAME } from "./airlock-tool.js";
@@ -307,7 +307,7 @@ export class AskError extends Error {
   }
 }
 
-function ask(fn) {
+function hostCall(fn) {
   try {
     return fn();
   } catch (err) {
@@ -328,12 +328,12 @@ function answer(a) {
  * object); returns `{ action: "accept" | "decline" | "cancel", content }`.
  */
 export function elicit(msg, schema) {
-  return answer(ask(() => host.elicit(msg, JSON.stringify(schema))));
+  return answer(hostCall(() => host.elicit(msg, JSON.stringify(schema))));
 }
 
 /** Asks the user to open `url` outside the client; returns `{ action }`. */
 export function elicitUrl(msg, url) {
-  return answer(ask(() => host.elicitUrl(msg, url)));
+  return answer(hostCall(() => host.elicitUrl(msg, url)));
 }
 
 /**
@@ -342,6 +342,10 @@ export function elicitUrl(msg, url) {
  * `message.user(…)` list); returns `{ role, text, content, model, stopReason }`.
  */
 export function sample(request) {
+  return sampled(hostCall(() => host.sample(samplingRequest(request))));
+}
+
+function samplingRequest(request) {
   const messages = typeof request.messages === "string" ? [message.user(request.messages)] : request.messages;
   const prefs = request.modelHints || request.costPriority !== undefined || request.speedPriority !== undefined
     || request.intelligencePriority !== undefined
@@ -352,16 +356,17 @@ export function sample(request) {
         intelligencePriority: optionalText(request.intelligencePriority),
       }
     : null;
-  const got = ask(() =>
-    host.sample({
-      messages,
-      systemPrompt: optionalText(request.systemPrompt),
-      maxTokens: request.maxTokens,
-      temperature: optionalText(request.temperature),
-      stopSequences: request.stopSequences ?? [],
-      modelPreferences: prefs,
-    }),
-  );
+  return {
+    messages,
+    systemPrompt: optionalText(request.systemPrompt),
+    maxTokens: request.maxTokens,
+    temperature: optionalText(request.temperature),
+    stopSequences: request.stopSequences ?? [],
+    modelPreferences: prefs,
+  };
+}
+
+function sampled(got) {
   return {
     role: got.role,
     text: got.content.tag === "text" ? got.content.val : null,
@@ -373,5 +378,49 @@ export function sample(request) {
 
 /** The client's roots: `[{ uri, name }]` (information, never a folder to open). */
 export function roots() {
-  return ask(() => host.roots());
+  return hostCall(() => host.roots());
+}
+
+/**
+ * Asks several things at once, each under a key the tool chooses (1 to 64
+ * characters of `A-Z a-z 0-9 _ - .`): in revision 2026-07-28 they reach the
+ * client in one round, as `inputRequests` under these keys; with sessions
+ * one after another. Each request needs its grant and counts against the
+ * call's limits as alone.
+ *
+ *     const answers = ask({
+ *       user_name: { elicit: "What is your name?", schema: { type: "object", … } },
+ *       greeting: { sample: { messages: "Generate a greeting", maxTokens: 50 } },
+ *       client_roots: { roots: true },
+ *     });
+ *     answers.user_name  // { action, content }, as elicit returns
+ *
+ * Each answer is what `elicit`, `elicitUrl` (`{ elicitUrl: message, url }`),
+ * `sample` or `roots` returns, or the `AskError` of a request that got
+ * none (returned, not thrown). A batch that is empty, over 16 requests or
+ * with a bad or repeated key throws an `AskError` and asks nothing.
+ */
+export function ask(requests) {
+  const entries = Object.entries(requests).map(([key, r]) => {
+    if (r.elicit !== undefined) return [key, { tag: "elicit", val: { message: r.elicit, requestedSchema: JSON.stringify(r.schema) } }];
+    if (r.elicitUrl !== undefined) return [key, { tag: "elicit-url", val: { message: r.elicitUrl, url: r.url } }];
+    if (r.sample !== undefined) return [key, { tag: "sample", val: samplingRequest(r.sample) }];
+    if (r.roots) return [key, { tag: "roots" }];
+    throw new Error(`${key}: ask takes { elicit, schema }, { elicitUrl, url }, { sample } or { roots: true }`);
+  });
+  const results = hostCall(() => host.ask(entries));
+  const answers = {};
+  entries.forEach(([key], i) => {
+    const got = results[i];
+    if (got.tag === "err") {
+      answers[key] = new AskError(got.val.tag, got.val.val ?? got.val.tag);
+    } else if (got.val.tag === "elicited") {
+      answers[key] = answer(got.val.val);
+    } else if (got.val.tag === "sampled") {
+      answers[key] = sampled(got.val.val);
+    } else {
+      answers[key] = got.val.val;
+    }
+  });
+  return answers;
 }

@@ -341,6 +341,7 @@ export function cancelled() {
 export {
   AskError,
   NotFound,
+  ask,
   audio,
   completion,
   contents,
