@@ -258,6 +258,30 @@ fn check_reports_the_line_of_an_error() {
 }
 
 #[test]
+fn check_shows_which_tools_may_ask_the_client() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("asks.toml");
+    std::fs::write(
+        &policy,
+        "[components.catalog.tools.lookup_price]\nask = [\"elicit\", \"sample\"]\n\
+         limits = { samplings = 1, sample-tokens = 500 }\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(policy), &path(component("catalog"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "  lookup_price: ask: elicit, sample (per call: 3 elicitation(s), 1 sampling \
+             request(s) of at most 500 tokens)"
+        ),
+        "{text}"
+    );
+    // Deny by default: the other tool may ask nothing, and is not listed.
+    assert!(!text.contains("restock:"), "{text}");
+}
+
+#[test]
 fn credentials_are_checked_and_shown_without_their_value() {
     const SECRET: &str = "cli-s3cret-value";
     let dir = tempfile::tempdir().expect("tempdir");

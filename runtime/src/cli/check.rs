@@ -156,6 +156,7 @@ pub fn run(mut args: Args) -> Exit {
     );
     print_states(&states);
     print_declared_hints(&runtime);
+    print_asks(&runtime);
     Exit::Ok
 }
 
@@ -262,6 +263,36 @@ fn print_declared_hints(runtime: &Runtime) {
                 "  {}: hints {} (from {section})",
                 tool.info.name,
                 super::inspect::hints_list(hints)
+            );
+        }
+    }
+}
+
+/// The tools (and components' reads, prompts and completions) the policy
+/// lets ask the client: prompting the user or spending the user's model
+/// tokens is worth seeing at a glance, like the hints the policy declares.
+fn print_asks(runtime: &Runtime) {
+    let catalog = runtime.catalog();
+    for tool in catalog.tools() {
+        let grant = runtime.grant_for(tool);
+        if grant.asks.any() {
+            println!(
+                "  {}: {}",
+                tool.info.name,
+                super::inspect::asks_line(&grant)
+            );
+        }
+    }
+    for component in catalog.components() {
+        if component.offers().is_empty() {
+            continue;
+        }
+        let grant = runtime.grant_for_offers(component);
+        if grant.asks.any() {
+            println!(
+                "  {}'s resources, prompts and completions: {}",
+                component.name,
+                super::inspect::asks_line(&grant)
             );
         }
     }

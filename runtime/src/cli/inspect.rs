@@ -237,17 +237,7 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
                 "samplings": l.samplings,
                 "sample_tokens": l.sample_tokens,
             }),
-            match grant.asks.any() {
-                false => vec!["ask: none (the tool may not ask the client anything)".to_string()],
-                true => vec![format!(
-                    "ask: {} (per call: {} elicitation(s), {} sampling request(s) of at most {} \
-                     tokens)",
-                    grant.asks.names().join(", "),
-                    l.elicitations,
-                    l.samplings,
-                    l.sample_tokens
-                )],
-            },
+            vec![asks_line(grant)],
         ),
         (
             "narrowings",
@@ -430,4 +420,19 @@ fn holds_components(folder: &std::path::Path) -> bool {
             .flatten()
             .any(|e| e.path().extension().is_some_and(|x| x == "wasm"))
     })
+}
+
+/// What a grant lets a call ask the client, in one line.
+pub(super) fn asks_line(grant: &Grant) -> String {
+    let l = &grant.limits;
+    match grant.asks.any() {
+        false => "ask: none (the tool may not ask the client anything)".to_string(),
+        true => format!(
+            "ask: {} (per call: {} elicitation(s), {} sampling request(s) of at most {} tokens)",
+            grant.asks.names().join(", "),
+            l.elicitations,
+            l.samplings,
+            l.sample_tokens
+        ),
+    }
 }
