@@ -31,6 +31,7 @@ mod network_keys;
 mod oauth;
 mod parse;
 mod raw;
+mod token;
 mod units;
 pub mod wassette;
 
