@@ -89,6 +89,18 @@ pub trait CallObserver: Send + Sync {
                 .into(),
         ))
     }
+    /// Requests [`CallObserver::ask`] answered [`AskFailure::NextRound`]
+    /// for (one, or a batch's): where the call runs as a task that waits
+    /// for its input (2026-07-28), blocks until all are answered, the
+    /// deadline or the call's cancellation, and answers them in order;
+    /// `None` where they go to a next round instead.
+    fn wait_in_task(
+        &self,
+        _asks: &[Ask],
+        _deadline: Instant,
+    ) -> Option<Vec<Result<Value, AskFailure>>> {
+        None
+    }
 }
 
 /// An observer that ignores everything.

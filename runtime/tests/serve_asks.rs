@@ -2,7 +2,9 @@
 //! `host.ask`), end to end: the conformance component's asking tools under
 //! `airlock serve --stdio` and a policy granting `ask`, with this test as
 //! the client (2025-11-25: the requests arrive during the call), and from
-//! the command line, where there is no client to ask. What the official Python SDK
+//! the command line, where there is no client to ask; and over HTTP in
+//! 2026-07-28, a task that asks once it runs (`tasks/get` shows the
+//! request, `tasks/update` answers it, in part or whole). What the official Python SDK
 //! sees of the same tools, in both revisions and over HTTP too, is
 //! `tests/clients/python/test_asks.py`.
 
@@ -433,4 +435,136 @@ fn a_batch_is_asked_one_request_after_another_each_under_its_grant() {
             ("client_roots", "roots/list", "answered"),
         ]
     );
+}
+
+/// Polls `tasks/get` (2026-07-28, over HTTP) until `done` says the task is
+/// as wanted; the last state.
+fn poll_task(
+    addr: std::net::SocketAddr,
+    id: &str,
+    caps: &Value,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    use support::http::{body, modern};
+    let deadline = std::time::Instant::now() + PATIENCE;
+    loop {
+        let reply = modern(
+            addr,
+            &body(90, "tasks/get", json!({"taskId": id}), caps.clone()),
+            Some(id),
+            &[],
+        );
+        let task = reply.json()["result"].clone();
+        if done(&task) {
+            return task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the task never got there: {task}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_task_asks_once_it_runs_and_tasks_update_answers_it_in_part_or_whole() {
+    use support::http::{body, modern, serve};
+    let policy = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/policy.toml"),
+    )
+    .expect("the conformance policy");
+    let served = serve(&policy, &[component("conformance")], &[]);
+    let addr = served.addr;
+    let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let update = |id: &str, responses: Value| {
+        let params = json!({"taskId": id, "inputResponses": responses});
+        let reply = modern(
+            addr,
+            &body(91, "tasks/update", params, caps.clone()),
+            Some(id),
+            &[],
+        );
+        reply.json()["result"].clone()
+    };
+    let start = |tool: &str, arguments: Value| {
+        let params = json!({"name": tool, "arguments": arguments});
+        let reply = modern(
+            addr,
+            &body(1, "tools/call", params, caps.clone()),
+            Some(tool),
+            &[],
+        );
+        let created = reply.json()["result"].clone();
+        assert_eq!(created["resultType"], "task", "{created}");
+        created["taskId"].as_str().expect("taskId").to_string()
+    };
+    let asking = |t: &Value, n: usize| {
+        t["status"] == "input_required"
+            && t["inputRequests"].as_object().is_some_and(|r| r.len() == n)
+    };
+
+    // confirm_delete works first, becomes a task, then asks inside it.
+    let id = start("confirm_delete", json!({"filename": "a.txt"}));
+    let task = poll_task(addr, &id, &caps, |t| {
+        asking(t, 1) || t["status"] == "completed"
+    });
+    let requests = task["inputRequests"].as_object().expect("inputRequests");
+    let (key, request) = requests.iter().next().expect("one request");
+    assert_eq!(request["method"], "elicitation/create", "{task}");
+    assert_eq!(request["params"]["message"], "Delete a.txt?");
+    let ack = update(
+        &id,
+        json!({ key: {"action": "accept", "content": {"confirm": true}} }),
+    );
+    assert_eq!(
+        ack,
+        json!({"resultType": "complete", "_meta": ack["_meta"]})
+    );
+    let done = poll_task(addr, &id, &caps, |t| t["status"] == "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"], r#"a.txt: action=accept, content={"confirm":true}"#,
+        "{done}"
+    );
+
+    // multi_input asks two at once, under its keys: one answer leaves the
+    // other pending, and the task input_required.
+    let id = start("multi_input", json!({}));
+    poll_task(addr, &id, &caps, |t| {
+        asking(t, 2) || t["status"] == "completed"
+    });
+    let ack = update(
+        &id,
+        json!({"first": {"action": "accept", "content": {"name": "Ada"}}}),
+    );
+    assert_eq!(ack["resultType"], "complete");
+    let task = poll_task(addr, &id, &caps, |_| true);
+    assert_eq!(task["status"], "input_required", "{task}");
+    let left: Vec<&String> = task["inputRequests"]
+        .as_object()
+        .expect("left")
+        .keys()
+        .collect();
+    assert_eq!(left, ["last"]);
+    update(
+        &id,
+        json!({"last": {"action": "accept", "content": {"name": "Lovelace"}}}),
+    );
+    let done = poll_task(addr, &id, &caps, |t| t["status"] == "completed");
+    assert_eq!(
+        done["result"]["content"][0]["text"], "Ada Lovelace",
+        "{done}"
+    );
+
+    // tasks/cancel stops a task waiting for its input.
+    let id = start("confirm_delete", json!({"filename": "b.txt"}));
+    poll_task(addr, &id, &caps, |t| asking(t, 1));
+    let params = json!({"taskId": id});
+    modern(
+        addr,
+        &body(92, "tasks/cancel", params, caps.clone()),
+        Some(&id),
+        &[],
+    );
+    let task = poll_task(addr, &id, &caps, |t| t["status"] != "input_required");
+    assert_eq!(task["status"], "cancelled", "{task}");
 }

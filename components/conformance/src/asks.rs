@@ -7,7 +7,9 @@
 //! `tests/conformance/policy.toml`). In
 //! revision 2025-11-25 the requests go to the client during the call; in
 //! 2026-07-28 airlock answers `input_required` and re-runs the tool on the
-//! client's retry, so each tool asks before it does anything else.
+//! client's retry, so each tool asks before it does anything else — but
+//! `confirm_delete` and `multi_input`, which work first and ask inside their
+//! running task.
 
 use std::time::Duration;
 
@@ -335,12 +337,19 @@ pub fn protocol_error_job() -> String {
     panic!("protocol_error_job always panics")
 }
 
-/// Asks the user to confirm deleting `filename` (deletes nothing). Runs as
-/// a task.
+/// How long the tasks fixtures that ask inside their task look things over
+/// first: longer than airlock's first moments (500 ms) after which a call
+/// that has asked nothing becomes a task, so they ask as a running task
+/// (2026-07-28: `input_required` on `tasks/get`, answered by `tasks/update`).
+const LOOK_FIRST: Duration = Duration::from_millis(800);
+
+/// Looks the file over, then asks the user to confirm deleting `filename`
+/// (deletes nothing). Runs as a task, and asks inside it.
 #[tool(read_only, title = "Confirm delete", task_support = "required")]
 pub fn confirm_delete(
     #[arg(description = "The file to delete")] filename: String,
 ) -> Result<String, Error> {
+    std::thread::sleep(LOOK_FIRST);
     let schema = json!({
         "type": "object",
         "properties": { "confirm": { "type": "boolean" } },
@@ -351,12 +360,24 @@ pub fn confirm_delete(
     Ok(format!("{filename}: {}", described(&answer)))
 }
 
-/// Asks two questions. Runs as a task.
+/// Works a moment, then asks two questions at once (a batch: in 2026-07-28
+/// both are pending on the running task together, and may be answered one
+/// at a time). Runs as a task.
 #[tool(read_only, title = "Multiple inputs", task_support = "required")]
 pub fn multi_input() -> Result<String, Error> {
-    let first = ask_text("First name?", "first")?.unwrap_or_default();
-    let last = ask_text("Last name?", "last")?.unwrap_or_default();
-    Ok(format!("{first} {last}"))
+    std::thread::sleep(LOOK_FIRST);
+    let answers = ask([
+        ("first", Request::elicit("First name?", &text_form("name"))),
+        ("last", Request::elicit("Last name?", &text_form("name"))),
+    ])
+    .map_err(failed)?;
+    let name = |key| -> Result<String, Error> {
+        Ok(match answers.elicited(key).map_err(failed)? {
+            Elicited::Accept(form) => field(&form, "name"),
+            Elicited::Decline | Elicited::Cancel => String::new(),
+        })
+    };
+    Ok(format!("{} {}", name("first")?, name("last")?))
 }
 
 /// Asks the user's name, then runs as a task greeting them.

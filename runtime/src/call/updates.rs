@@ -114,4 +114,12 @@ impl CallObserver for Publishing {
     fn ask(&self, ask: &Ask, deadline: Instant) -> Result<Value, AskFailure> {
         self.inner.ask(ask, deadline)
     }
+
+    fn wait_in_task(
+        &self,
+        asks: &[Ask],
+        deadline: Instant,
+    ) -> Option<Vec<Result<Value, AskFailure>>> {
+        self.inner.wait_in_task(asks, deadline)
+    }
 }

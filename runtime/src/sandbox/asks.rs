@@ -20,7 +20,9 @@
 //! [`AskFailure::NextRound`] for a request not answered yet: the host
 //! function then traps, and the sandbox reports the request — or all of a
 //! batch's not answered yet — ([`AskState::next_round`]) instead of an
-//! outcome.
+//! outcome. Where the call runs as a task that waits for its input
+//! ([`CallObserver::wait_in_task`]), the guest blocks there instead until
+//! the requests are answered.
 
 use std::time::Instant;
 
@@ -97,8 +99,9 @@ pub type Keyed = (String, AskKind, Result<Value, host::AskError>);
 enum Asked {
     /// The client's answer, or why there is none.
     Answer(Result<Value, host::AskError>),
-    /// Answered only in a later round.
-    Later(Ask),
+    /// Answered only in a later round (or, in a task, once it is given):
+    /// the request, and its place among the records.
+    Later(Ask, usize),
 }
 
 /// The most requests one batch (`host.ask`) may hold.
@@ -212,9 +215,11 @@ impl AskState {
     ) -> Result<Result<Value, host::AskError>, NextRound> {
         match self.request(kind, params, None, observer, deadline) {
             Asked::Answer(answer) => Ok(answer),
-            Asked::Later(ask) => {
-                self.next_round = vec![ask];
-                Err(NextRound)
+            Asked::Later(ask, record) => {
+                match self.wait_in_task(vec![(ask, record)], observer, deadline) {
+                    Some(mut answers) => Ok(answers.remove(0)),
+                    None => Err(NextRound),
+                }
             }
         }
     }
@@ -234,7 +239,7 @@ impl AskState {
             return Ok(Err(refused));
         }
         let mut answers = Vec::with_capacity(requests.len());
-        let mut later = Vec::new();
+        let (mut later, mut places) = (Vec::new(), Vec::new());
         for (key, kind, params) in requests {
             let params = match params {
                 Ok(params) => params,
@@ -245,14 +250,68 @@ impl AskState {
             };
             match self.request(kind, params, Some(key), observer, deadline) {
                 Asked::Answer(answer) => answers.push(answer),
-                Asked::Later(ask) => later.push(ask),
+                Asked::Later(ask, record) => {
+                    places.push(answers.len());
+                    answers.push(Ok(Value::Null));
+                    later.push((ask, record));
+                }
             }
         }
         if !later.is_empty() {
-            self.next_round = later;
-            return Err(NextRound);
+            let given = self
+                .wait_in_task(later, observer, deadline)
+                .ok_or(NextRound)?;
+            for (place, answer) in places.into_iter().zip(given) {
+                answers[place] = answer;
+            }
         }
         Ok(Ok(answers))
+    }
+
+    /// Requests not answered yet, in a call that runs as a task waiting for
+    /// its input: blocks until the observer has them answered (their
+    /// records updated). `None` where they go to the next round instead
+    /// (kept in [`AskState::next_round`]).
+    fn wait_in_task(
+        &mut self,
+        later: Vec<(Ask, usize)>,
+        observer: &dyn CallObserver,
+        deadline: Instant,
+    ) -> Option<Vec<Result<Value, host::AskError>>> {
+        let asks: Vec<Ask> = later.iter().map(|(ask, _)| ask.clone()).collect();
+        let Some(given) = crate::lanes::blocking(|| observer.wait_in_task(&asks, deadline)) else {
+            self.next_round = asks;
+            return None;
+        };
+        let answers = later
+            .iter()
+            .zip(given)
+            .map(|((_, record), answer)| {
+                let record = &mut self.records[*record];
+                match answer {
+                    Ok(answer) => {
+                        record.outcome = "answered";
+                        record.answer = Some(answer.clone());
+                        Ok(answer)
+                    }
+                    Err(failure) => {
+                        let (outcome, error) = match failure {
+                            AskFailure::Unavailable(why) => {
+                                ("unavailable", host::AskError::Unavailable(why))
+                            }
+                            AskFailure::Failed(why) => ("failed", host::AskError::Failed(why)),
+                            AskFailure::NextRound => (
+                                "failed",
+                                host::AskError::Failed("the request was not answered".into()),
+                            ),
+                        };
+                        record.outcome = outcome;
+                        Err(error)
+                    }
+                }
+            })
+            .collect();
+        Some(answers)
     }
 
     /// One request: admitted (or refused, and recorded so), then asked.
@@ -298,7 +357,7 @@ impl AskState {
             }
             Err(AskFailure::NextRound) => {
                 self.records.push(record("next-round", None));
-                return Asked::Later(ask);
+                return Asked::Later(ask, self.records.len() - 1);
             }
             Err(AskFailure::Unavailable(why)) => ("unavailable", host::AskError::Unavailable(why)),
             Err(AskFailure::Failed(why)) => ("failed", host::AskError::Failed(why)),

@@ -33,6 +33,7 @@ pub mod completion;
 pub mod confirm;
 pub mod context;
 pub mod dispatch;
+pub mod inputs;
 pub mod lifecycle;
 pub mod listeners;
 pub mod offers;

@@ -120,6 +120,17 @@ impl CallObserver for Observer {
             None => Err(AskFailure::Unavailable("nothing may be asked here".into())),
         }
     }
+
+    fn wait_in_task(
+        &self,
+        asks: &[Ask],
+        deadline: Instant,
+    ) -> Option<Vec<Result<Value, AskFailure>>> {
+        match &self.asking {
+            Some(Asking::Replay(replay)) => replay.wait_in_task(asks, deadline),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

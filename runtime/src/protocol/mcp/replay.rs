@@ -23,22 +23,27 @@
 //! A request the client cannot be asked (it did not declare the
 //! capability) is `unavailable` to the tool, which decides; a tool that
 //! then fails makes the call answer -32021 naming the capability.
+//!
+//! A call that became a task (it asked nothing in its first moments) has
+//! no more rounds: what it asks then waits in the task ([`super::inputs`])
+//! until `tasks/update` answers it.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::asks::{for_revision, missing};
+use super::inputs::Inputs;
 use super::request::{Answer, Client, META_CAPABILITIES, missing_capability};
 use super::request_state::{UsedStates, first_use, now_secs, sign_round, verify_round};
 use super::revision::Revision;
 use crate::observe::{Ask, AskFailure, AskKind};
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::replicas::SharedState;
+use crate::sandbox::CancelToken;
 use crate::sync::lock;
 
 /// How long a round's `requestState` stays valid.
@@ -56,8 +61,9 @@ pub struct Replay {
     /// The first request the client could not be asked for want of a
     /// capability (shared by the clones: the observer's and the call's).
     missed: Arc<Mutex<Option<AskKind>>>,
-    /// Set once the call became a task: no round can be answered then.
-    escalated: Arc<AtomicBool>,
+    /// Set once the call became a task: no more rounds then; its requests
+    /// wait in the task, until the call's cancellation.
+    in_task: Arc<OnceLock<(Arc<Inputs>, CancelToken)>>,
 }
 
 /// The key a request's response is recorded under: for a request of a
@@ -102,13 +108,20 @@ impl Replay {
         }
         match self.responses.get(&key_of(ask)) {
             Some(response) => Ok(response.clone()),
-            None if self.escalated.load(Ordering::Relaxed) => Err(AskFailure::Unavailable(
-                "the call became a task before it asked this; a task cannot ask its client in \
-                 revision 2026-07-28 here: ask before the long work"
-                    .into(),
-            )),
             None => Err(AskFailure::NextRound),
         }
+    }
+
+    /// For requests not answered yet ([`Replay::answer`]): once the call
+    /// became a task, blocks until `tasks/update` answers them all (or the
+    /// deadline, or a cancel); before, `None` (they go to the next round).
+    pub fn wait_in_task(
+        &self,
+        asks: &[Ask],
+        deadline: Instant,
+    ) -> Option<Vec<Result<Value, AskFailure>>> {
+        let (inputs, cancel) = self.in_task.get()?;
+        Some(inputs.wait(asks, deadline, cancel))
     }
 
     /// A first round: nothing recorded yet.
@@ -118,15 +131,16 @@ impl Replay {
             client,
             revision,
             missed: Arc::default(),
-            escalated: Arc::default(),
+            in_task: Arc::default(),
         }
     }
 
-    /// The call became a task (it asked nothing in its first moments): what
-    /// it asks from now on is unavailable, since a round is the answer of a
-    /// `tools/call` and the task's was its `CreateTaskResult`.
-    pub fn escalate(&self) {
-        self.escalated.store(true, Ordering::Relaxed);
+    /// The call became a task (it asked nothing in its first moments):
+    /// what it asks from now on waits in `inputs` (the task's), since a
+    /// round is the answer of a `tools/call` and the task's was its
+    /// `CreateTaskResult`.
+    pub fn escalate(&self, inputs: Arc<Inputs>, cancel: CancelToken) {
+        let _ = self.in_task.set((inputs, cancel));
     }
 
     /// What a call that failed answers when it could not ask the client

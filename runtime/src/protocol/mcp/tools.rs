@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use super::asks::InBand;
 use super::confirm;
 use super::context::Ctx;
+use super::inputs::Inputs;
 use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
 use super::replay::{self, Replay};
 use super::request::{
@@ -189,8 +190,11 @@ async fn in_rounds(
             tokio::select! {
                 outcome = &mut run => outcome,
                 () = tokio::time::sleep(ROUNDS_BEFORE_TASK) => {
-                    replay.escalate();
-                    return tasks::escalated(ctx, &name, ttl, cancel.clone(), run).await.into();
+                    let inputs = Arc::new(Inputs::default());
+                    replay.escalate(inputs.clone(), cancel.clone());
+                    return tasks::escalated(ctx, &name, ttl, cancel.clone(), inputs, run)
+                        .await
+                        .into();
                 }
             }
         }

@@ -8,7 +8,10 @@
 //! [`store`] keeps the state; this module runs a task's call and answers
 //! the methods. What a task sends while it runs (progress, logs, an
 //! elicitation request) goes to a client waiting in `tasks/result`, else to
-//! the session's standing stream, tagged with its task id.
+//! the session's standing stream, tagged with its task id. What a
+//! 2026-07-28 task's guest asks once it runs as a task waits in the task
+//! ([`super::inputs`]): `tasks/get` shows it (`input_required`,
+//! `inputRequests`), `tasks/update` answers it.
 
 mod shared;
 pub mod store;
@@ -28,6 +31,7 @@ pub use task::{Owner, RELATED_TASK, Snapshot, Status, Task, relate};
 use super::asks::{InBand, OnWait};
 use super::confirm;
 use super::context::Ctx;
+use super::inputs::Inputs;
 use super::outcome::{Asking, Observer, outcome_of};
 use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor, required_str};
 use super::revision::Revision;
@@ -142,12 +146,14 @@ fn task_outcome(
 /// A call already running (`run`, a 2026-07-28 call in rounds that has
 /// not asked anything within its first moments) that becomes a task: its
 /// `CreateTaskResult` now, its outcome the task's when it ends.
-/// Cancelling the task stops it (`cancel` is the call's).
+/// Cancelling the task stops it (`cancel` is the call's); what its guest
+/// asks from now on waits in `inputs` for `tasks/update`.
 pub async fn escalated(
     ctx: &Ctx<'_>,
     name: &str,
     ttl: Option<u64>,
     cancel: CancelToken,
+    inputs: Arc<Inputs>,
     run: impl Future<Output = Option<Result<Output, CallError>>> + Send + 'static,
 ) -> Result<Value, ErrorObject> {
     let task = ctx
@@ -156,6 +162,7 @@ pub async fn escalated(
         .open(ctx.owner(), name, ttl, cancel)
         .await?;
     tracing::info!(task = %task.id, tool = name, caller = %ctx.caller(), "call became a task");
+    task.wait_for_input(inputs);
     let (finishing, name) = (task.clone(), name.to_string());
     tokio::spawn(async move {
         if finishing.finish(task_outcome(&name, Revision::V2026_07_28, run.await)) {
@@ -352,9 +359,43 @@ pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     })
 }
 
-/// `tasks/update` (2026-07-28): nothing to update but the task must exist.
+/// `tasks/update` (2026-07-28): `inputResponses` answer the requests the
+/// task waits for, by key (some or all; keys not pending are ignored); the
+/// ack is empty, the task's state is seen on the next `tasks/get`.
+///
+/// The answers reach a guest only on the replica that runs it: a task
+/// waiting for input on another replica is refused, saying so.
 pub async fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    find(ctx, params).await.map(|_| json!({}))
+    let responses = match params.get("inputResponses") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(map)) => Some(map),
+        Some(_) => {
+            return Err(ErrorObject::invalid_param(
+                "inputResponses",
+                "inputResponses must be an object: the responses by the keys of the task's \
+                 inputRequests",
+            ));
+        }
+    };
+    match (find(ctx, params).await?, responses) {
+        (Found::Here(task), Some(responses)) => {
+            if let Some(inputs) = task.inputs() {
+                let answered = inputs.answer(responses);
+                tracing::info!(task = %task.id, answered = answered.len(), "task given input");
+            }
+        }
+        (Found::Elsewhere(_, record), Some(responses))
+            if !responses.is_empty() && record.task.status == Status::InputRequired =>
+        {
+            return Err(ErrorObject::invalid_params(
+                "this task runs on another replica, which alone can give its tool the answers: \
+                 send tasks/update to the replica that runs it (route requests by their \
+                 Mcp-Name header, the task id, to one replica)",
+            ));
+        }
+        _ => {}
+    }
+    Ok(json!({}))
 }
 
 /// `tasks/cancel`: the task becomes `cancelled` and its guest stops (on

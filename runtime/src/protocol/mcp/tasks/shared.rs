@@ -334,6 +334,7 @@ mod tests {
             message: Some("why".into()),
             updated: at(1_700_000_001_456),
             outcome,
+            input_requests: None,
         }
     }
 

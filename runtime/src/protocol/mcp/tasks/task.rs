@@ -9,7 +9,7 @@
 //! operating system's random number generator, so they cannot be guessed
 //! even where there is no owner to bind them to (stateless, unauthenticated).
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::mcp::inputs::Inputs;
 use crate::protocol::mcp::request;
 use crate::protocol::mcp::revision::Revision;
 use crate::protocol::outbox::Outbox;
@@ -113,6 +114,9 @@ pub struct Task {
     listeners: Mutex<Vec<Outbox>>,
     /// Where its changes go when replicas share tasks.
     shared: Option<Arc<dyn Mirror>>,
+    /// What its guest asked as a running task of 2026-07-28, waiting for
+    /// `tasks/update`.
+    inputs: OnceLock<Arc<Inputs>>,
 }
 
 fn timestamp(at: SystemTime) -> String {
@@ -134,6 +138,10 @@ pub struct Snapshot {
     pub updated: SystemTime,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
+    /// What the task waits for while `input_required` in 2026-07-28: its
+    /// pending requests by key (`inputRequests`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<Value>,
 }
 
 impl Snapshot {
@@ -165,6 +173,12 @@ impl Snapshot {
         if let Some(message) = &self.message {
             task["statusMessage"] = message.clone().into();
         }
+        if let Some(requests) = &self.input_requests
+            && extension
+            && self.status == Status::InputRequired
+        {
+            task["inputRequests"] = requests.clone();
+        }
         let ended = matches!(self.status, Status::Completed | Status::Failed);
         match &self.outcome {
             Some(Ok(result)) if extension && ended => task["result"] = result.clone(),
@@ -183,6 +197,26 @@ impl Snapshot {
         if self.status.is_terminal() || self.status == status {
             return false;
         }
+        self.status = status;
+        self.message = message;
+        self.updated = SystemTime::now();
+        true
+    }
+
+    /// Shows `requests` pending (`input_required`), or none (`working`);
+    /// false when the task is terminal.
+    pub fn wait_for_input(&mut self, requests: Option<Value>) -> bool {
+        if self.status.is_terminal() {
+            return false;
+        }
+        let status = match requests {
+            Some(_) => Status::InputRequired,
+            None => Status::Working,
+        };
+        let message = requests
+            .as_ref()
+            .map(|_| "the tool waits for input (answer with tasks/update)".to_string());
+        self.input_requests = requests;
         self.status = status;
         self.message = message;
         self.updated = SystemTime::now();
@@ -286,10 +320,12 @@ impl Task {
                 message: None,
                 updated: now,
                 outcome: None,
+                input_requests: None,
             }),
             done,
             listeners: Mutex::new(Vec::new()),
             shared,
+            inputs: OnceLock::new(),
         })
     }
 
@@ -323,6 +359,7 @@ impl Task {
             tool: state.tool.clone(),
             message: state.message.clone(),
             outcome: state.outcome.as_ref().filter(|_| with_outcome).cloned(),
+            input_requests: state.input_requests.clone(),
             ..*state
         }
     }
@@ -373,6 +410,23 @@ impl Task {
         }
         self.cancel.cancel();
         Ok(())
+    }
+
+    /// Lets the task wait for what its guest asks (`inputs`): while
+    /// requests are pending it is `input_required` and shows them.
+    pub fn wait_for_input(self: &Arc<Self>, inputs: Arc<Inputs>) {
+        let task = Arc::downgrade(self);
+        let _ = self.inputs.set(inputs.clone());
+        inputs.watch(Box::new(move |requests| {
+            if let Some(task) = task.upgrade() {
+                task.change(|s| s.wait_for_input(requests));
+            }
+        }));
+    }
+
+    /// The input the task waits for, when its guest can ask as a task.
+    pub fn inputs(&self) -> Option<&Arc<Inputs>> {
+        self.inputs.get()
     }
 
     /// Waits until the task is terminal.
