@@ -817,6 +817,62 @@ mod tests {
     }
 
     #[test]
+    fn in_a_task_a_batch_waits_for_its_requests_and_answers_them_in_place() {
+        /// Answers roots; a running task that waits for the rest, answering
+        /// each with its key (the first left unanswered by the deadline).
+        struct Task;
+        impl CallObserver for Task {
+            fn log(&self, _: Level, _: &str) {}
+            fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+            fn ask(&self, ask: &Ask, _: Instant) -> Result<Value, AskFailure> {
+                match ask.kind {
+                    AskKind::Roots => Ok(json!({"roots": []})),
+                    _ => Err(AskFailure::NextRound),
+                }
+            }
+            fn wait_in_task(
+                &self,
+                asks: &[Ask],
+                _: Instant,
+            ) -> Option<Vec<Result<Value, AskFailure>>> {
+                let keys: Vec<_> = asks.iter().map(|a| a.key.clone()).collect();
+                assert_eq!(keys, [Some("name".into()), Some("greeting".into())]);
+                Some(vec![
+                    Err(AskFailure::Failed("no answer in time".into())),
+                    Ok(json!({"given": "greeting"})),
+                ])
+            }
+        }
+        let granted = Asks {
+            elicit: true,
+            sample: true,
+            roots: true,
+        };
+        let mut state = AskState::new(granted, &limits(3, 3));
+        let batch = vec![
+            ("name".to_string(), AskKind::ElicitForm, Ok(json!({}))),
+            ("where".to_string(), AskKind::Roots, Ok(json!({}))),
+            ("greeting".to_string(), AskKind::Sample, Ok(json!({}))),
+        ];
+        let answers = state
+            .ask_batch(batch, &Task, Instant::now())
+            .expect("no next round in a task")
+            .expect("a good batch");
+        assert!(
+            matches!(&answers[0], Err(host::AskError::Failed(why)) if why == "no answer in time")
+        );
+        assert_eq!(answers[1].as_ref().ok(), Some(&json!({"roots": []})));
+        assert_eq!(
+            answers[2].as_ref().ok(),
+            Some(&json!({"given": "greeting"}))
+        );
+        assert!(state.next_round.is_empty());
+        let outcomes: Vec<_> = state.records.iter().map(|r| r.outcome).collect();
+        assert_eq!(outcomes, ["failed", "answered", "answered"]);
+        assert_eq!(state.records[2].answer, Some(json!({"given": "greeting"})));
+    }
+
+    #[test]
     fn the_audit_record_keeps_small_params_and_the_size_of_large_ones() {
         let small = json!({"message": "Name?"});
         assert_eq!(recorded(&small), small);
