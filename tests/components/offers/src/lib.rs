@@ -122,7 +122,9 @@ impl resources::Guest for Offers {
 
     fn read(uri: String) -> Result<Vec<Contents>, ReadError> {
         let body = match uri.as_str() {
-            "test://static-text" => ResourceBody::Text("This is the content of the static text resource.".into()),
+            "test://static-text" => {
+                ResourceBody::Text("This is the content of the static text resource.".into())
+            }
             "test://static-binary" => ResourceBody::Blob(BINARY.to_vec()),
             "ui://offers/app" => ResourceBody::Text(APP.into()),
             "test://note" => ResourceBody::Text(
@@ -137,8 +139,9 @@ impl resources::Guest for Offers {
                 ResourceBody::Text("stopped".into())
             }
             "test://scribble" => {
-                std::fs::write("/data/scribbled.txt", "a read wrote this")
-                    .map_err(|e| ReadError::Failed(format!("cannot write /data/scribbled.txt: {e}")))?;
+                std::fs::write("/data/scribbled.txt", "a read wrote this").map_err(|e| {
+                    ReadError::Failed(format!("cannot write /data/scribbled.txt: {e}"))
+                })?;
                 ResourceBody::Text("scribbled".into())
             }
             other => match other
