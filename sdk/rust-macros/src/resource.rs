@@ -116,6 +116,29 @@ fn parse_attrs(attr: TokenStream, template: bool) -> syn::Result<DeclAttrs> {
     Ok(out)
 }
 
+/// The declared name (else the function's) and the description (the
+/// attribute's, else the doc comment) as an `Option<String>` expression.
+fn name_and_description(
+    attrs: &DeclAttrs,
+    func: &ItemFn,
+    fn_name: &syn::Ident,
+) -> (String, TokenStream) {
+    let name = attrs
+        .name
+        .as_ref()
+        .map(LitStr::value)
+        .unwrap_or_else(|| crate::common::ident_name(fn_name));
+    let description = match (&attrs.description, doc_text(&func.attrs)) {
+        (Some(d), _) => Some(d.value()),
+        (None, d) => d,
+    };
+    let description = match description {
+        Some(d) => quote!(::std::option::Option::Some(::std::string::String::from(#d))),
+        None => quote!(::std::option::Option::None),
+    };
+    (name, description)
+}
+
 fn opt_string(lit: Option<&LitStr>) -> TokenStream {
     match lit {
         Some(l) => quote!(::std::option::Option::Some(::std::string::String::from(#l))),
@@ -193,19 +216,7 @@ pub fn expand_resource(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
             "a resource with a fixed URI takes no parameters; for variables use `#[resource_template(uri_template = \"…/{name}\")]`",
         ));
     }
-    let name = attrs
-        .name
-        .as_ref()
-        .map(LitStr::value)
-        .unwrap_or_else(|| crate::common::ident_name(fn_name));
-    let description = match (&attrs.description, doc_text(&func.attrs)) {
-        (Some(d), _) => Some(d.value()),
-        (None, d) => d,
-    };
-    let description = match description {
-        Some(d) => quote!(::std::option::Option::Some(::std::string::String::from(#d))),
-        None => quote!(::std::option::Option::None),
-    };
+    let (name, description) = name_and_description(&attrs, &func, fn_name);
     let title = opt_string(attrs.title.as_ref());
     let mime = opt_string(attrs.mime_type.as_ref());
     let mime_str = opt_str(attrs.mime_type.as_ref());
@@ -349,19 +360,7 @@ pub fn expand_template(attr: TokenStream, item: TokenStream) -> syn::Result<Toke
             ),
         ));
     }
-    let name = attrs
-        .name
-        .as_ref()
-        .map(LitStr::value)
-        .unwrap_or_else(|| crate::common::ident_name(fn_name));
-    let description = match (&attrs.description, doc_text(&func.attrs)) {
-        (Some(d), _) => Some(d.value()),
-        (None, d) => d,
-    };
-    let description = match description {
-        Some(d) => quote!(::std::option::Option::Some(::std::string::String::from(#d))),
-        None => quote!(::std::option::Option::None),
-    };
+    let (name, description) = name_and_description(&attrs, &func, fn_name);
     let title = opt_string(attrs.title.as_ref());
     let mime = opt_string(attrs.mime_type.as_ref());
     let mime_str = opt_str(attrs.mime_type.as_ref());
