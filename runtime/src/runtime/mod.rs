@@ -322,15 +322,19 @@ impl Runtime {
         arguments: Value,
     ) -> Result<PreparedCall, CallError> {
         let catalog = self.catalog();
-        let setting = call::Setting {
-            catalog: &catalog,
+        call::prepare(&self.setting(&catalog), caller, tool, arguments)
+    }
+
+    /// What preparing a call or an offer needs, with `catalog` as it is now.
+    fn setting<'a>(&'a self, catalog: &'a Catalog) -> call::Setting<'a> {
+        call::Setting {
+            catalog,
             policy: &self.policy,
             sandbox: &self.sandbox,
             audit: self.audit.as_ref(),
             running: &self.running,
             updates: &self.updates,
-        };
-        call::prepare(&setting, caller, tool, arguments)
+        }
     }
 
     /// A resource read, prompt or completion, checked and ready to run on
@@ -341,15 +345,7 @@ impl Runtime {
         request: OfferRequest,
     ) -> Result<PreparedOffer, OfferError> {
         let catalog = self.catalog();
-        let setting = call::Setting {
-            catalog: &catalog,
-            policy: &self.policy,
-            sandbox: &self.sandbox,
-            audit: self.audit.as_ref(),
-            running: &self.running,
-            updates: &self.updates,
-        };
-        call::prepare_offer(&setting, caller, request)
+        call::prepare_offer(&self.setting(&catalog), caller, request)
     }
 
     /// The grant of a component's reads, prompts and completions.
