@@ -113,15 +113,7 @@ env = {{ TOKEN = {{ from = "AIRLOCK_AUDIT_TEST_SECRET" }} }}
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
         .collect();
-    let outcomes: Vec<(&str, &str)> = lines
-        .iter()
-        .map(|l| {
-            (
-                l["tool"].as_str().unwrap_or(""),
-                l["outcome"].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let outcomes = support::audit_outcomes(&lines);
     assert_eq!(
         outcomes,
         [

@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{call, component, runtime};
+use support::{audit_entries, call, component, runtime};
 
 /// How long a test waits for a message before it fails (not a timing
 /// assertion: a bound on a hang).
@@ -101,14 +101,6 @@ fn write_policy(dir: &tempfile::TempDir, text: &str) -> std::path::PathBuf {
     let path = dir.path().join("airlock.toml");
     std::fs::write(&path, text).expect("policy");
     path
-}
-
-fn audit_entries(path: &std::path::Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("audit log")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("JSON line"))
-        .collect()
 }
 
 const EVERYTHING: &str = r#"{"elicitation": {}, "sampling": {}, "roots": {}}"#;

@@ -641,20 +641,8 @@ fn a_read_runs_read_only_and_is_audited_with_its_caller() {
     let missing = run("test://nope").expect_err("not served");
     assert!(matches!(missing, OfferError::NotFound(_)), "{missing:?}");
 
-    let lines: Vec<Value> = std::fs::read_to_string(&audit)
-        .expect("audit log")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("json"))
-        .collect();
-    let outcomes: Vec<(&str, &str)> = lines
-        .iter()
-        .map(|l| {
-            (
-                l["tool"].as_str().unwrap_or(""),
-                l["outcome"].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let lines = support::audit_entries(&audit);
+    let outcomes = support::audit_outcomes(&lines);
     assert_eq!(
         outcomes,
         [

@@ -111,6 +111,28 @@ pub fn first_refusal(policy: &str, files: &[PathBuf]) -> String {
 }
 
 /// One call from the command line, with no observer and no one to confirm.
+/// The entries of an audit log, one JSON object a line.
+pub fn audit_entries(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("audit log")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+/// What each audit entry was for and how it ended: `(tool, outcome)`.
+pub fn audit_outcomes(entries: &[Value]) -> Vec<(&str, &str)> {
+    entries
+        .iter()
+        .map(|e| {
+            (
+                e["tool"].as_str().unwrap_or(""),
+                e["outcome"].as_str().unwrap_or(""),
+            )
+        })
+        .collect()
+}
+
 pub fn call(runtime: &Runtime, tool: &str, args: Value) -> Result<Output, CallError> {
     runtime.call(Caller::CommandLine, tool, args, Arc::new(Unobserved))
 }
