@@ -7,7 +7,11 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
-use super::request::Client;
+use serde_json::Value;
+
+use super::asks::InBand;
+use super::replay::{self, Replay};
+use super::request::{Answer, Client};
 use super::revision::Revision;
 use super::server::Server;
 use super::session::Session;
@@ -15,6 +19,7 @@ use super::tasks::task::Owner;
 use crate::call::Caller;
 use crate::protocol::jsonrpc::Id;
 use crate::protocol::outbox::Outbox;
+use crate::sandbox::CancelToken;
 
 /// The context of one request with an id.
 pub struct Ctx<'a> {
@@ -56,6 +61,35 @@ impl Ctx<'_> {
     /// through the extension the request declares.
     pub fn tasks_on(&self) -> bool {
         self.revision.has_core_tasks() || (self.revision.is_stateless() && self.client.tasks)
+    }
+
+    /// Sends what a call asks its client on this request's own stream
+    /// (sessions), until the call's `cancel`.
+    pub fn in_band(&self, cancel: CancelToken) -> InBand {
+        InBand {
+            session: self.session.clone(),
+            out: self.out.clone(),
+            revision: self.revision,
+            client: self.client,
+            cancel,
+            handle: tokio::runtime::Handle::current(),
+            on_wait: None,
+        }
+    }
+
+    /// The rounds of a 2026-07-28 call bound to `digest`: a first round,
+    /// or the one its `requestState` continues (refused when the state is
+    /// not good for it).
+    pub async fn replay(&self, params: &Value, digest: &str) -> Result<Replay, Answer> {
+        let server = self.server();
+        replay::begin(
+            Replay::new(self.client, self.revision),
+            params,
+            digest,
+            server.shared.as_deref(),
+            &server.used_states,
+        )
+        .await
     }
 
     /// Whether the caller may see and call `tool` (a token may be limited).

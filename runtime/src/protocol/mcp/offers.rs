@@ -9,10 +9,8 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::asks::InBand;
 use super::context::Ctx;
 use super::outcome::{Asking, Observer, shutting_down};
-use super::replay::{self, Replay};
 use super::request::Answer;
 use super::request_state::call_digest;
 use crate::call::{CallError, OfferError};
@@ -90,30 +88,11 @@ pub async fn run(
     let digest = digest_of(ctx, &subject);
     let asking = match prepared.grant().asks.any() {
         false => None,
-        true if in_rounds => {
-            let server = ctx.server();
-            let begun = replay::begin(
-                Replay::new(ctx.client, ctx.revision),
-                params,
-                &digest,
-                server.shared.as_deref(),
-                &server.used_states,
-            )
-            .await;
-            match begun {
-                Ok(replay) => Some(Asking::Replay(replay)),
-                Err(answer) => return answer,
-            }
-        }
-        true => Some(Asking::InBand(InBand {
-            session: ctx.session.clone(),
-            out: ctx.out.clone(),
-            revision: ctx.revision,
-            client: ctx.client,
-            cancel: cancel.clone(),
-            handle: tokio::runtime::Handle::current(),
-            on_wait: None,
-        })),
+        true if in_rounds => match ctx.replay(params, &digest).await {
+            Ok(replay) => Some(Asking::Replay(replay)),
+            Err(answer) => return answer,
+        },
+        true => Some(Asking::InBand(ctx.in_band(cancel.clone()))),
     };
     let replay = match &asking {
         Some(Asking::Replay(replay)) => Some(replay.clone()),

@@ -12,12 +12,11 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::asks::InBand;
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
 use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
-use super::replay::{self, Replay};
+use super::replay;
 use super::request::{
     Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
 };
@@ -150,15 +149,7 @@ async fn in_rounds(
         prepared.arguments(),
     );
     let server = ctx.server();
-    let replay = replay::begin(
-        Replay::new(ctx.client, ctx.revision),
-        params,
-        &digest,
-        server.shared.as_deref(),
-        &server.used_states,
-    )
-    .await;
-    let replay = match replay {
+    let replay = match ctx.replay(params, &digest).await {
         Ok(replay) => replay,
         Err(answer) => return answer,
     };
@@ -289,17 +280,11 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
         prepared.confirm(answer);
     }
     // A tool that may ask the client does so on this request's stream.
-    let asking = prepared.grant().asks.any().then(|| {
-        Asking::InBand(InBand {
-            session: ctx.session.clone(),
-            out: ctx.out.clone(),
-            revision: ctx.revision,
-            client: ctx.client,
-            cancel: cancel.clone(),
-            handle: tokio::runtime::Handle::current(),
-            on_wait: None,
-        })
-    });
+    let asking = prepared
+        .grant()
+        .asks
+        .any()
+        .then(|| Asking::InBand(ctx.in_band(cancel.clone())));
     let observer = Arc::new(Observer {
         out: ctx.out.clone(),
         level: ctx.log_level.clone(),
