@@ -17,6 +17,8 @@ mod contract;
 mod doc_links;
 mod first_day;
 mod folders;
+#[cfg(target_os = "linux")]
+mod fresh;
 mod hostile;
 mod https;
 mod languages;

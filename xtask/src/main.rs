@@ -10,6 +10,7 @@
 //!   Debian's docker-registry and the ORAS Python SDK: `tests/registry/`)
 //! - `cargo xtask bench`  — the benchmark suite; writes `BENCHMARKS.md`
 //! - `cargo xtask fuzz`   — the fuzz targets on the stable toolchain
+//! - `cargo xtask deps`   — dependencies behind a newer release, the sandbox's first
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use anyhow::{Context, Result, bail};
 
 mod apps;
 mod clients;
+mod deps;
 mod openrpc;
 mod toolchains;
 
@@ -47,6 +49,7 @@ fn main() -> Result<()> {
         Some("build-examples") => build_examples(&root),
         Some("bench") => bench(&root, &args[1..]),
         Some("fuzz") => fuzz(&root, &args[1..]),
+        Some("deps") => deps::deps(&root),
         _ => {
             eprintln!(
                 "usage: cargo xtask <command>\n\n\
@@ -66,6 +69,9 @@ fn main() -> Result<()> {
                  plain Python/JS test components into target/test-components/)\n  \
                  fuzz [TARGET|all] [--seconds N] [--seed S]  run the fuzz targets on the\n          \
                  stable toolchain (random and mutated inputs; see fuzz/README.md)\n  \
+                 deps    every dependency with a newer release than the one locked, the\n          \
+                 sandbox's own (wasmtime, rustls, hyper, …) first; `!` marks a release on\n          \
+                 the locked line that does not resolve here (a fix to carry as a patch)\n  \
                  bench [--quick]  release build, run the benchmark suite, write\n          \
                  BENCHMARKS.md and benchmarks/*.svg"
             );
@@ -376,5 +382,7 @@ fn test(root: &Path) -> Result<()> {
     if built {
         client_tests(root, &mut tally)?;
     }
+    // A report, not a test: upstream releases come at any time.
+    println!("\n{}", deps::summary_line(root));
     tally.finish()
 }
