@@ -147,7 +147,7 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Report> {
     }
     // tasks/get: a task that runs for minutes, read where it runs (memory)
     // and through another replica (Redis); and without --state at all.
-    let conformance = paths.root.join("target/components/conformance.wasm");
+    let conformance = paths.root.join("target/test-components/conformance.wasm");
     let conformance = conformance.to_string_lossy().to_string();
     let mut tasks = Vec::new();
     let alone = net::serve(&paths.airlock, &paths.cache, &[&conformance])?;

@@ -16,7 +16,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{audit_entries, call, component, runtime};
+use support::{audit_entries, call, runtime, test_component};
 
 /// How long a test waits for a message before it fails (not a timing
 /// assertion: a bound on a hang).
@@ -35,7 +35,7 @@ impl Stdio2025 {
         let mut child = Command::new(env!("CARGO_BIN_EXE_airlock"))
             .args(["serve", "--stdio", "--load-wait", "600", "--policy"])
             .arg(policy)
-            .arg(component("conformance"))
+            .arg(test_component("conformance"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -255,7 +255,7 @@ fn a_client_without_the_capability_gets_no_request() {
 fn from_the_command_line_there_is_no_client_to_ask() {
     let runtime = runtime(
         "[components.conformance]\nask = [\"elicit\", \"sample\", \"roots\"]\n",
-        &[component("conformance")],
+        &[test_component("conformance")],
     );
     let err = call(&runtime, "test_sampling", json!({"prompt": "hi"})).unwrap_err();
     assert_eq!(
@@ -274,7 +274,7 @@ fn from_the_command_line_there_is_no_client_to_ask() {
 }
 
 fn runtime_without_asks() -> airlock::Runtime {
-    runtime("", &[component("conformance")])
+    runtime("", &[test_component("conformance")])
 }
 
 #[test]
@@ -287,7 +287,7 @@ fn inspect_shows_the_grant() {
     );
     let output = support::airlock_command(&["inspect", "--policy"])
         .arg(&policy)
-        .arg(component("conformance"))
+        .arg(test_component("conformance"))
         .output()
         .expect("inspect");
     let text = String::from_utf8_lossy(&output.stdout);
@@ -465,7 +465,7 @@ fn a_task_asks_once_it_runs_and_tasks_update_answers_it_in_part_or_whole() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance/policy.toml"),
     )
     .expect("the conformance policy");
-    let served = serve(&policy, &[component("conformance")], &[]);
+    let served = serve(&policy, &[test_component("conformance")], &[]);
     let addr = served.addr;
     let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
     let update = |id: &str, responses: Value| {

@@ -700,7 +700,7 @@ fn a_uri_served_twice_refuses_the_later_component() {
     // The conformance component serves test://static-text too.
     let clash = support::first_refusal(
         "",
-        &[support::component("conformance"), test_component("offers")],
+        &[test_component("conformance"), test_component("offers")],
     );
     assert!(
         clash.starts_with("resource \"test://static-text\" is declared by both")

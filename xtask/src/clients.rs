@@ -38,13 +38,17 @@ const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
     ),
 ];
 
-/// The policy the conformance runs serve `target/components` with.
+/// The policy the conformance runs serve [`CONFORMANCE`] with.
 const CONFORMANCE_POLICY: &str = "tests/conformance/policy.toml";
+
+/// The fixtures the conformance suite calls (`test_*`), a test component
+/// (`tests/components/conformance`), not an example.
+pub(crate) const CONFORMANCE: &str = "target/test-components/conformance.wasm";
 
 /// Installs `target/clients` (`npm install` from `tests/clients/package.json` and
 /// `package-lock.json`) and `target/clients/venv` (pip from
 /// `tests/clients/requirements.txt`) unless the pins are unchanged.
-fn ensure_clients(root: &Path) -> Result<PathBuf> {
+pub(crate) fn ensure_clients(root: &Path) -> Result<PathBuf> {
     let dir = root.join("target/clients");
     // `npm install` with the lock file, not `npm ci`: vite (the Inspector's
     // web UI) names a Windows-only optional package the registry does not
@@ -65,12 +69,16 @@ pub(crate) struct Served {
 }
 
 impl Served {
-    /// `target/components` with the conformance fixtures' grants (their
-    /// requests to the client).
+    /// The conformance fixtures ([`CONFORMANCE`]) with their grants (their
+    /// requests to the client), after the example tools of
+    /// `target/components`: http-header-validation calls the first tool
+    /// listed with no arguments and no tasks extension, which the fixtures'
+    /// first (`confirm_delete`, a task only) refuses; `lookup_price` answers.
     fn start(root: &Path, log: &Path) -> Result<Served> {
         let policy = root.join(CONFORMANCE_POLICY);
         let args = ["--policy".as_ref(), policy.as_os_str()];
-        Served::start_with(root, log, &args, &[root.join("target/components")])
+        let paths = [root.join("target/components"), root.join(CONFORMANCE)];
+        Served::start_with(root, log, &args, &paths)
     }
 
     /// `http://127.0.0.1:PORT`, where `/rpc` and `/mcp` are.
@@ -78,8 +86,8 @@ impl Served {
         self.url.trim_end_matches("/mcp").to_string()
     }
 
-    /// Serves `paths` instead of `target/components`, with `args` (such as
-    /// `--policy FILE`) before them.
+    /// Serves `paths` instead of the conformance fixtures, with `args`
+    /// (such as `--policy FILE`) before them.
     pub(crate) fn start_with(
         root: &Path,
         log: &Path,
@@ -133,8 +141,9 @@ impl Drop for Served {
     }
 }
 
-/// `cargo xtask test-clients`: only the client runs (needs `target/debug/airlock`
-/// and `target/components`, e.g. from an earlier `cargo xtask build`).
+/// `cargo xtask test-clients`: only the client runs (needs `target/debug/airlock`,
+/// `target/components` and `target/test-components`, e.g. from an earlier
+/// `cargo xtask build`).
 pub(crate) fn test_clients(root: &Path) -> Result<()> {
     let mut tally = Tally::default();
     client_tests(root, &mut tally)?;
@@ -206,7 +215,11 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     cmd.args(["-m", "pytest", "tests/clients/python", "-q", "-rfEX"])
         .args(["-p", "no:cacheprovider"])
         .env("AIRLOCK_BIN", root.join("target/debug/airlock"))
-        .env("AIRLOCK_COMPONENTS", root.join("target/components"));
+        .env("AIRLOCK_COMPONENTS", root.join("target/components"))
+        .env(
+            "AIRLOCK_TEST_COMPONENTS",
+            root.join("target/test-components"),
+        );
     eprintln!("+ {cmd:?}");
     match cmd.output() {
         Ok(out) => {
@@ -246,17 +259,17 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     }
 
     // The MCP Inspector CLI over stdio: tools/list, one tools/call, and
-    // the conformance component's resources (list, read).
+    // the conformance fixtures' resources (list, read).
     let inspector =
         dir.join("node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js");
     let checks: [(&str, &[&str], &str); 4] = [
         (
-            "catalog",
+            "components/catalog",
             &["--method", "tools/list"],
             "\"name\": \"lookup_price\"",
         ),
         (
-            "catalog",
+            "components/catalog",
             &[
                 "--method",
                 "tools/call",
@@ -268,12 +281,12 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
             "\"result\": 12.5",
         ),
         (
-            "conformance",
+            "test-components/conformance",
             &["--method", "resources/list"],
             "\"uri\": \"test://static-text\"",
         ),
         (
-            "conformance",
+            "test-components/conformance",
             &["--method", "resources/read", "--uri", "test://static-text"],
             "\"text\": \"This is the content of the static text resource.\"",
         ),
@@ -284,7 +297,7 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
             .arg("--cli")
             .arg(root.join("target/debug/airlock"))
             .args(["serve", "--stdio", "--load-wait", "600"])
-            .arg(root.join(format!("target/components/{component}.wasm")))
+            .arg(root.join(format!("target/{component}.wasm")))
             .args(args)
             .env("PATH", &path);
         eprintln!("+ {cmd:?}");

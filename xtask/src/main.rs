@@ -378,6 +378,20 @@ fn test(root: &Path) -> Result<()> {
     if !ok && tally.failed == failed_before {
         step("cargo test (components)", false, &mut tally);
     }
+    // So do the conformance fixtures' (a test component written with the
+    // SDK; the other test components have none).
+    let failed_before = tally.failed;
+    let ok = run_counted(
+        cargo(&root.join("tests/components")).args(["test", "-p", "conformance", "--no-fail-fast"]),
+        &mut tally,
+    )?;
+    if !ok && tally.failed == failed_before {
+        step(
+            "cargo test (tests/components conformance)",
+            false,
+            &mut tally,
+        );
+    }
     language_tests(root, &mut tally)?;
     if built {
         client_tests(root, &mut tally)?;

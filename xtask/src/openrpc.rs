@@ -4,10 +4,12 @@
 //! - `@open-rpc/schema-utils-js` validates the document `airlock inspect
 //!   --openrpc` prints for every component of `target/components` and
 //!   `target/examples`, and for `target/test-components/plain.wasm` (a
-//!   plain WIT function of every type of the type table);
+//!   plain WIT function of every type of the type table) and
+//!   `conformance.wasm` (the conformance suite's fixtures);
 //! - `@open-rpc/test-coverage` calls every method that has an example, and
 //!   with made-up arguments those listed in `fake-params.txt` (the type
-//!   table's echoes), against `airlock serve` and checks each answer
+//!   table's echoes), against `airlock serve` of the examples and the
+//!   conformance fixtures and checks each answer
 //!   against the method's result schema (`expected-failures.txt` lists the
 //!   methods it cannot pass, and why); a method that is none of these is a
 //!   failure, so none is left out silently. The server's policy
@@ -26,7 +28,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::Tally;
-use crate::clients::Served;
+use crate::clients::{CONFORMANCE, Served};
 
 /// Runs the three tools; every check counts in `tally`.
 pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mut Tally) {
@@ -56,7 +58,11 @@ pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mu
             root,
             &dir.join("serve-openrpc.log"),
             &["--policy".as_ref(), policy.as_os_str()],
-            &[root.join("target/components"), root.join("target/examples")],
+            &[
+                root.join("target/components"),
+                root.join("target/examples"),
+                root.join(CONFORMANCE),
+            ],
         )?;
         Ok((served, origin))
     });
@@ -156,6 +162,7 @@ fn documents(root: &Path, dir: &Path, work: &Path, node: &Path) -> Result<(u64, 
         }
     }
     components.push(root.join("target/test-components/plain.wasm"));
+    components.push(root.join(CONFORMANCE));
     components.sort();
     let mut files = Vec::new();
     for component in &components {

@@ -1,6 +1,6 @@
 """Fixtures for the client tests: the airlock binary, the served components,
 and a server on a free loopback port (``cargo xtask test`` sets
-``AIRLOCK_BIN`` and ``AIRLOCK_COMPONENTS``)."""
+``AIRLOCK_BIN``, ``AIRLOCK_COMPONENTS`` and ``AIRLOCK_TEST_COMPONENTS``)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ from mcp import Client, StdioServerParameters
 ROOT = Path(__file__).resolve().parents[3]
 AIRLOCK = os.environ.get("AIRLOCK_BIN", str(ROOT / "target/debug/airlock"))
 COMPONENTS = os.environ.get("AIRLOCK_COMPONENTS", str(ROOT / "target/components"))
+TEST_COMPONENTS = os.environ.get("AIRLOCK_TEST_COMPONENTS", str(ROOT / "target/test-components"))
+# The conformance suite's fixtures (the test_* tools, resources and prompts):
+# a test component, not one of the examples.
+CONFORMANCE = f"{TEST_COMPONENTS}/conformance.wasm"
+# What the shared server serves: the example tools and the fixtures.
+SERVED = [COMPONENTS, CONFORMANCE]
 
 
 @pytest.fixture
@@ -28,7 +34,7 @@ def anyio_backend() -> str:
 class Served:
     """``airlock serve --listen 127.0.0.1:PORT COMPONENTS…``, with its log."""
 
-    def __init__(self, components: str | list[str] = COMPONENTS, start_timeout: float = 60,
+    def __init__(self, components: str | list[str] = SERVED, start_timeout: float = 60,
                  args: tuple[str, ...] = (), env: dict[str, str] | None = None,
                  port: int | None = None) -> None:
         """``args``: more flags of ``serve`` (with ``--tls-cert`` its URLs
@@ -120,7 +126,7 @@ def mode(request: pytest.FixtureRequest) -> str:
 def connect(transport: str, mode: str, served: Served):
     """``async with connect(**kwargs) as client``: the official SDK's Client
     over the parametrized transport and mode."""
-    return opener([COMPONENTS], served, transport, mode)
+    return opener(SERVED, served, transport, mode)
 
 
 @pytest.fixture(scope="session")

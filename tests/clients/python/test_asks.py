@@ -10,7 +10,7 @@ Exact assertions of what the conformance suite checks loosely: the
 elicitation round trip (accept, decline, cancel) with the form as sent,
 sampling with its messages and token cap, roots, a request the policy does
 not grant, one over the call's limit, and a client without the capability.
-The tools are the conformance component's (``components/conformance``,
+The tools are the conformance fixtures' (``tests/components/conformance``,
 ``src/asks.rs``), served with ``tests/conformance/policy.toml`` or a
 narrower policy written here."""
 
@@ -24,11 +24,11 @@ from typing import Any
 import pytest
 from mcp import Client, MCPError, types
 
-from conftest import COMPONENTS, ROOT, Served, opener
+from conftest import CONFORMANCE, ROOT, Served, opener
 
 pytestmark = pytest.mark.anyio
 
-COMPONENT = f"{COMPONENTS}/conformance.wasm"
+COMPONENT = CONFORMANCE
 GRANTED = str(ROOT / "tests/conformance/policy.toml")
 # Elicitation only, one request per call: sampling is denied, a second
 # question is over the limit.

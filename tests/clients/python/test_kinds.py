@@ -7,19 +7,15 @@ wasmcp tools component (its annotations as hints, its content blocks)."""
 from __future__ import annotations
 
 import base64
-import os
 from typing import Any, AsyncIterator
 
 import pytest
 from mcp import Client
 
-from conftest import ROOT, Served, opener
+from conftest import TEST_COMPONENTS, Served, opener
 
 pytestmark = pytest.mark.anyio
 
-TEST_COMPONENTS = os.environ.get(
-    "AIRLOCK_TEST_COMPONENTS", str(ROOT / "target/test-components")
-)
 FILES = [f"{TEST_COMPONENTS}/plain.wasm", f"{TEST_COMPONENTS}/wasmcp_tools.wasm"]
 
 NO_HINTS = {

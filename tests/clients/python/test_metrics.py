@@ -11,7 +11,7 @@ import urllib.request
 import pytest
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from conftest import COMPONENTS, Served
+from conftest import SERVED, Served
 
 
 def request(served: Served, path: str, body: dict | None = None) -> tuple[int, str, str]:
@@ -32,7 +32,7 @@ def rpc(served: Served, method: str, id: int = 1) -> dict:
 
 @pytest.fixture(scope="module")
 def own_server():
-    server = Served(COMPONENTS)
+    server = Served(SERVED)
     yield server
     server.stop()
 

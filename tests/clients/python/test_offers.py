@@ -1,5 +1,5 @@
 """Resources, resource templates, prompts and completions of a component
-(``components/conformance``, ``src/offers.rs``), through the official MCP
+(``tests/components/conformance``, ``src/offers.rs``), through the official MCP
 Python SDK against ``airlock serve``: over stdio and Streamable HTTP, in
 revision 2025-11-25 (``legacy``) and 2026-07-28 (``auto``). Exact
 assertions of what the conformance suite checks only loosely: the listed
@@ -23,7 +23,7 @@ from conftest import ROOT
 
 pytestmark = pytest.mark.anyio
 
-RED_PNG = base64.b64encode((ROOT / "components/conformance/data/red.png").read_bytes()).decode()
+RED_PNG = base64.b64encode((ROOT / "tests/components/conformance/data/red.png").read_bytes()).decode()
 STATIC_TEXT = "This is the content of the static text resource."
 WATCHED = "test://watched-resource"
 

@@ -48,11 +48,10 @@ import anyio
 import pytest
 from mcp import Client
 
-from conftest import COMPONENTS, Served
+from conftest import COMPONENTS, CONFORMANCE, Served
 
 REDIS = os.environ.get("AIRLOCK_REDIS_SERVER", "/usr/bin/redis-server")
 HAPROXY = os.environ.get("AIRLOCK_HAPROXY", "/usr/sbin/haproxy")
-CONFORMANCE = str(Path(COMPONENTS) / "conformance.wasm")
 CATALOG = str(Path(COMPONENTS) / "catalog.wasm")
 # restock (destructive) runs only once the user confirms it; one of the
 # conformance tools may ask the user (elicitation).

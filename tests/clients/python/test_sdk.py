@@ -4,7 +4,7 @@ i.e. revision 2026-07-28, and falls back to the handshake) and its
 ``legacy`` mode (``initialize``, revision 2025-11-25).
 
 These assert exactly what the conformance suite only checks loosely, on the
-same tools (``components/conformance``), plus the served example tools."""
+same tools (``tests/components/conformance``), plus the served example tools."""
 
 from __future__ import annotations
 

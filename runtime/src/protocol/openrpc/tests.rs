@@ -1,6 +1,7 @@
 //! The document of the first-party components (`target/components`, built
-//! by `cargo xtask build`): methods, params, results, errors, hints,
-//! examples, and what a token sees.
+//! by `cargo xtask build`) and the conformance fixtures
+//! (`target/test-components/conformance.wasm`): methods, params, results,
+//! errors, hints, examples, and what a token sees.
 
 use std::path::{Path, PathBuf};
 
@@ -14,18 +15,24 @@ use crate::tool::Hints;
 
 fn components() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    ["catalog", "export", "types", "conformance", "webfetch"]
-        .iter()
-        .map(|name| {
-            let path = root.join(format!("target/components/{name}.wasm"));
-            assert!(
-                path.is_file(),
-                "{} is missing: run `cargo xtask build` first",
-                path.display()
-            );
-            path
-        })
-        .collect()
+    [
+        "components/catalog",
+        "components/export",
+        "components/types",
+        "test-components/conformance",
+        "components/webfetch",
+    ]
+    .iter()
+    .map(|name| {
+        let path = root.join(format!("target/{name}.wasm"));
+        assert!(
+            path.is_file(),
+            "{} is missing: run `cargo xtask build` first",
+            path.display()
+        );
+        path
+    })
+    .collect()
 }
 
 fn runtime() -> Runtime {

@@ -4,9 +4,11 @@
 //!
 //! Each tool returns exactly what the suite's scenario describes (content
 //! blocks, log messages, progress reports, a tool error, a JSON Schema 2020-12
-//! input schema), so `cargo xtask test` can run the suite against
-//! `airlock serve target/components`. The tests in `tests/clients/` assert
-//! the same calls more strictly than the suite does.
+//! input schema), so `cargo xtask test` can run the suite against `airlock
+//! serve target/test-components/conformance.wasm`. The tests in
+//! `tests/clients/` assert the same calls more strictly than the suite does.
+//! A test fixture, not an example: it lives with the test components, so
+//! `cargo xtask serve` (the examples) does not show its `test_*` tools.
 
 use std::time::Duration;
 
