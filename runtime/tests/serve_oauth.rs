@@ -44,6 +44,22 @@ impl Key {
         header.kid = Some(self.kid.clone());
         jsonwebtoken::encode(&header, claims, &self.encoding).expect("sign")
     }
+
+    /// Signed under a header of the test's own (ES256, this key's `kid`,
+    /// and `extra`), which `Header` could not carry.
+    fn sign_with_header(&self, extra: Value, claims: &Value) -> String {
+        let mut header = json!({"alg": "ES256", "typ": "JWT", "kid": self.kid});
+        for (name, value) in extra.as_object().expect("an object") {
+            header[name] = value.clone();
+        }
+        let b64 =
+            |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let input = format!("{}.{}", b64(&header), b64(claims));
+        let signature =
+            jsonwebtoken::crypto::sign(input.as_bytes(), &self.encoding, Algorithm::ES256)
+                .expect("sign");
+        format!("{input}.{signature}")
+    }
 }
 
 /// A stand-in authorization server: RFC 8414 metadata and a JWKS.
@@ -288,6 +304,27 @@ fn every_wrong_token_is_refused_with_401_and_invalid_token() {
             })),
         ),
         ("not a JWT", "abc.def".into()),
+        // Signed by the issuer's key, but asking for an extension airlock
+        // does not understand (RFC 7515 §4.1.11), or an unencoded payload
+        // (RFC 7797).
+        (
+            "crit",
+            key.sign_with_header(json!({"crit": ["exp"], "exp": 0}), &good),
+        ),
+        (
+            "b64 false",
+            key.sign_with_header(json!({"b64": false, "crit": ["b64"]}), &good),
+        ),
+        // Signed by a stranger that names its own key, or where to fetch
+        // one: keys come only from the trusted issuer's set.
+        (
+            "a key in the header",
+            stranger.sign_with_header(
+                json!({"jwk": stranger.jwk, "jku": format!("{}/jwks", other.url),
+                       "x5u": format!("{}/cert", other.url)}),
+                &good,
+            ),
+        ),
     ];
     for (what, token) in cases {
         let reply = discover(served.addr, Some(&token));

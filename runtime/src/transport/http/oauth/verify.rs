@@ -87,11 +87,16 @@ pub fn claimed_issuer(token: &str) -> Result<String, Refused> {
         .map_err(|_| Refused::Invalid("no `iss` claim".into()))
 }
 
-/// The token's algorithm, if `allowed` has it, and the id of its key.
+/// The token's algorithm, if `allowed` has it, and the id of its key. A
+/// header that asks for more than a plain JWS is refused (see
+/// [`plain_jws`]). Nothing else of the header is used: `jku`, `jwk`, `x5u`
+/// and `x5c` name keys the token's sender chose, and a key is only ever
+/// one of the issuer's published set, picked by `kid`.
 pub fn algorithm(
     token: &str,
     allowed: &[Algorithm],
 ) -> Result<(Algorithm, Option<String>), Refused> {
+    plain_jws(token)?;
     let header = jsonwebtoken::decode_header(token).map_err(|e| {
         // `none` and the HMACs' cousins that jsonwebtoken does not know
         // fail here, as "unknown variant".
@@ -101,6 +106,32 @@ pub fn algorithm(
         return Err(Refused::Algorithm(format!("{:?}", header.alg)));
     }
     Ok((header.alg, header.kid))
+}
+
+/// Refuses a header that changes how the token must be read: `crit` names
+/// extensions the recipient must understand or refuse the token (RFC 7515
+/// §4.1.11; airlock understands none), and `b64` other than `true` says the
+/// payload is not base64url-encoded (RFC 7797), which jsonwebtoken would
+/// read as if it were.
+fn plain_jws(token: &str) -> Result<(), Refused> {
+    let encoded = token.split('.').next().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|_| Refused::NotAJwt)?;
+    let header: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|e| Refused::Invalid(format!("header: {e}")))?;
+    if let Some(crit) = header.get("crit") {
+        return Err(Refused::Invalid(format!(
+            "its header's `crit` ({crit}) names extensions airlock does not understand \
+             (RFC 7515 §4.1.11)"
+        )));
+    }
+    match header.get("b64") {
+        None | Some(Value::Bool(true)) => Ok(()),
+        Some(b64) => Err(Refused::Invalid(format!(
+            "its header says `b64: {b64}`: an unencoded payload (RFC 7797) is not accepted"
+        ))),
+    }
 }
 
 /// The audience claim: one resource or several.
@@ -236,4 +267,139 @@ pub fn verify(
         expires: claims.exp,
         claims: rest,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::EncodingKey;
+    use serde_json::json;
+
+    const RESOURCE: &str = "https://airlock.test/mcp";
+    const ISSUER: &str = "https://idp.test";
+
+    /// A P-256 key pair: the private half to sign, the public half to verify.
+    fn key_pair() -> (EncodingKey, DecodingKey, Value) {
+        let pair = rcgen::KeyPair::generate().expect("P-256 key");
+        let raw = pair.public_key_raw();
+        let b64 = |b: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b);
+        let (x, y) = (b64(&raw[1..33]), b64(&raw[33..65]));
+        let decoding = DecodingKey::from_ec_components(&x, &y).expect("public key");
+        let jwk = json!({"kty": "EC", "crv": "P-256", "x": x, "y": y});
+        (
+            EncodingKey::from_ec_der(&pair.serialize_der()),
+            decoding,
+            jwk,
+        )
+    }
+
+    /// A token with exactly `header`, signed with `key`.
+    fn mint(header: &Value, key: &EncodingKey) -> String {
+        let b64 =
+            |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .expect("clock")
+            .as_secs();
+        let claims = json!({"iss": ISSUER, "sub": "alice", "aud": RESOURCE,
+                            "exp": now + 300, "scope": "everything"});
+        let input = format!("{}.{}", b64(header), b64(&claims));
+        let signature =
+            jsonwebtoken::crypto::sign(input.as_bytes(), key, Algorithm::ES256).expect("sign");
+        format!("{input}.{signature}")
+    }
+
+    /// What the gate does with a token: its header, then its signature with
+    /// the issuer's key.
+    fn check(token: &str, issuer_key: &DecodingKey) -> Result<Verified, Refused> {
+        let (alg, _kid) = algorithm(token, &[Algorithm::ES256])?;
+        let expected = Expected {
+            issuer: ISSUER,
+            resource: RESOURCE,
+            leeway: Duration::from_secs(60),
+        };
+        verify(token, issuer_key, alg, &expected)
+    }
+
+    #[test]
+    fn a_plain_token_of_the_issuer_is_accepted() {
+        let (signing, public, _) = key_pair();
+        let token = mint(
+            &json!({"alg": "ES256", "typ": "JWT", "kid": "k1"}),
+            &signing,
+        );
+        let verified = check(&token, &public).expect("accepted");
+        assert_eq!(verified.subject, "alice");
+        assert_eq!(verified.scopes, ["everything"]);
+    }
+
+    #[test]
+    fn a_header_with_crit_or_an_unencoded_payload_is_refused() {
+        let (signing, public, _) = key_pair();
+        for header in [
+            json!({"alg": "ES256", "crit": ["exp"], "exp": 1}),
+            json!({"alg": "ES256", "crit": ["http://example.com/ext"], "http://example.com/ext": true}),
+            json!({"alg": "ES256", "crit": []}),
+            json!({"alg": "ES256", "b64": false, "crit": ["b64"]}),
+            json!({"alg": "ES256", "b64": false}),
+            json!({"alg": "ES256", "b64": "false"}),
+        ] {
+            let token = mint(&header, &signing);
+            let refused = check(&token, &public).expect_err(&header.to_string());
+            assert!(
+                matches!(&refused, Refused::Invalid(why) if why.contains("crit") || why.contains("b64")),
+                "{header}: {refused:?}"
+            );
+            assert_eq!(
+                refused.client_message(),
+                "the access token is not valid here"
+            );
+        }
+        // `b64: true` is the default spelt out: nothing changes.
+        let token = mint(&json!({"alg": "ES256", "b64": true}), &signing);
+        assert!(check(&token, &public).is_ok());
+    }
+
+    #[test]
+    fn keys_the_token_names_itself_are_never_used() {
+        let (issuer_signing, issuer_public, _) = key_pair();
+        let (forger, _, forger_jwk) = key_pair();
+        // Signed by the forger, carrying its key or where to find it.
+        for header in [
+            json!({"alg": "ES256", "jwk": forger_jwk}),
+            json!({"alg": "ES256", "jku": "https://forger.test/jwks"}),
+            json!({"alg": "ES256", "x5u": "https://forger.test/cert.pem"}),
+            json!({"alg": "ES256", "kid": "k1", "jwk": forger_jwk, "jku": "https://forger.test/jwks"}),
+        ] {
+            let token = mint(&header, &forger);
+            assert!(
+                matches!(check(&token, &issuer_public), Err(Refused::NoKey(_))),
+                "{header}"
+            );
+        }
+        // The same headers on a token the issuer signed change nothing.
+        let token = mint(
+            &json!({"alg": "ES256", "jku": "https://forger.test/jwks"}),
+            &issuer_signing,
+        );
+        assert!(check(&token, &issuer_public).is_ok());
+    }
+
+    #[test]
+    fn alg_none_and_symmetric_algorithms_are_refused() {
+        let (signing, public, _) = key_pair();
+        for header in [
+            json!({"alg": "none"}),
+            json!({"alg": "None"}),
+            json!({"alg": "HS256"}),
+            json!({"alg": "RS256"}),
+        ] {
+            let token = mint(&header, &signing);
+            let refused = check(&token, &public).expect_err(&header.to_string());
+            assert!(
+                matches!(refused, Refused::Invalid(_) | Refused::Algorithm(_)),
+                "{header}: {refused:?}"
+            );
+        }
+    }
 }
