@@ -264,7 +264,8 @@ fn check_shows_which_tools_may_ask_the_client() {
     std::fs::write(
         &policy,
         "[components.catalog.tools.lookup_price]\nask = [\"elicit\", \"sample\"]\n\
-         limits = { samplings = 1, sample-tokens = 500 }\n",
+         limits = { samplings = 1, sample-tokens = 500 }\n\
+         [components.catalog.tools.restock]\nask = [\"elicit\"]\n",
     )
     .expect("write");
     let out = airlock(&["check", &path(policy), &path(component("catalog"))]);
@@ -275,6 +276,30 @@ fn check_shows_which_tools_may_ask_the_client() {
             "  lookup_price: ask: elicit, sample (per call: 3 elicitation(s), 1 sampling \
              request(s) of at most 500 tokens)"
         ),
+        "{text}"
+    );
+    // Only the limits of what is granted: no sampling limit for a tool
+    // that may only elicit.
+    assert!(
+        text.contains("  restock: ask: elicit (per call: 3 elicitation(s))\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn check_shows_only_the_roots_limit_for_a_tool_that_may_only_list_roots() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("asks.toml");
+    std::fs::write(
+        &policy,
+        "[components.catalog.tools.lookup_price]\nask = [\"roots\"]\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(policy), &path(component("catalog"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  lookup_price: ask: roots (per call: 10 roots request(s))\n"),
         "{text}"
     );
     // Deny by default: the other tool may ask nothing, and is not listed.

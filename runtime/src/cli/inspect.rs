@@ -422,17 +422,36 @@ fn holds_components(folder: &std::path::Path) -> bool {
     })
 }
 
-/// What a grant lets a call ask the client, in one line.
+/// What a grant lets a call ask the client, in one line: the kinds
+/// granted, and the per-call limits of those kinds only.
 pub(super) fn asks_line(grant: &Grant) -> String {
-    let l = &grant.limits;
-    match grant.asks.any() {
-        false => "ask: none (the tool may not ask the client anything)".to_string(),
-        true => format!(
-            "ask: {} (per call: {} elicitation(s), {} sampling request(s) of at most {} tokens)",
-            grant.asks.names().join(", "),
-            l.elicitations,
-            l.samplings,
-            l.sample_tokens
-        ),
+    let (asks, l) = (grant.asks, &grant.limits);
+    if !asks.any() {
+        return "ask: none (the tool may not ask the client anything)".to_string();
     }
+    let limits: Vec<String> = [
+        (asks.elicit, format!("{} elicitation(s)", l.elicitations)),
+        (
+            asks.sample,
+            format!(
+                "{} sampling request(s) of at most {} tokens",
+                l.samplings, l.sample_tokens
+            ),
+        ),
+        (
+            asks.roots,
+            format!(
+                "{} roots request(s)",
+                crate::sandbox::asks::MAX_ROOTS_REQUESTS
+            ),
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(granted, limit)| granted.then_some(limit))
+    .collect();
+    format!(
+        "ask: {} (per call: {})",
+        asks.names().join(", "),
+        limits.join(", ")
+    )
 }

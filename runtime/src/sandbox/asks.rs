@@ -35,7 +35,7 @@ use crate::policy::{Asks, Limits};
 
 /// `roots/list` requests one call may make: they cost the user nothing, but
 /// a guest must not flood its client with them.
-const MAX_ROOTS_REQUESTS: u32 = 10;
+pub const MAX_ROOTS_REQUESTS: u32 = 10;
 
 /// The most bytes of a request's params the audit entry keeps (a sampling
 /// request may carry images).
