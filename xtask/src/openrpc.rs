@@ -17,9 +17,13 @@
 //!   may change a stock folder of their own, and the open-world tools reach a loopback
 //!   stand-in ([`stand_in`]) that their example URLs are pointed at;
 //! - `@open-rpc/generator` makes a TypeScript client from the document of
-//!   `target/components` (before anything is served), `typescript` builds
-//!   it with `client-test.ts`, which calls a tool by position and by name
-//!   and checks the typed errors of bad arguments.
+//!   `target/components` (before anything is served) exactly as
+//!   docs/serving.md says a user does — its `sh` block is run as written
+//!   ([`documented_steps`]; README.md's copy of the steps must match it):
+//!   the generator, `npm install` of the generated package, `npx tsc`,
+//!   and a call of `build/index.js`; then the same `npx tsc` builds
+//!   `client-test.ts` beside `src/index.ts`, which calls a tool by
+//!   position and by name and checks the typed errors of bad arguments.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -235,44 +239,54 @@ fn coverage(
     Ok((passed, failed))
 }
 
-/// The generated TypeScript client, built and run against the server.
+/// Where docs/serving.md's steps make the client; the test runs them in a
+/// folder of its own instead.
+const DOC_FOLDER: &str = "/tmp/airlock-client";
+
+/// The port the documented steps' last call goes to (`cargo xtask serve`'s).
+const DOC_PORT: &str = "port: 8414";
+
+/// The generated TypeScript client, made, built and run against the server
+/// by the documented steps, then built and run with `client-test.ts`.
 fn client(root: &Path, dir: &Path, work: &Path, node: &Path, base: &str) -> Result<(u64, u64)> {
-    let document = work.join("components.json");
-    inspect(root, &[root.join("target/components")], &document)?;
-    let generated = work.join("generated");
-    node_output(
-        node_command(node, dir)
-            .arg(dir.join("node_modules/@open-rpc/generator/build/cli.js"))
-            .args([
-                "generate",
-                "-t",
-                "client",
-                "-l",
-                "typescript",
-                "-n",
-                "airlockClient",
-            ])
-            .arg("-d")
-            .arg(&document)
-            .arg("-o")
-            .arg(&generated)
-            .current_dir(dir),
+    let folder = work.join("client");
+    let port = base.rsplit(':').next().context("a port in the base URL")?;
+    let steps = documented_steps(root)?
+        .replace(DOC_FOLDER, &folder.to_string_lossy())
+        .replace(DOC_PORT, &format!("port: {port}"));
+    let node_bin = node.parent().context("node's folder")?;
+    // `airlock` is this build's; `npx` and `npm` run on the pinned Node.
+    let path = std::env::join_paths(
+        [root.join("target/debug"), node_bin.to_path_buf()]
+            .into_iter()
+            .chain(std::env::split_paths(
+                &std::env::var_os("PATH").unwrap_or_default(),
+            )),
     )?;
-    let project = generated.join("client/typescript");
-    let sources = root.join("tests/clients/openrpc");
+    let out = node_output(
+        Command::new("bash")
+            .args(["-e", "-c", &steps])
+            .current_dir(root)
+            .env("PATH", &path)
+            .env("npm_config_yes", "true")
+            .env("npm_config_fund", "false")
+            .env("npm_config_audit", "false"),
+    )?;
+    let called = out.lines().last() == Some("12.5");
+    println!(
+        "generated client: docs/serving.md's steps, build/index.js called: {}",
+        if called { "passed" } else { "FAILED" }
+    );
+    let project = folder.join("generated/client/typescript");
     std::fs::copy(
-        sources.join("client-test.ts"),
+        root.join("tests/clients/openrpc/client-test.ts"),
         project.join("src/client-test.ts"),
     )?;
-    std::fs::copy(
-        sources.join("tsconfig.json"),
-        project.join("tsconfig.test.json"),
-    )?;
     node_output(
-        node_command(node, dir)
-            .arg(dir.join("node_modules/typescript/bin/tsc"))
-            .args(["-p", "tsconfig.test.json"])
-            .current_dir(&project),
+        Command::new("npx")
+            .arg("tsc")
+            .current_dir(&project)
+            .env("PATH", &path),
     )?;
     let out = node_output(
         node_command(node, dir)
@@ -280,7 +294,64 @@ fn client(root: &Path, dir: &Path, work: &Path, node: &Path, base: &str) -> Resu
             .arg(base)
             .current_dir(&project),
     )?;
-    Ok(count(&out, "passed", "FAILED"))
+    let (passed, failed) = count(&out, "passed", "FAILED");
+    Ok((passed + u64::from(called), failed + u64::from(!called)))
+}
+
+/// The `sh` block of docs/serving.md that makes the client (the one that
+/// runs `@open-rpc/generator`). Every step README.md shows of it must be
+/// one of its lines, so the two cannot say different things.
+fn documented_steps(root: &Path) -> Result<String> {
+    let serving = std::fs::read_to_string(root.join("docs/serving.md"))?;
+    let block = sh_blocks(&serving)
+        .into_iter()
+        .find(|b| b.contains("@open-rpc/generator"))
+        .context("docs/serving.md has no sh block that runs @open-rpc/generator")?;
+    let steps: Vec<&str> = block.lines().map(command_of).collect();
+    let readme = std::fs::read_to_string(root.join("README.md"))?;
+    for line in sh_blocks(&readme)
+        .iter()
+        .flat_map(|b| b.lines())
+        .map(command_of)
+        .filter(|l| {
+            l.contains(DOC_FOLDER)
+                || l.contains("generated/client")
+                || l.contains("@open-rpc/generator")
+                || l.starts_with("npm install")
+                || l.starts_with("npx tsc")
+        })
+    {
+        if !steps.contains(&line) {
+            bail!(
+                "README.md shows `{line}`, which docs/serving.md's steps (the ones \
+                 cargo xtask test runs) do not have: make them say the same"
+            );
+        }
+    }
+    Ok(block)
+}
+
+/// The bodies of a Markdown text's ```` ```sh ```` blocks.
+fn sh_blocks(text: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        match open.as_mut() {
+            None if line.trim_end() == "```sh" => open = Some(String::new()),
+            None => {}
+            Some(_) if line.trim_end() == "```" => blocks.extend(open.take()),
+            Some(block) => {
+                block.push_str(line);
+                block.push('\n');
+            }
+        }
+    }
+    blocks
+}
+
+/// A line of a block without its trailing comment (`  # …`).
+fn command_of(line: &str) -> &str {
+    line.split("  #").next().unwrap_or(line).trim_end()
 }
 
 /// `node` finding the pinned packages from scripts kept in `tests/clients/`.

@@ -1,6 +1,8 @@
 // The TypeScript client @open-rpc/generator makes from airlock's OpenRPC
-// document, built with tsc next to its generated src/index.ts and run
-// against `airlock serve` (target/components): a tool called by position
+// document, as docs/serving.md's steps make it: this file is copied into
+// its src/ beside the generated index.ts, built by the same `npx tsc` (the
+// package's own tsconfig.json; Node's types come with its dependencies) and
+// run against `airlock serve` (target/components): a tool called by position
 // (the generated, typed method) and by name (params as an object), and a
 // bad argument answered with a typed error — the generated client's own
 // check against the document's schema, and airlock's -32602 with
@@ -10,8 +12,6 @@
 import { JSONRPCError } from "@open-rpc/client-js";
 import { ParameterValidationError } from "@open-rpc/schema-utils-js";
 import AirlockClient from "./index";
-
-declare const process: { argv: string[]; exit(code: number): never };
 
 async function main(): Promise<number> {
   const url = new URL(process.argv[2]);
