@@ -878,7 +878,12 @@ fn a_reload_that_brings_resources_and_prompts_tells_the_clients() {
 fn a_prompt_asks_the_user_where_the_policy_grants_it_in_both_revisions() {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy = dir.path().join("airlock.toml");
-    std::fs::write(&policy, "[components.offers]\nask = [\"elicit\"]\n").expect("policy");
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &policy,
+        format!("audit = {audit:?}\n[components.offers]\nask = [\"elicit\"]\n"),
+    )
+    .expect("policy");
     let mut stdio = Stdio2::start(Some(&policy), &offers());
     stdio.request(
         0,
@@ -942,6 +947,41 @@ fn a_prompt_asks_the_user_where_the_policy_grants_it_in_both_revisions() {
                "requestState": round["requestState"]}),
     );
     assert_eq!(again.last().expect("answer")["error"]["code"], -32602);
+
+    // Every request to the client is in the audit log, as a tool call's
+    // are: in the prompt's own entry, what was asked and how it ended.
+    let entries = support::audit_entries(&audit);
+    let asked: Vec<(&str, Vec<(&str, &str)>)> = entries
+        .iter()
+        .filter(|e| e["tool"] == "prompt:ask_topic")
+        .map(|e| {
+            let asks = e["asks"]
+                .as_array()
+                .unwrap_or_else(|| panic!("no asks in {e}"))
+                .iter()
+                .map(|a| {
+                    assert_eq!(
+                        a["params"]["message"], "What should the prompt be about?",
+                        "{a}"
+                    );
+                    (
+                        a["method"].as_str().unwrap_or(""),
+                        a["outcome"].as_str().unwrap_or(""),
+                    )
+                })
+                .collect();
+            (e["outcome"].as_str().unwrap_or(""), asks)
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            ("ok", vec![("elicitation/create", "answered")]),
+            ("input-required", vec![("elicitation/create", "next-round")]),
+            ("ok", vec![("elicitation/create", "answered")]),
+        ],
+        "{entries:?}"
+    );
 }
 
 #[test]

@@ -37,6 +37,7 @@ use crate::audit::{AuditLog, Entry};
 use crate::catalog::{Catalog, Tool};
 use crate::observe::CallObserver;
 use crate::policy::{self, Grant, Policy};
+use crate::sandbox::asks::AskRecord;
 use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
 use crate::tool::Output;
 use running::Place;
@@ -108,6 +109,7 @@ pub fn prepare(
                     bytes_out: 0,
                     credentials_used: &[],
                     folder_refusals: None,
+                    // Refused before any guest ran: nothing was asked.
                     asks: &[],
                 });
             }
@@ -154,6 +156,18 @@ fn ended(
         duration_ms = took.as_secs_f64() * 1000.0,
         "call ended"
     );
+}
+
+/// The requests a call (a tool's, or a read's, prompt's or completion's)
+/// made of its client, in order, for its audit entry; the operator's log
+/// gets a warning for each one refused, naming the key that would have
+/// allowed it. `what` names the call in the log.
+fn asks_made<'t>(teardown: Option<&'t Teardown>, what: &str, id: u64) -> &'t [AskRecord] {
+    let asks = teardown.map(Teardown::asks).unwrap_or_default();
+    for refusal in asks.iter().filter_map(|ask| ask.refusal.as_deref()) {
+        tracing::warn!(tool = %what, call = id, "{refusal}");
+    }
+    asks
 }
 
 type Checked = (Value, Grant, u64, CancelToken, Place);
@@ -346,11 +360,7 @@ impl PreparedCall {
         };
         let took = ending.started.elapsed();
         let folder_refusals = teardown.and_then(Teardown::folder_refusals);
-        let asks = teardown.map(Teardown::asks).unwrap_or_default();
-        // The operator learns which key would have allowed a refused request.
-        for refusal in asks.iter().filter_map(|ask| ask.refusal.as_deref()) {
-            tracing::warn!(tool = %self.tool.info.name, call = self.id, "{refusal}");
-        }
+        let asks = asks_made(teardown, &self.tool.info.name, self.id);
         ended(
             Some(&self.tool.info.name),
             Some(self.id),

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use super::running::Registered;
 use super::updates::Publishing;
-use super::{CallError, Caller, Setting, ended, next_call_id};
+use super::{CallError, Caller, Setting, asks_made, ended, next_call_id};
 use crate::audit::{AuditLog, Entry};
 use crate::catalog::{Catalog, Component};
 use crate::observe::CallObserver;
@@ -253,6 +253,7 @@ pub fn prepare_offer(
                     bytes_out: 0,
                     credentials_used: &[],
                     folder_refusals: None,
+                    // Not found before any guest ran: nothing was asked.
                     asks: &[],
                 });
             }
@@ -383,6 +384,7 @@ impl PreparedOffer {
         };
         let took = self.started.elapsed();
         let folder_refusals = teardown.and_then(Teardown::folder_refusals);
+        let asks = asks_made(teardown, &self.label, self.id);
         ended(Some(&self.label), Some(self.id), &self.caller, kind, took);
         crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
         let Some(log) = &self.log else {
@@ -419,7 +421,7 @@ impl PreparedOffer {
             bytes_out,
             credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
             folder_refusals,
-            asks: &[],
+            asks,
         });
     }
 }
