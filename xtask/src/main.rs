@@ -3,6 +3,9 @@
 //!
 //! - `cargo xtask build`  — the `airlock` binary and every component
 //! - `cargo xtask serve`  — build, then serve the example tools over HTTP
+//!   with the policy they need ([`SERVE_POLICY`])
+//! - `cargo xtask apps-host` — a page showing a tool's MCP App (UI) in a
+//!   browser, against the airlock `serve` runs
 //! - `cargo xtask test`   — build, all tests, fmt and clippy; ends with a
 //!   `N passed, N failed` line; includes the clients no one here wrote
 //!   (MCP conformance suite, Python SDK, Inspector CLI, the OpenRPC
@@ -24,6 +27,7 @@ mod deps;
 mod openrpc;
 mod toolchains;
 
+use apps::apps_host;
 use clients::{client_tests, test_apps, test_clients, test_openrpc};
 use toolchains::{build_examples, ensure_apt, ensure_venv, language_tests};
 
@@ -46,6 +50,7 @@ fn main() -> Result<()> {
         Some("test-clients") => test_clients(&root),
         Some("test-openrpc") => test_openrpc(&root),
         Some("test-apps") => test_apps(&root),
+        Some("apps-host") => apps_host(&root, &args[1..]),
         Some("build-examples") => build_examples(&root),
         Some("bench") => bench(&root, &args[1..]),
         Some("fuzz") => fuzz(&root, &args[1..]),
@@ -56,7 +61,10 @@ fn main() -> Result<()> {
                  commands:\n  \
                  build   build the airlock binary and every component (wasm32-wasip2)\n  \
                  serve   build, then serve the example tools on http://127.0.0.1:8414/mcp\n          \
-                 (extra arguments go to `airlock serve`)\n  \
+                 with components/serve-policy.toml (extra arguments go to `airlock serve`)\n  \
+                 apps-host [--airlock URL] [--port N] [--tool NAME]  a page for your browser\n          \
+                 that shows a tool's MCP App (UI) from a running airlock (default\n          \
+                 http://127.0.0.1:8414, page on http://127.0.0.1:8420, tool stock_levels)\n  \
                  test    build, run every test, cargo fmt --check and clippy; prints a summary\n  \
                  test-clients  only the MCP clients (conformance suite, Python SDK, Inspector)\n          \
                  against target/debug/airlock and target/components\n  \
@@ -204,17 +212,44 @@ fn bench(root: &Path, extra: &[String]) -> Result<()> {
     run(Command::new(root.join("target/release/airlock-bench")).args(extra))
 }
 
+/// The policy `cargo xtask serve` serves the examples with (unless the
+/// arguments name another): what the examples need to work as shipped.
+const SERVE_POLICY: &str = "components/serve-policy.toml";
+
+/// The stock chart's folder that policy grants, and the levels it starts with.
+const SERVE_STOCK: &str = "target/serve/stock";
+const SAMPLE_STOCK: &str = "components/stock-chart/data/stock.json";
+
 fn serve(root: &Path, extra: &[String]) -> Result<()> {
     build(root)?;
+    serve_folders(root)?;
     let mut cmd = Command::new(root.join("target/debug/airlock"));
     // The first-party tools and the Python and JavaScript examples.
     cmd.args(["serve", "target/components", "target/examples"]);
+    if !extra
+        .iter()
+        .any(|a| a == "--policy" || a.starts_with("--policy="))
+    {
+        cmd.args(["--policy", SERVE_POLICY]);
+    }
     if extra.is_empty() {
         cmd.args(["--listen", "127.0.0.1:8414"]);
     } else {
         cmd.args(extra);
     }
     run(&mut cmd)
+}
+
+/// The folders [`SERVE_POLICY`] grants: the stock chart's, with the sample
+/// levels when it holds none yet (what the chart's buttons add is kept).
+fn serve_folders(root: &Path) -> Result<()> {
+    let stock = root.join(SERVE_STOCK);
+    std::fs::create_dir_all(&stock).with_context(|| format!("creating {}", stock.display()))?;
+    if !stock.join("stock.json").exists() {
+        std::fs::copy(root.join(SAMPLE_STOCK), stock.join("stock.json"))
+            .with_context(|| format!("copying {SAMPLE_STOCK} into {SERVE_STOCK}"))?;
+    }
+    Ok(())
 }
 
 /// Totals of all test runs.

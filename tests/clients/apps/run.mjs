@@ -3,8 +3,10 @@
 // rolldown) renders the tool's UI in Debian's chromium, driven headless by
 // playwright-core. Checks what the view shows, clicks its button, and checks
 // that the call went through airlock (the view's new numbers, the stock
-// file, airlock's audit log). Saves a screenshot. Loopback only; the whole
-// run is bounded by DEADLINE_MS.
+// file, airlock's audit log). Saves a screenshot. Then the same page as
+// `cargo xtask apps-host` serves it (apps-host.mjs, started as a user starts
+// it) shows the tool against the same airlock. The page's servers are
+// host-server.mjs's. Loopback only; the whole run is bounded by DEADLINE_MS.
 //
 //   node tests/clients/apps/run.mjs
 //
@@ -15,12 +17,12 @@
 // Prints one `ok`/`FAILED` line per check and `mcp apps: N passed, N failed`.
 
 import { spawn } from "node:child_process";
-import { createRequire } from "node:module";
 import fs from "node:fs";
-import http from "node:http";
 import net from "node:net";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
+
+import { bundleHost, startHost } from "./host-server.mjs";
 
 const DEADLINE_MS = 180_000;
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -112,80 +114,10 @@ async function startAirlock() {
   return { port, data, audit };
 }
 
-// One loopback server: `files` by name, with `headers(url)` added; with
-// `upstream`, /mcp is forwarded there unchanged (the browser's Origin too),
-// so the page speaks to airlock from its own origin without CORS.
-async function serve(files, headers, upstream) {
-  const server = http.createServer((req, res) => {
-    const url = new URL(req.url, "http://localhost");
-    if (upstream && url.pathname === "/mcp") {
-      const forwarded = http.request(
-        { host: "127.0.0.1", port: upstream, method: req.method, path: req.url, headers: { ...req.headers, host: `127.0.0.1:${upstream}` } },
-        (answer) => {
-          res.writeHead(answer.statusCode, answer.headers);
-          answer.pipe(res);
-        },
-      );
-      forwarded.on("error", (err) => {
-        res.writeHead(502);
-        res.end(String(err));
-      });
-      req.pipe(forwarded);
-      return;
-    }
-    const file = files[url.pathname.slice(1)];
-    if (!file) {
-      res.writeHead(404);
-      res.end();
-      return;
-    }
-    const type = file.endsWith(".html") ? "text/html; charset=utf-8" : "text/javascript; charset=utf-8";
-    res.writeHead(200, { "content-type": type, "cache-control": "no-store", ...headers(url) });
-    fs.createReadStream(file).pipe(res);
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return server.address().port;
-}
-
-// The Content-Security-Policy of the view (spec: the restrictive default,
-// widened only by the domains the resource declares in _meta.ui.csp).
-function viewCsp(declared) {
-  const csp = declared ? JSON.parse(declared) : {};
-  const list = (key) => (csp[key] ?? []).join(" ");
-  const resources = list("resourceDomains");
-  return [
-    "default-src 'none'",
-    `script-src 'self' 'unsafe-inline' ${resources}`,
-    `style-src 'self' 'unsafe-inline' ${resources}`,
-    `img-src 'self' data: ${resources}`,
-    `font-src 'self' ${resources}`,
-    `media-src 'self' data: ${resources}`,
-    `connect-src ${list("connectDomains") || "'none'"}`,
-    `frame-src ${list("frameDomains") || "'none'"}`,
-    `base-uri ${list("baseUriDomains") || "'self'"}`,
-    "object-src 'none'",
-  ].map((d) => d.trim()).join("; ");
-}
-
-async function bundleHost() {
-  const require = createRequire(path.join(clientsDir, "package.json"));
-  const { rolldown } = await import(pathToFileURL(require.resolve("rolldown")));
-  // Bundled from inside target/clients, so the packages resolve there.
-  const work = path.join(clientsDir, "apps");
-  fs.mkdirSync(work, { recursive: true });
-  fs.copyFileSync(path.join(here, "host.js"), path.join(work, "host.js"));
-  const bundle = await rolldown({ input: path.join(work, "host.js"), platform: "browser", logLevel: "warn" });
-  const file = path.join(outDir, "host.bundle.js");
-  await bundle.write({ file, format: "esm", sourcemap: false });
-  await bundle.close();
-  return { file, require };
-}
-
 async function main() {
   fs.mkdirSync(outDir, { recursive: true });
   const started = Date.now();
-  const { file: bundle, require } = await bundleHost();
+  const { file: bundle, require } = await bundleHost(clientsDir, outDir);
   const airlock = await startAirlock();
   const upstream = airlock.port;
 
@@ -197,15 +129,9 @@ async function main() {
   });
   check("airlock refuses a page from another site (Origin http://attacker.example)", foreign.status === 403, `HTTP ${foreign.status}`);
 
-  const sandboxPort = await serve(
-    { "sandbox.html": path.join(here, "sandbox.html"), "sandbox.js": path.join(here, "sandbox.js") },
-    (url) => (url.pathname === "/sandbox.html" ? { "content-security-policy": viewCsp(url.searchParams.get("csp")) } : {}),
-  );
-  const hostPort = await serve(
-    { "host.html": path.join(here, "host.html"), "host.bundle.js": bundle },
-    () => ({}),
-    upstream,
-  );
+  const host = await startHost({ bundle, upstream });
+  cleanups.push(() => host.close());
+  const hostPort = host.hostPort;
 
   const { chromium } = require("playwright-core");
   const browser = await chromium.launch({
@@ -219,8 +145,7 @@ async function main() {
   const consoleLines = [];
   page.on("console", (m) => consoleLines.push(`[${m.type()}] ${m.text()}`));
   page.on("pageerror", (e) => consoleLines.push(`[pageerror] ${e.message}`));
-  const hostUrl = `http://127.0.0.1:${hostPort}/host.html?tool=stock_levels&sandbox=${encodeURIComponent(`http://127.0.0.1:${sandboxPort}/sandbox.html`)}`;
-  await page.goto(hostUrl);
+  await page.goto(host.url("stock_levels"));
   await page.waitForSelector("body[data-state=ready], body[data-state=failed]", { timeout: 60_000 });
   const events = await page.evaluate(() => window.hostEvents);
   const state = await page.getAttribute("body", "data-state");
@@ -300,8 +225,42 @@ async function main() {
   const reads = audit.filter((e) => e.tool === "stock_levels" && e.outcome === "ok").length;
   check("the audit log has both stock_levels calls (the host's, then the view's Refresh)", reads === 2, `${reads} entries`);
 
+  await appsHost(browser, upstream);
+
   console.log(`mcp apps: took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   if (results.some((r) => !r.ok)) console.log(consoleLines.join("\n"));
+}
+
+// `cargo xtask apps-host` as a user runs it against a running airlock: the
+// URL it prints opens the page, which shows the tool's UI with the levels.
+async function appsHost(browser, upstream) {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [path.join(here, "apps-host.mjs"), "--airlock", `http://127.0.0.1:${upstream}`, "--port", String(port)],
+    { stdio: ["ignore", "pipe", "inherit"], env: { ...process.env, CLIENTS_DIR: clientsDir, OUT_DIR: path.join(outDir, "apps-host") } },
+  );
+  cleanups.push(() => child.kill());
+  const printed = await new Promise((resolve) => {
+    let seen = "";
+    child.stdout.on("data", (chunk) => {
+      seen += chunk;
+      if (/^  open \S+$/m.test(seen)) resolve(seen);
+    });
+    child.once("exit", () => resolve(seen));
+  });
+  const url = printed.match(/^  open (\S+)$/m)?.[1];
+  if (!check("cargo xtask apps-host prints the page's URL", url?.startsWith(`http://127.0.0.1:${port}/host.html?tool=stock_levels&`), printed.trim())) return;
+  const page = await browser.newPage({ viewport: { width: 960, height: 720 } });
+  await page.goto(url);
+  await page.waitForSelector("body[data-state=ready], body[data-state=failed]", { timeout: 60_000 });
+  const state = await page.getAttribute("body", "data-state");
+  const levels = page.frameLocator("#app").frameLocator("iframe").locator("#levels tbody tr");
+  if (state === "ready") await levels.first().waitFor({ timeout: 30_000 }).catch(() => {});
+  const rows = await levels.count();
+  check("the apps-host page shows stock_levels' UI from the running airlock", state === "ready" && rows === Object.keys(PRICES).length, `${state}, ${rows} rows`);
+  await page.screenshot({ path: path.join(outDir, "apps-host.png"), fullPage: true });
+  await page.close();
 }
 
 main().then(
