@@ -557,3 +557,240 @@ fn a_task_asks_once_it_runs_and_tasks_update_answers_it_in_part_or_whole() {
     let task = poll_task(addr, &id, &caps, |t| t["status"] != "input_required");
     assert_eq!(task["status"], "cancelled", "{task}");
 }
+
+// --- a call run inline asks (#43) ---------------------------------------------
+//
+// A short tool on an idle server runs on the async thread that received
+// its call (`lanes::Inline`). One that may ask its client must not run
+// inside the future awaiting it: over HTTP that future's task also writes
+// the POST's SSE answer, which carries the question, and in 2026-07-28 it
+// races the call against the timer that makes it a task.
+
+/// How many calls ran on the async thread that received them, from
+/// `/metrics`.
+fn calls_inline(addr: std::net::SocketAddr) -> u64 {
+    let metrics = support::http::http(addr, "GET", "/metrics", &[], b"");
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    metrics
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("airlock_calls_inline_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no inline counter in {}", metrics.body))
+}
+
+/// Calls `tool` (2026-07-28, declaring `caps`) one call after another
+/// until one ran inline: a round stops the guest where it asks, so every
+/// run is short. The number of calls run inline then.
+fn until_inline(addr: std::net::SocketAddr, tool: &str, arguments: &Value, caps: &Value) -> u64 {
+    use support::http::{body, modern};
+    let start = calls_inline(addr);
+    for n in 1..=300 {
+        let params = json!({"name": tool, "arguments": arguments});
+        let reply = modern(
+            addr,
+            &body(n, "tools/call", params, caps.clone()),
+            Some(tool),
+            &[],
+        );
+        assert!(reply.json()["result"].is_object(), "{}", reply.body);
+        let inline = calls_inline(addr);
+        if inline > start {
+            return inline;
+        }
+    }
+    panic!("300 short calls of {tool} one after the other: none ran inline");
+}
+
+/// POSTs a `tools/call` of `tool` in `mcp`'s session and reads its answer
+/// as it streams; the first request to the client on it is answered with
+/// `reply` (by a POST of its own, as a client does). That request, and the
+/// call's response.
+fn call_answering(
+    mcp: &support::http::Mcp,
+    tool: &str,
+    arguments: Value,
+    reply: Value,
+) -> (Value, Value) {
+    use std::io::Read;
+    use support::http::{parse_response, sse_messages};
+    let mut stream = std::net::TcpStream::connect(mcp.addr).expect("connect");
+    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
+    let body = json!({"jsonrpc": "2.0", "id": "asks", "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments}})
+    .to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        mcp.addr,
+        mcp.session,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut seen = Vec::new();
+    let request = loop {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).expect("read");
+        assert!(
+            n > 0,
+            "no request reached the client; the call answered: {}",
+            parse_response(&seen).body
+        );
+        seen.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&seen);
+        if let Some(request) = sse_messages(&text)
+            .into_iter()
+            .find(|m| m.get("method").is_some() && m.get("id").is_some())
+        {
+            break request;
+        }
+    };
+    let answered = mcp.post(&json!({"jsonrpc": "2.0", "id": request["id"], "result": reply}));
+    assert_eq!(answered.status, 202, "{}", answered.body);
+    let _ = stream.read_to_end(&mut seen);
+    let response = parse_response(&seen)
+        .events()
+        .into_iter()
+        .find(|m| m["id"] == "asks")
+        .unwrap_or_else(|| panic!("no response: {}", String::from_utf8_lossy(&seen)));
+    (request, response)
+}
+
+/// The policy letting `tool` of the conformance component ask `grant`.
+fn granting(tool: &str, grant: &str) -> String {
+    format!("[components.conformance.tools.{tool}]\nask = [\"{grant}\"]\n")
+}
+
+/// Over HTTP in a 2025-11-25 session, a call of `tool` that runs inline
+/// asks its client: `method` reaches the client on the POST's SSE answer,
+/// the client answers `reply`, and the call answers `text`. A try whose
+/// asking call did not run inline after all (a stall made the tool's last
+/// short run long) shows nothing, so a fresh server tries again.
+fn asks_inline_over_http(
+    tool: &str,
+    arguments: Value,
+    grant: &str,
+    method: &str,
+    reply: Value,
+    text: &str,
+) {
+    let caps: Value = serde_json::from_str(EVERYTHING).expect("capabilities");
+    for _try in 0..3 {
+        let served = support::http::serve(
+            &granting(tool, grant),
+            &[test_component("conformance")],
+            &[],
+        );
+        let asking = support::http::Mcp::connect(served.addr, caps.clone(), &[]);
+        let before = until_inline(served.addr, tool, &arguments, &caps);
+        let (request, response) = call_answering(&asking, tool, arguments.clone(), reply.clone());
+        assert_eq!(request["method"], method, "{request}");
+        assert_eq!(response["result"]["content"][0]["text"], text, "{response}");
+        if calls_inline(served.addr) == before + 1 {
+            return;
+        }
+    }
+    panic!("in 3 tries the asking call of {tool} never ran inline, though the server was idle");
+}
+
+#[test]
+fn a_call_run_inline_elicits_over_http() {
+    asks_inline_over_http(
+        "test_elicitation",
+        json!({"message": "Who?"}),
+        "elicit",
+        "elicitation/create",
+        json!({"action": "accept", "content": {"username": "ada", "email": "a@b.c"}}),
+        r#"User response: action=accept, content={"username":"ada","email":"a@b.c"}"#,
+    );
+}
+
+#[test]
+fn a_call_run_inline_samples_over_http() {
+    asks_inline_over_http(
+        "test_sampling",
+        json!({"prompt": "Capital of France?"}),
+        "sample",
+        "sampling/createMessage",
+        json!({"role": "assistant", "content": {"type": "text", "text": "Paris"},
+            "model": "m-1", "stopReason": "endTurn"}),
+        "LLM response: Paris",
+    );
+}
+
+/// The same over stdio, where a writer task of its own carries the
+/// question. Forty short rounds (2026-07-28 requests in the same process)
+/// are far more than it takes to run inline: six short runs of the tool,
+/// after eight calls that came alone.
+#[test]
+fn a_call_run_inline_elicits_over_stdio() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let policy = write_policy(&dir, &granting("test_elicitation", "elicit"));
+    let caps: Value = serde_json::from_str(EVERYTHING).expect("capabilities");
+    let mut server = Stdio2025::start(&policy, caps.clone());
+    for id in 1..=40 {
+        server.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+                "name": "test_elicitation", "arguments": {"message": "Who?"},
+                "_meta": support::http::meta(caps.clone()),
+            }}),
+        );
+        let round = server.next();
+        assert_eq!(round["result"]["resultType"], "input_required", "{round}");
+    }
+    server.call(100, "test_elicitation", json!({"message": "Who?"}));
+    let request = server.next();
+    assert_eq!(request["method"], "elicitation/create", "{request}");
+    let reply = json!({"action": "accept", "content": {"username": "ada", "email": "a@b.c"}});
+    server.send(json!({"jsonrpc": "2.0", "id": request["id"], "result": reply}));
+    let answer = server.next();
+    assert_eq!(answer["id"], 100, "{answer}");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        r#"User response: action=accept, content={"username":"ada","email":"a@b.c"}"#
+    );
+}
+
+/// A 2026-07-28 call that may ask, runs inline and goes on past its first
+/// moments becomes a task then, as on a lane: its `CreateTaskResult` says
+/// `working` (run in place, the timer that makes the task raced the call
+/// in the same poll, and the task was made only once the call had ended).
+#[test]
+fn a_call_run_inline_that_may_ask_becomes_a_task_while_it_runs() {
+    use support::http::{body, modern};
+    let plain = json!({"elicitation": {}});
+    let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
+    for _try in 0..3 {
+        let served = support::http::serve(
+            &granting("slow_compute", "elicit"),
+            &[test_component("conformance")],
+            &[],
+        );
+        let addr = served.addr;
+        let before = until_inline(addr, "slow_compute", &json!({"seconds": 0}), &plain);
+        let params = json!({"name": "slow_compute", "arguments": {"seconds": 2}});
+        let reply = modern(
+            addr,
+            &body(1, "tools/call", params, caps.clone()),
+            Some("slow_compute"),
+            &[],
+        );
+        let created = reply.json()["result"].clone();
+        assert_eq!(created["resultType"], "task", "{created}");
+        assert_eq!(
+            created["status"], "working",
+            "the task was made only once the call had ended: {created}"
+        );
+        let id = created["taskId"].as_str().expect("taskId").to_string();
+        let done = poll_task(addr, &id, &caps, |t| t["status"] == "completed");
+        assert_eq!(
+            done["result"]["content"][0]["text"], "computed after 2 s",
+            "{done}"
+        );
+        if calls_inline(addr) == before + 1 {
+            return;
+        }
+    }
+    panic!("in 3 tries the call never ran inline, though the server was idle");
+}

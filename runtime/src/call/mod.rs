@@ -290,10 +290,13 @@ impl PreparedCall {
     /// down afterwards on that thread, while the answer is on its way.
     /// `None` means the thread died before it had an outcome (a bug).
     ///
-    /// A short call on an otherwise idle server runs right here instead,
-    /// on the async thread (see [`crate::lanes::Inline`] for the rule),
-    /// and its instance is torn down by a task of this thread once the
-    /// answer has gone.
+    /// A short call on an otherwise idle server runs on the async thread
+    /// instead (see [`crate::lanes::Inline`] for the rule): right here, or
+    /// — when its grant lets it ask the client — in a task of its own, so
+    /// that this future stays free while the guest waits for an answer
+    /// only this future's caller can deliver (see [`Self::run_apart`]).
+    /// Its instance is torn down by a task of this thread once the answer
+    /// has gone.
     pub async fn run_on_lane(
         mut self,
         observer: Arc<dyn CallObserver>,
@@ -303,20 +306,63 @@ impl PreparedCall {
         if let Err(err) = self.place.hold(patience, &cancel).await {
             return Some(self.refused(err));
         }
-        // A call that asks its client while inline waits in `lanes::blocking`
-        // (the thread's other work moves on), and a long run keeps its tool
-        // on the lanes from then on.
+        if self.grant.asks.any() {
+            return self.run_apart(observer).await;
+        }
         if let Some(inline) =
             crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
         {
-            crate::metrics::ran_inline();
-            let (outcome, teardown) = self.run_to_teardown(observer);
-            drop(inline);
-            // Torn down once this task has sent the answer: a task spawned
-            // here runs next on this thread, with no other thread woken.
-            tokio::spawn(async move { drop(teardown) });
-            return Some(outcome);
+            return Some(self.run_inline(inline, observer).hand_over());
         }
+        self.run_on_a_lane(observer).await
+    }
+
+    /// Runs a call that may ask its client: inline in a task of its own
+    /// (when the rule lets it run inline at all), else on a lane — never
+    /// inside the future that awaits it. A question waits for what only
+    /// that future's callers move: an HTTP POST's SSE answer, which carries
+    /// the question, is written by the very task that polls the call, and
+    /// a 2026-07-28 call becomes a task after its first moments by a timer
+    /// racing it. Polled in place, a guest blocked on its question would
+    /// hold them still until its time limit. Costs a task (run next on
+    /// this thread, no other thread woken) and only for such calls.
+    async fn run_apart(self, observer: Arc<dyn CallObserver>) -> Option<Result<Output, CallError>> {
+        if !self.tool.pace.is_short() {
+            return self.run_on_a_lane(observer).await;
+        }
+        // Dropping the future (the client went away) stops the guest.
+        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
+        let apart = tokio::spawn(async move {
+            if let Some(inline) =
+                crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
+            {
+                return Ran::Inline(self.run_inline(inline, observer));
+            }
+            Ran::Lane(self.run_on_a_lane(observer).await)
+        });
+        let ran = apart.await.ok();
+        stop_on_drop.0 = None;
+        match ran? {
+            // Torn down from here, where the answer goes on: the task
+            // spawned for it then runs next on this thread.
+            Ran::Inline(inline) => Some(inline.hand_over()),
+            Ran::Lane(outcome) => outcome,
+        }
+    }
+
+    /// Runs the guest on this (async) thread, holding `inline`.
+    fn run_inline(self, inline: crate::lanes::Inline, observer: Arc<dyn CallObserver>) -> Inlined {
+        crate::metrics::ran_inline();
+        let (outcome, teardown) = self.run_to_teardown(observer);
+        drop(inline);
+        Inlined { outcome, teardown }
+    }
+
+    /// Hands the call to a lane and waits for its outcome.
+    async fn run_on_a_lane(
+        self,
+        observer: Arc<dyn CallObserver>,
+    ) -> Option<Result<Output, CallError>> {
         // Dropping the future (the client went away) stops the guest.
         let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
         let (tx, rx) = tokio::sync::oneshot::channel();
@@ -425,6 +471,29 @@ impl PreparedCall {
             .and_then(|raw| output::check(&self.tool, self.id, &self.grant, raw));
         (outcome, teardown)
     }
+}
+
+/// The outcome of a call run inline, and its instance still to tear down.
+struct Inlined {
+    outcome: Result<Output, CallError>,
+    teardown: Teardown,
+}
+
+impl Inlined {
+    /// The outcome; the instance is torn down once this task has sent the
+    /// answer (a task spawned here runs next on this thread, with no other
+    /// thread woken).
+    fn hand_over(self) -> Result<Output, CallError> {
+        let teardown = self.teardown;
+        tokio::spawn(async move { drop(teardown) });
+        self.outcome
+    }
+}
+
+/// Where a call run apart ([`PreparedCall::run_apart`]) ran.
+enum Ran {
+    Inline(Inlined),
+    Lane(Option<Result<Output, CallError>>),
 }
 
 /// Cancels a call when the future waiting for it is dropped; disarmed by

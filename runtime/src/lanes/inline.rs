@@ -22,6 +22,20 @@
 //! pace to hold an async thread again and again. A wait inside the host
 //! (a clock, a stream, a file) goes through [`blocking`], which hands the
 //! async thread's other work to another thread for as long as it lasts.
+//!
+//! Not the work of the task that runs the call, though: whatever else that
+//! task would do stands still until the guest returns. So a call that may
+//! ask its client (its grant has `ask`) runs inline only in a task of its
+//! own, never inside the future that awaits it
+//! (`PreparedCall::run_on_lane`): its question reaches the client through
+//! what only that future's task moves — the SSE answer of an HTTP POST is
+//! written by the task that polls the call — and a 2026-07-28 call becomes
+//! a task by a timer racing it there. Held in place, the question would
+//! wait unsent until the call's time limit. Over stdio a writer task of its
+//! own carries the question either way. A call that may not ask waits on
+//! nothing a transport delivers (its notifications are dropped, never
+//! waited for, when its stream is full; a cancellation only sets a flag
+//! that the guest's epoch checks and waits read), so it still runs in place.
 
 use std::cell::Cell;
 use std::marker::PhantomData;

@@ -188,6 +188,10 @@ async fn answer(
     // Polled here rather than spawned (one task and wake-up less per
     // request); it moves into the stream's task if the answer streams.
     // Dropping it (the client went away) drops the call and so cancels it.
+    // A call run inline runs inside this poll, so nothing below reads the
+    // inbox meanwhile: a call that may ask its client (and so wait for the
+    // question read from there) never runs inline here, but in a task of
+    // its own (`PreparedCall::run_on_lane`).
     let server = shared.server.clone();
     let mut work = CatchPanic(Box::pin(async move {
         let answered = dispatch::handle(&server, &session, incoming, meta, &out).await;
