@@ -1,8 +1,9 @@
-//! The rough edges a new user met on the first day (issue #37), as the
-//! `airlock` binary shows them now: which policy a command uses, what a
-//! refusal says when none was loaded, every error of a policy or serve file
-//! at once, the desktop-client hint for an unset variable, component-level
-//! hints, a plain-HTTP registry, an empty folder and a truncated component.
+//! The rough edges a new user met on the first day (issues #37 and #46),
+//! as the `airlock` binary and the guides show them now: which policy a
+//! command uses, what a refusal says when none was loaded, every error of a
+//! policy or serve file at once, the desktop-client hint for an unset
+//! variable, component-level hints, a plain-HTTP registry, an empty folder
+//! and a truncated component; the desktop clients' `"env"` blocks.
 
 use crate::support;
 
@@ -256,4 +257,30 @@ fn an_empty_folder_and_a_truncated_component_say_what_they_are() {
     let err = stderr(&out);
     assert!(err.contains("the file is cut short"), "{err}");
     assert!(!err.contains("unexpected end-of-file"), "{err}");
+}
+
+/// The desktop-client configurations the guides show (`"mcpServers"`) are
+/// JSON, and their `"env"` names what airlock reads from an environment a
+/// client may leave empty: `HOME` (the compile cache) and `AIRLOCK_LOG`.
+#[test]
+fn the_desktop_client_env_blocks_name_home_and_the_log() {
+    let root = support::workspace();
+    let mut seen = 0;
+    for page in ["README.md", "docs/clients.md"] {
+        let text = std::fs::read_to_string(root.join(page)).expect("page");
+        for block in text.split("```json\n").skip(1) {
+            let block = block.split("```").next().unwrap_or_default();
+            if !block.contains("\"mcpServers\"") {
+                continue;
+            }
+            let config: serde_json::Value = serde_json::from_str(block)
+                .unwrap_or_else(|e| panic!("{page}: not JSON ({e}):\n{block}"));
+            let env = &config["mcpServers"]["airlock"]["env"];
+            for name in ["HOME", "AIRLOCK_LOG"] {
+                assert!(env.get(name).is_some(), "{page}: no {name} in {env}");
+            }
+            seen += 1;
+        }
+    }
+    assert_eq!(seen, 2, "README.md and docs/clients.md each show one");
 }

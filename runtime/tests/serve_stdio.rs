@@ -448,9 +448,10 @@ fn stdio_watch_reloads_components_and_notifies() {
     assert_eq!(c.close(), Some(0));
 }
 
-/// A Python component not in the compile cache takes many seconds to
-/// compile: the server answers at once, lists what is ready, says that the
-/// rest is loading, and announces the tool when it joins.
+/// A Python component not in the compile cache takes seconds to compile:
+/// the server answers at once, a call of its tool says that it is loading,
+/// the first `tools/list` waits for it (while the next requests are
+/// answered), and the tool is announced when it joins.
 #[test]
 fn a_component_still_compiling_joins_after_the_server_answers() {
     let cache = tempfile::tempdir().expect("cache dir");
@@ -469,8 +470,6 @@ fn a_component_still_compiling_joins_after_the_server_answers() {
     });
     let mut c = Client::attach(child, tempfile::tempdir().expect("tempdir"));
     c.initialize("2025-11-25");
-    let list = c.request("l0", "tools/list", json!({}));
-    assert_eq!(names(&list), Vec::<String>::new(), "{list}");
     let early = c.request(
         "early",
         "tools/call",
@@ -478,12 +477,13 @@ fn a_component_still_compiling_joins_after_the_server_answers() {
     );
     let message = early["error"]["message"].as_str().unwrap_or_default();
     assert!(message.contains("1 component(s) still loading"), "{early}");
-
-    c.wait_for_within(Duration::from_secs(600), |m| {
-        m["method"] == "notifications/tools/list_changed"
-    });
-    let list = c.request("l1", "tools/list", json!({}));
+    // The list waits for the component; a ping meanwhile is answered.
+    c.send(json!({"jsonrpc": "2.0", "id": "l0", "method": "tools/list"}));
+    c.request("ping", "ping", json!({}));
+    assert!(!c.seen.iter().any(|m| m["id"] == "l0"), "{:?}", c.seen);
+    let list = c.wait_for_within(Duration::from_secs(600), |m| m["id"] == "l0");
     assert_eq!(names(&list), ["book_pickup", "shipping_quote"], "{list}");
+    c.wait_for(|m| m["method"] == "notifications/tools/list_changed");
     let quote = c.request(
         "quote",
         "tools/call",
@@ -512,6 +512,73 @@ fn a_component_still_compiling_joins_after_the_server_answers() {
         lines[at("ready after")].contains("1 client(s) notified"),
         "{lines:#?}"
     );
+}
+
+/// A desktop client may start airlock with an empty environment (no HOME,
+/// no PATH): the compile cache then lives in a private folder of the user
+/// in the temporary folder (said at `info`), the first `tools/list` waits
+/// for the Python component that compiles, and the next start finds it
+/// compiled. (TMPDIR is set only so that the cache is this test's own,
+/// and so cold.)
+#[test]
+fn an_empty_environment_lists_every_tool_at_first_and_caches_them() {
+    let temp = tempfile::tempdir().expect("tempdir");
+    let shipping = support::example("shipping");
+    let start = |extra: &[&str]| {
+        let mut command = stdio_command(&[shipping.as_os_str()], Stdio::piped());
+        command
+            .args(extra)
+            .env_clear()
+            .env("TMPDIR", temp.path())
+            .env("AIRLOCK_LOG", "info");
+        let mut child = command.spawn().expect("start airlock");
+        let stderr = child.stderr.take().expect("stderr");
+        let log = std::thread::spawn(move || {
+            BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .collect::<Vec<String>>()
+        });
+        (
+            Client::attach(child, tempfile::tempdir().expect("tempdir")),
+            log,
+        )
+    };
+
+    // Cold: serving begins before the component compiled.
+    let (mut c, log) = start(&["--load-wait", "0"]);
+    c.initialize("2025-06-18");
+    let list = c.request("l0", "tools/list", json!({}));
+    assert_eq!(names(&list), ["book_pickup", "shipping_quote"], "{list}");
+    assert_eq!(c.close(), Some(0));
+    let lines = log.join().expect("the log").join("\n");
+    let uid = std::fs::metadata(temp.path()).map(|m| {
+        use std::os::unix::fs::MetadataExt as _;
+        m.uid()
+    });
+    let cache = temp
+        .path()
+        .join(format!("airlock-cache-{}", uid.expect("uid")));
+    assert!(
+        lines.contains(&format!("compile cache in {}", cache.display())),
+        "{lines}"
+    );
+    assert!(lines.contains("still compiling"), "{lines}");
+    let mode = std::fs::metadata(&cache)
+        .expect("the cache folder")
+        .permissions();
+    use std::os::unix::fs::PermissionsExt as _;
+    assert_eq!(mode.mode() & 0o777, 0o700);
+
+    // Warm: ready from the cache before serving.
+    let (mut c, log) = start(&[]);
+    c.initialize("2025-06-18");
+    let list = c.request("l1", "tools/list", json!({}));
+    assert_eq!(names(&list), ["book_pickup", "shipping_quote"], "{list}");
+    assert_eq!(c.close(), Some(0));
+    let lines = log.join().expect("the log").join("\n");
+    assert!(!lines.contains("still compiling"), "{lines}");
+    assert!(lines.contains("2 tool(s)"), "{lines}");
 }
 
 #[test]

@@ -224,10 +224,8 @@ fn sandbox_for(
 ) -> Result<Sandbox, Exit> {
     let mut config = SandboxConfig::default()
         .instances(instances)
-        .fuel(policy.uses_fuel());
-    if no_cache {
-        config = config.cache(None::<CompileCache>);
-    }
+        .fuel(policy.uses_fuel())
+        .cache(compile_cache(no_cache));
     if !tiered {
         config = config.tier_above(None);
     }
@@ -235,6 +233,26 @@ fn sandbox_for(
         eprintln!("error: cannot start the sandbox: {err:#}");
         Exit::LoadFailed
     })
+}
+
+/// The compile cache (none with `--no-cache`), and where it is said at
+/// `info`: a start that compiles every time is otherwise a mystery; a
+/// cache that cannot be used is said at `warn`.
+fn compile_cache(no_cache: bool) -> Option<CompileCache> {
+    if no_cache {
+        tracing::info!("compile cache off (--no-cache): every component compiles");
+        return None;
+    }
+    match CompileCache::default_dir() {
+        Ok(found) => {
+            tracing::info!("compile cache in {found}");
+            Some(CompileCache::new(found.dir))
+        }
+        Err(err) => {
+            tracing::warn!("{err}");
+            None
+        }
+    }
 }
 
 /// The policy every subcommand reads when none is named.

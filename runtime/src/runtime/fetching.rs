@@ -32,11 +32,14 @@ pub fn default_resolver() -> Resolver {
 }
 
 /// The store: `$AIRLOCK_STORE_DIR`, else `store/` in the default compile
-/// cache's folder (`~/.cache/airlock/store`).
+/// cache's folder (`~/.cache/airlock/store`; see [`CompileCache::default_dir`]
+/// for the rules), else `airlock/store` in the temporary folder.
 pub fn default_store() -> Store {
     if let Some(dir) = std::env::var_os("AIRLOCK_STORE_DIR") {
         return Store::new(dir);
     }
-    let cache = CompileCache::default_dir().unwrap_or_else(|| std::env::temp_dir().join("airlock"));
-    Store::new(cache.join("store"))
+    match CompileCache::default_dir() {
+        Ok(cache) => Store::new(cache.dir.join("store")),
+        Err(_) => Store::new(std::env::temp_dir().join("airlock/store")),
+    }
 }

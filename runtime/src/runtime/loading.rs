@@ -34,6 +34,13 @@ type Loaded = (usize, PathBuf, Result<catalog::Loaded, LoadError>);
 pub const SAY_EVERY: Duration = Duration::from_secs(10);
 /// A component loading for this long is said at `warn`, not `info`.
 const SLOW: Duration = Duration::from_secs(30);
+/// How long after a start a list request (`tools/list` and the like) waits
+/// for the components still loading, rather than answer without their
+/// tools: a desktop client lists once, at its start, and may not ask again
+/// on `notifications/tools/list_changed`. Half the minute the TypeScript
+/// SDK gives a request by default, and longer than a big component's first
+/// compile on quick-tier code takes.
+pub const LIST_WAIT: Duration = Duration::from_secs(30);
 
 /// How many components compile at once: at least 2, so one slow compile
 /// (or a listing that loops until its time limit) never holds the rest,
@@ -155,15 +162,17 @@ impl Loading {
     }
 
     /// Takes in what loading one component gave: the catalog becomes what
-    /// the components ready so far give in file order.
+    /// the components ready so far give in file order. It is off the list of those loading only once its tools are in the
+    /// catalog, so a list request that waited for it ([`LIST_WAIT`]) has
+    /// them.
     fn admit(&mut self, runtime: &Runtime, (index, file, loaded): Loaded) -> LoadReport {
-        runtime.loading_done(&file);
         let mut report = LoadReport::default();
         match loaded {
             Ok(loaded) => {
-                self.ready.insert(index, (file, loaded.share()));
+                self.ready.insert(index, (file.clone(), loaded.share()));
             }
             Err(err) => {
+                runtime.loading_done(&file);
                 report.refused.push(err);
                 return report;
             }
@@ -216,6 +225,7 @@ impl Loading {
             }
         }
         self.admitted = admitted;
+        runtime.loading_done(&file);
         report
     }
 

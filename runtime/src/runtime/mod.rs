@@ -231,6 +231,12 @@ impl Runtime {
         self.loading.len()
     }
 
+    /// Waits until none of the start's components is loading any more,
+    /// but not past `bound` after the start began; true when none is.
+    pub async fn settled(&self, bound: std::time::Duration) -> bool {
+        self.loading.settled(bound).await
+    }
+
     /// The component files still loading, in file order.
     pub fn loading_files(&self) -> Vec<PathBuf> {
         self.loading

@@ -68,9 +68,21 @@ impl fmt::Display for Pending {
 }
 
 /// The components still loading, in file order.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct PendingList {
     entries: RwLock<Vec<Pending>>,
+    /// How many there are, for those who wait for none ([`PendingList::settled`]),
+    /// and when the list was last set (the start).
+    count: tokio::sync::watch::Sender<(usize, Instant)>,
+}
+
+impl Default for PendingList {
+    fn default() -> Self {
+        PendingList {
+            entries: RwLock::default(),
+            count: tokio::sync::watch::Sender::new((0, Instant::now())),
+        }
+    }
 }
 
 impl PendingList {
@@ -81,7 +93,8 @@ impl PendingList {
             Ok(source) if source.is_remote() => Phase::Fetching(Progress::default()),
             _ => Phase::Compiling,
         };
-        *self.entries.write().unwrap_or_else(|p| p.into_inner()) = files
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        *entries = files
             .iter()
             .map(|file| Pending {
                 file: file.clone(),
@@ -89,6 +102,17 @@ impl PendingList {
                 since: now,
             })
             .collect();
+        self.count.send_replace((entries.len(), now));
+    }
+
+    /// Waits until nothing is loading, but not past `bound` after the list
+    /// was set; true when nothing is loading.
+    pub async fn settled(&self, bound: Duration) -> bool {
+        let mut count = self.count.subscribe();
+        let started = count.borrow().1;
+        let until = tokio::time::Instant::from_std(started + bound);
+        let none = count.wait_for(|(n, _)| *n == 0);
+        matches!(tokio::time::timeout_at(until, none).await, Ok(Ok(_)))
     }
 
     /// Moves `file` to `phase` (nothing when it is not in the list: a
@@ -105,10 +129,10 @@ impl PendingList {
 
     /// Takes `file` off the list: it loaded, or was refused.
     pub fn remove(&self, file: &Path) {
-        self.entries
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .retain(|e| e.file != file);
+        let mut entries = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|e| e.file != file);
+        let left = entries.len();
+        self.count.send_modify(|(n, _)| *n = left);
     }
 
     pub fn len(&self) -> usize {

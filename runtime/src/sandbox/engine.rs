@@ -37,7 +37,9 @@ pub type Tuning = fn(&mut Config, &mut PoolingAllocationConfig);
 impl Default for SandboxConfig {
     fn default() -> Self {
         SandboxConfig {
-            cache: CompileCache::default_dir().map(CompileCache::new),
+            cache: CompileCache::default_dir()
+                .ok()
+                .map(|found| CompileCache::new(found.dir)),
             fuel: false,
             max_memory: 1 << 30,
             instances: 1000,

@@ -19,6 +19,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 
 use super::calls::{Calls, Holds};
+use super::listing;
 use crate::call::Caller;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id};
 use crate::protocol::mcp::{self, Server};
@@ -74,10 +75,15 @@ where
                 }
                 let incoming = jsonrpc::parse(&line);
                 // One client: nothing to refuse while it is read, so no
-                // admission; a long request runs beside the next lines.
-                if Holds::of(&incoming).runs_long() {
+                // admission; a long request runs beside the next lines, as
+                // does a list that waits for the components still loading.
+                let waits = listing::waits(&incoming, &server.runtime);
+                if waits || Holds::of(&incoming).runs_long() {
                     let (server, session, out) = (server.clone(), session.clone(), out.clone());
                     calls.spawn(async move {
+                        if waits {
+                            listing::settled(&server.runtime).await;
+                        }
                         let answered = mcp::handle(&server, &session, incoming, None, &out).await;
                         if let Some(response) = answered.body {
                             let _ = out.send(response).await;

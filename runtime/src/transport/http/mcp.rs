@@ -193,7 +193,11 @@ async fn answer(
     // question read from there) never runs inline here, but in a task of
     // its own (`PreparedCall::run_on_lane`).
     let server = shared.server.clone();
+    let waits = crate::transport::listing::waits(&incoming, &server.runtime);
     let mut work = CatchPanic(Box::pin(async move {
+        if waits {
+            crate::transport::listing::settled(&server.runtime).await;
+        }
         let answered = dispatch::handle(&server, &session, incoming, meta, &out).await;
         drop((place, stream));
         answered
