@@ -284,3 +284,29 @@ fn the_desktop_client_env_blocks_name_home_and_the_log() {
     }
     assert_eq!(seen, 2, "README.md and docs/clients.md each show one");
 }
+
+/// Over HTTP as over stdio: a client that connects while a component still
+/// compiles gets it in its first `tools/list`, and `/readyz` still tells a
+/// load balancer that the server is not ready meanwhile.
+#[test]
+fn over_http_the_first_list_waits_for_a_component_still_compiling() {
+    use support::http::{Mcp, http, serve_with_cache};
+    let cache = tempfile::tempdir().expect("cache");
+    let served = serve_with_cache(
+        "",
+        &[support::example("shipping")],
+        &["--load-wait", "0"],
+        cache.path(),
+    );
+    let ready = http(served.addr, "GET", "/readyz", &[], b"");
+    assert_eq!(ready.status, 503, "{}", ready.body);
+    let mut mcp = Mcp::connect(served.addr, serde_json::json!({}), &[]);
+    let list = mcp.request("tools/list", serde_json::json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["book_pickup", "shipping_quote"], "{list}");
+}
