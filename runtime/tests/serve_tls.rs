@@ -1,6 +1,6 @@
 //! HTTPS on the listener (`serve --tls-cert --tls-key`): MCP and /rpc over
-//! TLS with a certificate from a throwaway CA, plain HTTP refused on that
-//! port, a renewed certificate served without a restart (and a broken
+//! TLS with a certificate from a throwaway CA, plain HTTP on that port told
+//! to use https:// (and served nothing), a renewed certificate served without a restart (and a broken
 //! renewal not), and the start refused with a reason for a pair that
 //! cannot work.
 
@@ -86,8 +86,12 @@ fn mcp_and_rpc_are_served_over_https() {
     assert!(reply.header("mcp-session-id").is_some());
 }
 
+/// Plain HTTP on the TLS port is served nothing: it gets a `400` that names
+/// the https:// address to use (not a TLS alert, which curl shows as
+/// "Received HTTP/0.9 when not allowed"), and TLS clients are served as
+/// before.
 #[test]
-fn plain_http_gets_no_answer_on_the_tls_port() {
+fn plain_http_on_the_tls_port_is_told_to_use_https() {
     let dir = tempfile::tempdir().expect("tempdir");
     let ca = Ca::new();
     let (cert, key) = ca.write_leaf(dir.path(), Leaf::For(&["localhost"]));
@@ -97,18 +101,82 @@ fn plain_http_gets_no_answer_on_the_tls_port() {
         &[support::component("catalog")],
         &["--tls-cert", cert, "--tls-key", key],
     );
-    let mut sock = TcpStream::connect(served.addr).expect("connect");
-    sock.set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
-    sock.write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
-        .expect("write");
-    let mut raw = Vec::new();
-    let _ = sock.read_to_end(&mut raw);
-    assert!(
-        !raw.starts_with(b"HTTP/"),
-        "answered in plain HTTP: {:?}",
-        String::from_utf8_lossy(&raw)
+    let port = served.addr.port();
+    let plain = |request: &str| {
+        let mut sock = TcpStream::connect(served.addr).expect("connect");
+        sock.set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("timeout");
+        sock.write_all(request.as_bytes()).expect("write");
+        let mut raw = Vec::new();
+        let _ = sock.read_to_end(&mut raw);
+        parse_response(&raw)
+    };
+    let reply = plain(&format!(
+        "GET /healthz HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n\r\n"
+    ));
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(
+        reply.body,
+        format!("this port speaks HTTPS: use https://localhost:{port}/healthz\n")
     );
+    assert!(!reply.body.contains("alive"), "{}", reply.body);
+    // A POST with a body, as an MCP client sends, is told the same.
+    let reply = plain(&format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost:{port}\r\nContent-Length: 2\r\n\r\n{{}}"
+    ));
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert!(
+        reply.body.contains("use https://localhost:"),
+        "{}",
+        reply.body
+    );
+
+    let (reply, _) = https(
+        &ca,
+        served.addr,
+        "/rpc",
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "lookup_price", "params": {"sku": "SKU-1001"}}),
+    );
+    assert_eq!(reply.status, 200, "{}", reply.body);
+}
+
+/// What docs/serving.md tells a curl user: `--cacert` trusts a
+/// certificate curl does not know, and `http://` to the HTTPS port is
+/// answered with the address to use (curl used to say "Received HTTP/0.9
+/// when not allowed").
+#[test]
+fn curl_trusts_the_certificate_with_cacert_and_is_told_to_use_https() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ca = Ca::new();
+    let (cert, key) = ca.write_leaf(dir.path(), Leaf::For(&["localhost"]));
+    let ca_pem = ca.write_pem(dir.path());
+    let (cert, key) = (cert.to_str().expect("utf-8"), key.to_str().expect("utf-8"));
+    let served = serve(
+        "",
+        &[support::component("catalog")],
+        &["--tls-cert", cert, "--tls-key", key],
+    );
+    let port = served.addr.port();
+    let curl = |args: &[&str]| {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "30"])
+            .args(args)
+            .output()
+            .expect("curl (the guide's client) is installed");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let https = format!("https://localhost:{port}/healthz");
+    let (code, _, err) = curl(&[&https]);
+    assert_eq!(code, Some(60), "an unknown certificate: {err}");
+    let (code, out, err) = curl(&["--cacert", ca_pem.to_str().expect("utf-8"), &https]);
+    assert_eq!((code, out.trim()), (Some(0), "alive"), "{err}");
+    let (code, out, err) = curl(&[&format!("http://localhost:{port}/healthz")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, format!("this port speaks HTTPS: use {https}\n"));
 }
 
 #[test]

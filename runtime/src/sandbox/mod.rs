@@ -65,7 +65,7 @@ pub use plain::FunctionsPre;
 use run::Run;
 use tier::Backend;
 pub use tier::Tier;
-pub use tls::connector as tls_connector;
+pub use tls::{connector as tls_connector, crypto_provider};
 pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::observe::CallObserver;

@@ -22,6 +22,14 @@ use wasmtime_wasi_http::Error as HttpError;
 
 use crate::policy::{Roots, Trust};
 
+/// The one crypto provider of the binary: ring's. rustls 0.23.48 deprecated
+/// it for having no post-quantum key exchange; the other provider,
+/// aws-lc-rs, is a second crypto library (in C), and with two compiled in
+/// rustls panics on its default. Kept on purpose, in this one place.
+#[allow(deprecated)]
+pub fn crypto_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::ring::default_provider()
+}
 /// Why no TLS client could be set up for a trust setting.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SetupError {
@@ -71,7 +79,7 @@ fn client_config(trust: &Trust) -> Result<ClientConfig, SetupError> {
         // Each was checked to be a usable anchor when the policy was loaded.
         roots.add_parsable_certificates(ca.certs.iter().cloned());
     }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(crypto_provider());
     let mut config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| SetupError::Rustls(e.to_string()))?
@@ -168,7 +176,7 @@ mod tests {
         let _ = ClientConfig::builder();
         let default = rustls::crypto::CryptoProvider::get_default()
             .expect("exactly one provider compiled in, so rustls picked it");
-        let ring = rustls::crypto::ring::default_provider();
+        let ring = crypto_provider();
         let names = |p: &rustls::crypto::CryptoProvider| {
             p.cipher_suites
                 .iter()

@@ -107,7 +107,7 @@ impl Ca {
         roots
             .add(self.issuer.der().clone())
             .expect("CA is a trust anchor");
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(airlock::sandbox::crypto_provider());
         let config = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("protocol versions")
@@ -120,7 +120,7 @@ impl Ca {
     /// CA, for a server of a test's own.
     pub fn server_config(&self, leaf: Leaf) -> Arc<rustls::ServerConfig> {
         let (chain, key) = self.leaf(&leaf);
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(airlock::sandbox::crypto_provider());
         let config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .expect("protocol versions")

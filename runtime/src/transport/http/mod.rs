@@ -159,15 +159,26 @@ pub async fn serve(
         };
         // The handshake runs on the connection's own task, within the time
         // a client has for its headers: a client that never finishes it
-        // holds only its connection's place, and not for long.
+        // holds only its connection's place, and not for long. A plain-HTTP
+        // request is answered with the https:// address instead.
         let (acceptor, watcher) = (tls.acceptor().clone(), graceful.watcher());
         tokio::spawn(async move {
-            match tokio::time::timeout(header_timeout, acceptor.accept(stream)).await {
-                Ok(Ok(stream)) => {
+            let mut stream = stream;
+            let handshake = async {
+                match tls::answer_plain_http(&mut stream).await {
+                    true => Ok(None),
+                    false => acceptor.accept(stream).await.map(Some),
+                }
+            };
+            match tokio::time::timeout(header_timeout, handshake).await {
+                Ok(Ok(Some(stream))) => {
                     let conn = builder.serve_connection(TokioIo::new(stream), service);
                     if let Err(err) = watcher.watch(conn).await {
                         tracing::debug!("connection from {peer}: {err}");
                     }
+                }
+                Ok(Ok(None)) => {
+                    tracing::debug!("plain HTTP from {peer} on the HTTPS port: answered 400");
                 }
                 Ok(Err(err)) => tracing::debug!("TLS handshake with {peer}: {err}"),
                 Err(_) => tracing::debug!("TLS handshake with {peer}: timed out"),

@@ -8,6 +8,11 @@
 //!
 //! One crypto provider for the whole binary: `ring`, as for the tools'
 //! HTTPS and for fetching components.
+//!
+//! A plain-HTTP request sent to the HTTPS port is answered `400 Bad
+//! Request` with the `https://` address to use ([`answer_plain_http`]),
+//! not handed to the handshake, which would answer with a TLS alert that
+//! clients show as "Received HTTP/0.9 when not allowed" or garbage.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -19,6 +24,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
 use tokio_rustls::TlsAcceptor;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
 
 use crate::sync::lock;
 
@@ -167,7 +175,7 @@ impl ServerTls {
     /// Reads and checks `files`; HTTP/1.1 only (what the listener speaks),
     /// TLS 1.2 and 1.3.
     pub fn load(files: TlsFiles) -> Result<ServerTls, TlsError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = Arc::new(crate::sandbox::crypto_provider());
         let key = files.load(&provider)?;
         let current = Arc::new(Current {
             files,
@@ -229,5 +237,107 @@ impl ServerTls {
                 }
             }
         })
+    }
+}
+
+/// The most of a plain-HTTP request's head read to answer it.
+const PLAIN_HEAD: usize = 8 * 1024;
+
+/// Answers a connection whose first byte starts an HTTP request (an ASCII
+/// letter: a method) rather than a TLS record (a ClientHello starts with
+/// 0x16): `400`, naming the `https://` address of what it asked for, and
+/// the connection closes. False (nothing read) for anything else, which
+/// goes on to the handshake.
+pub async fn answer_plain_http(stream: &mut TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    match stream.peek(&mut first).await {
+        Ok(1) if first[0].is_ascii_uppercase() => {}
+        _ => return false,
+    }
+    let mut head = Vec::with_capacity(1024);
+    let mut chunk = [0u8; 1024];
+    while head.len() < PLAIN_HEAD && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => head.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let local = stream.local_addr().ok();
+    let body = format!(
+        "this port speaks HTTPS: use {}\n",
+        https_address(&String::from_utf8_lossy(&head), local)
+    );
+    let answer = format!(
+        "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\n\
+         x-content-type-options: nosniff\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
+    // What the client still sends (a body) is read and dropped before the
+    // connection closes: closing with it unread would reset the connection,
+    // and the client could lose the answer.
+    let mut left = PLAIN_HEAD;
+    while left > 0 {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => left = left.saturating_sub(n),
+        }
+    }
+    true
+}
+
+/// `https://HOST/PATH` for a plain-HTTP request's `head`: the host from
+/// its `Host` header (else the address it reached), the path from its
+/// request line; each only when it is made of the characters it may hold,
+/// so the answer never repeats anything else the request sent.
+fn https_address(head: &str, local: Option<std::net::SocketAddr>) -> String {
+    let mut lines = head.split("\r\n");
+    let path = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .filter(|p| p.starts_with('/') && p.len() <= 256)
+        .filter(|p| {
+            // RFC 3986's characters of a path and query.
+            p.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@/?".contains(&b))
+        })
+        .unwrap_or("/");
+    let host = lines
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("host"))
+        .map(|(_, value)| value.trim().to_string())
+        .filter(|h| !h.is_empty() && h.len() <= 255)
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b))
+        })
+        .or_else(|| local.map(|a| a.to_string()))
+        .unwrap_or_else(|| "HOST:PORT".into());
+    format!("https://{host}{path}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_https_address_comes_from_the_request_and_only_what_it_may_hold() {
+        let local = Some("127.0.0.1:8414".parse().expect("addr"));
+        let head = "GET /mcp?x=1 HTTP/1.1\r\nHost: tools.internal:8414\r\n\r\n";
+        assert_eq!(
+            https_address(head, local),
+            "https://tools.internal:8414/mcp?x=1"
+        );
+        // No Host: the address the connection reached.
+        assert_eq!(
+            https_address("POST /rpc HTTP/1.0\r\n\r\n", local),
+            "https://127.0.0.1:8414/rpc"
+        );
+        // Nothing else the request sent is repeated.
+        let odd = "GET /<script> x HTTP/1.1\r\nhost: a<b>\r\n\r\n";
+        assert_eq!(https_address(odd, local), "https://127.0.0.1:8414/");
+        let odd = "GET http://x/ HTTP/1.1\r\nHOST: [::1]:9\r\n\r\n";
+        assert_eq!(https_address(odd, None), "https://[::1]:9/");
     }
 }
