@@ -146,7 +146,7 @@ impl Entry<'_> {
             "caller_kind": self.caller_kind,
             "grant": self.grant.map(grant_summary),
             "outcome": self.outcome,
-            "duration_ms": self.duration.as_secs_f64() * 1000.0,
+            "duration_ms": millis(self.duration),
             "bytes_in": self.bytes_in,
             "bytes_out": self.bytes_out,
             "credentials_used": self.credentials_used,
@@ -187,4 +187,30 @@ fn grant_summary(grant: &Grant) -> Value {
         map.insert("destructive".into(), consent.as_str().into());
     }
     summary
+}
+
+/// `duration` in milliseconds to the microsecond (`3.04`, not
+/// `3.0401569999999998`), as every log line and audit entry gives one.
+pub fn millis(duration: Duration) -> f64 {
+    // A whole number of microseconds over 1000 prints with at most three
+    // decimals: the division rounds to the closest f64 of that decimal.
+    duration.as_micros() as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_milliseconds_with_at_most_three_decimals() {
+        let shown = |nanos| json!(millis(Duration::from_nanos(nanos))).to_string();
+        assert_eq!(shown(3_040_156), "3.04");
+        assert_eq!(shown(3_040_999), "3.04");
+        assert_eq!(shown(123_456_789), "123.456");
+        assert_eq!(shown(999), "0.0");
+        assert_eq!(
+            format!("{:?}", millis(Duration::from_nanos(580_400))),
+            "0.58"
+        );
+    }
 }

@@ -3,7 +3,10 @@
 //! command uses, what a refusal says when none was loaded, every error of a
 //! policy or serve file at once, the desktop-client hint for an unset
 //! variable, component-level hints, a plain-HTTP registry, an empty folder
-//! and a truncated component; the desktop clients' `"env"` blocks.
+//! and a truncated component; the desktop clients' `"env"` blocks, the
+//! first list of a start that still compiles, `call --help`'s examples,
+//! what `serve` says with nothing to serve, its address checked before
+//! loading, and durations in the log.
 
 use crate::support;
 
@@ -309,4 +312,142 @@ fn over_http_the_first_list_waits_for_a_component_still_compiling() {
         .filter_map(|t| t["name"].as_str())
         .collect();
     assert_eq!(names, ["book_pickup", "shipping_quote"], "{list}");
+}
+
+/// The examples of `call --help` name files that are there after `cargo
+/// xtask build`, and run as written from the repository's root.
+#[test]
+fn the_call_help_examples_run_from_a_clone() {
+    let root = support::workspace();
+    let out = airlock_in(&root, &["call", "--help"]);
+    let help = stdout(&out);
+    let examples: Vec<&str> = help
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("airlock call "))
+        .collect();
+    assert_eq!(examples.len(), 3, "{help}");
+    for example in &examples {
+        let file = example.split_whitespace().nth(2).unwrap_or_default();
+        assert!(
+            root.join(file).is_file(),
+            "{file} does not exist: {example}"
+        );
+    }
+    // The two that need no policy: their arguments as the shell passes them.
+    let first = ["call", "target/components/export.wasm", "export_orders"];
+    let out = airlock_in(
+        &root,
+        &[&first[..], &["customer_id=C-1", "max_age_days=42"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = airlock_in(
+        &root,
+        &[&first[..], &["--args", "[\"C-1\", 30, \"tsv\"]"]].concat(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        examples[1].contains(r#"--args '["C-1", 30, "tsv"]'"#),
+        "{help}"
+    );
+}
+
+/// `serve` with nothing to serve says why, and what to do for that case:
+/// no PATH at all is not a matter of refusals.
+#[test]
+fn serve_with_nothing_to_serve_says_what_to_do_for_its_case() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = airlock_in(dir.path(), &["serve", "--stdio"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: no tools to serve: no PATH was given and the policy names no component source; name a component file or a folder of them (airlock serve tool.wasm, airlock serve tools/)"),
+        "{err}"
+    );
+    assert!(!err.contains("refusals"), "{err}");
+
+    let bytes = std::fs::read(component("catalog")).expect("catalog");
+    std::fs::write(dir.path().join("cut.wasm"), &bytes[..bytes.len() / 2]).expect("write");
+    let out = airlock_in(dir.path(), &["serve", "--stdio", "cut.wasm"]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "error: no tools to serve: every component was refused; fix the refusals above"
+        ),
+        "{err}"
+    );
+}
+
+/// What the flags and the policy decide is checked before anything loads:
+/// a refusal to listen beyond loopback without tokens, and a port in use,
+/// come before a component (here one that would compile for seconds) is
+/// even read.
+#[test]
+fn serve_checks_its_address_before_loading_anything() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cold = |args: &[&str]| {
+        let mut command = command_in(dir.path(), args);
+        command.env("AIRLOCK_CACHE_DIR", dir.path().join("cache"));
+        command.env("AIRLOCK_LOG", "info");
+        command.output().expect("run airlock")
+    };
+    let shipping = path(&support::example("shipping"));
+    let out = cold(&["serve", "--listen", "0.0.0.0:0", &shipping]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("error: refusing to listen on 0.0.0.0:0"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("compiling") && !err.contains("loaded"),
+        "{err}"
+    );
+
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let out = cold(&["serve", "--listen", &addr, &shipping]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("error: cannot listen on {addr}")),
+        "{err}"
+    );
+    assert!(
+        !err.contains("compiling") && !err.contains("loaded"),
+        "{err}"
+    );
+    assert!(!dir.path().join("cache").exists(), "nothing was compiled");
+}
+
+/// A call's duration is logged in milliseconds with at most three decimals
+/// (it was `duration_ms=3.0401569999999998`).
+#[test]
+fn durations_are_logged_to_the_microsecond() {
+    let out = command_in(
+        &support::workspace(),
+        &[
+            "call",
+            &path(&component("catalog")),
+            "lookup_price",
+            "sku=SKU-1001",
+        ],
+    )
+    .env("AIRLOCK_LOG", "info")
+    .env("NO_COLOR", "1")
+    .output()
+    .expect("run airlock");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let ms = err
+        .split("duration_ms=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no duration_ms in {err}"));
+    let decimals = ms.split_once('.').map_or(0, |(_, d)| d.len());
+    assert!(
+        decimals <= 3 && ms.parse::<f64>().is_ok(),
+        "duration_ms={ms}"
+    );
 }

@@ -153,7 +153,7 @@ fn ended(
         caller = %caller,
         caller_kind = caller.kind(),
         outcome,
-        duration_ms = took.as_secs_f64() * 1000.0,
+        duration_ms = crate::audit::millis(took),
         "call ended"
     );
 }

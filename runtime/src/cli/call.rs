@@ -20,9 +20,10 @@ use crate::tool::Level;
                         raw JSON (`tags:=[\"a\",\"b\"]`); `--args` passes the whole object, or an \
                         array of positional values.\n\n\
                         Examples:\n  \
-                        airlock call components/export.wasm export_orders customer_id=C-1 max_age_days=42\n  \
-                        airlock call export.wasm export_orders --args '[\"C-1\", 30, \"tsv\"]'\n  \
-                        airlock call catalog.wasm restock sku=SKU-1001 units=5 --policy airlock.toml --yes"
+                        airlock call target/components/export.wasm export_orders customer_id=C-1 max_age_days=42\n  \
+                        airlock call target/components/export.wasm export_orders --args '[\"C-1\", 30, \"tsv\"]'\n  \
+                        airlock call target/components/catalog.wasm restock sku=SKU-1001 units=5 --policy airlock.toml --yes\n\n\
+                        (target/components/ is where `cargo xtask build` puts the repository's own tools.)"
 )]
 pub struct Args {
     /// The component file, or a reference (oci://…, https://…).

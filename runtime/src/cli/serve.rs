@@ -33,19 +33,22 @@ pub fn run(args: Args, matches: Option<&clap::ArgMatches>) -> Exit {
 /// The phases in order; each one that fails has said why and gives the
 /// exit status.
 fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result<(), Exit> {
+    // Everything the flags and the policy decide is checked, and the
+    // address bound, before anything loads: a mistake there is said at
+    // once, not after the components compiled.
     let (args, listen, wait) = settings(args, matches)?;
     let tls = tls(&args)?;
     let runtime = build_runtime(&args)?;
-    let loading = load(&args, &runtime, wait)?;
     check_exposure(&args, listen, &runtime)?;
     let tokio = async_runtime()?;
+    let transport = tokio.block_on(open_transport(&args, listen))?;
+    let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
     let grace = Duration::from_secs(args.grace);
     keep_loading(&tokio, loading, &runtime, &server, &args);
     let served = tokio.block_on(async {
         // Watched from here on, before "listening" is printed.
         let shutdown = shutdown_signal(runtime.clone(), grace);
-        let transport = open_transport(&args, listen).await?;
         let served = serve_on(
             transport,
             &args,
@@ -100,6 +103,12 @@ fn settings(
         );
         return Err(Exit::Usage);
     };
+    if let Some(url) = args.state.as_ref().filter(|_| args.stdio) {
+        eprintln!(
+            "error: --state {url} shares state between HTTP replicas; it has no use with --stdio"
+        );
+        return Err(Exit::Usage);
+    }
     Ok((args, listen, wait))
 }
 
@@ -167,12 +176,6 @@ fn mcp_server(
     let Some(url) = &args.state else {
         return Ok(Server::new(runtime.clone()));
     };
-    if args.stdio {
-        eprintln!(
-            "error: --state {url} shares state between HTTP replicas; it has no use with --stdio"
-        );
-        return Err(Exit::Usage);
-    }
     let shared = tokio.block_on(async {
         let state = crate::replicas::SharedState::connect(url).await?;
         let shown = state.shown().to_string();
@@ -214,8 +217,10 @@ enum Transport {
     Http(tokio::net::TcpListener, SocketAddr),
 }
 
-/// Opens the transport `args` ask for: binds the HTTP address.
-async fn open_transport(args: &Args, listen: SocketAddr) -> std::io::Result<Transport> {
+/// Opens the transport `args` ask for: binds the HTTP address (before
+/// loading, so a port in use is said at once; connections wait in the
+/// backlog until serving begins).
+async fn open_transport(args: &Args, listen: SocketAddr) -> Result<Transport, Exit> {
     if args.stdio {
         return Ok(Transport::Stdio);
     }
@@ -226,7 +231,7 @@ async fn open_transport(args: &Args, listen: SocketAddr) -> std::io::Result<Tran
         }
         Err(err) => {
             eprintln!("error: cannot listen on {listen}: {err}");
-            Err(err)
+            Err(Exit::LoadFailed)
         }
     }
 }
@@ -366,19 +371,31 @@ fn load(args: &Args, runtime: &Arc<Runtime>, wait: Duration) -> Result<Loading, 
     } else if args.watch || args.allow_empty {
         eprintln!("warning: no tools to serve yet");
     } else {
+        let named =
+            !args.paths.is_empty() || runtime.policy().components().any(|c| c.source.is_some());
         eprintln!(
-            "error: no tools to serve{}; name component files or folders (airlock serve \
-             tools/), fix the refusals above, or pass --watch (tools may arrive later) or \
-             --allow-empty",
-            if args.paths.is_empty() && runtime.policy().components().all(|c| c.source.is_none()) {
-                " (no PATH given and the policy names no source)"
-            } else {
-                ""
-            }
+            "error: no tools to serve: {}",
+            nothing_to_serve(named, &report)
         );
         return Err(Exit::LoadFailed);
     }
     Ok(loading)
+}
+
+/// Why a start has no tool, and what to do: `named` says whether any
+/// component was named (a PATH, or a source in the policy).
+fn nothing_to_serve(named: bool, report: &LoadReport) -> String {
+    let later = "or pass --watch (tools may arrive later) or --allow-empty";
+    if !named {
+        format!(
+            "no PATH was given and the policy names no component source; name a component \
+             file or a folder of them (airlock serve tool.wasm, airlock serve tools/), {later}"
+        )
+    } else if !report.refused.is_empty() {
+        format!("every component was refused; fix the refusals above, {later}")
+    } else {
+        format!("the PATHs given hold no component file (.wasm); name one, {later}")
+    }
 }
 
 fn print_report(runtime: &Runtime, report: &LoadReport) {

@@ -144,6 +144,13 @@ pub fn check_batch<'a>(keys: impl ExactSizeIterator<Item = &'a str>) -> Result<(
     Ok(())
 }
 
+/// `method` with its article, as the log says it: "an elicitation/create",
+/// "a sampling/createMessage".
+fn a_or_an(method: &str) -> String {
+    let vowel = method.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {method}", if vowel { "an" } else { "a" })
+}
+
 /// A key as an error shows it: at most 80 characters.
 fn shorten(key: &str) -> String {
     key.chars().take(80).collect()
@@ -172,9 +179,9 @@ impl AskState {
         };
         if !granted {
             let note = format!(
-                "refused a {} request: the policy does not grant it (add \"{name}\" to `ask` in \
+                "refused {} request: the policy does not grant it (add \"{name}\" to `ask` in \
                  the tool's or its component's section)",
-                kind.method()
+                a_or_an(kind.method())
             );
             let error = host::AskError::Denied(format!(
                 "the operator's policy does not let this tool ask the client for this \
@@ -191,8 +198,8 @@ impl AskState {
         };
         if *left == 0 {
             let note = format!(
-                "refused a {} request: over the call's limit ({key})",
-                kind.method()
+                "refused {} request: over the call's limit ({key})",
+                a_or_an(kind.method())
             );
             let error = host::AskError::OverLimit(format!(
                 "this call has made all the {} requests its grant allows ({key})",
@@ -619,6 +626,29 @@ mod tests {
         assert!(client.asked.lock().unwrap().is_empty());
         let outcomes: Vec<_> = state.records.iter().map(|r| r.outcome).collect();
         assert_eq!(outcomes, ["denied", "denied", "denied"]);
+    }
+
+    /// The log's note takes the article its method needs.
+    #[test]
+    fn a_refusal_note_reads_as_english() {
+        let client = client(Ok(json!({})));
+        let mut state = AskState::new(Asks::default(), &Limits::default());
+        for kind in [AskKind::ElicitForm, AskKind::Sample] {
+            let _ = state.ask(kind, json!({}), &client, Instant::now());
+        }
+        let notes: Vec<&str> = state
+            .records
+            .iter()
+            .filter_map(|r| r.refusal.as_deref())
+            .map(|note| note.split(':').next().unwrap_or(note))
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                "refused an elicitation/create request",
+                "refused a sampling/createMessage request"
+            ]
+        );
     }
 
     #[test]
