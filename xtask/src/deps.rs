@@ -3,9 +3,9 @@
 //! follows (wasmtime's LTS) must never wait unnoticed: this reads what
 //! `cargo update --dry-run --verbose` would do in each workspace and sorts
 //! every newer release into one of three kinds — one `cargo update` takes,
-//! one on the same semver line that does not resolve here (a crate of the
-//! release is missing from the registry, or it needs a newer Rust), and a
-//! new major line.
+//! one on the same semver line that cargo does not take (a requirement in
+//! the tree holds it back, a crate of the release is missing from the
+//! registry, or it needs a newer Rust), and a new major line.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -71,7 +71,8 @@ impl Behind {
             if self.held_back().is_some() {
                 let _ = write!(
                     line,
-                    "; {version} is released on this line but does not resolve here{why}"
+                    "; {version} is released on this line and not taken{why} (a requirement \
+                     in the tree, a crate missing from the registry or a newer Rust holds it)"
                 );
             } else {
                 let _ = write!(line, "; new major line {version}{why}");
@@ -120,7 +121,10 @@ fn parse(workspace: &str, out: &str) -> Vec<Behind> {
                     Some((v, why)) => (v, Some(why.to_string())),
                     None => (tail, None),
                 };
-                (head, Some((version.trim_start_matches('v').to_string(), why)))
+                (
+                    head,
+                    Some((version.trim_start_matches('v').to_string(), why)),
+                )
             }
             None => (rest, None),
         };
@@ -202,7 +206,10 @@ pub fn deps(root: &Path) -> Result<()> {
     }
     let (sandbox, other): (Vec<&Behind>, Vec<&Behind>) = all.iter().partition(|b| b.sandbox());
     for (title, list) in [("sandbox", sandbox), ("other", other)] {
-        println!("\n{title} dependencies behind a newer release ({}):", list.len());
+        println!(
+            "\n{title} dependencies behind a newer release ({}):",
+            list.len()
+        );
         for b in list.iter().filter(|b| b.held_back().is_some()) {
             println!("  ! {}", b.line());
         }
@@ -212,8 +219,8 @@ pub fn deps(root: &Path) -> Result<()> {
     }
     println!("\n{}", summary(&all));
     println!(
-        "`!` marks a release on the locked line that does not resolve: a fix there must be \
-         carried as a patch (see patches/README.md) until it does."
+        "`!` marks a release on the locked line that cargo does not take: if it fixes the \
+         sandbox, carry the fix as a patch (see patches/README.md) until it resolves."
     );
     Ok(())
 }
@@ -228,10 +235,18 @@ pub fn summary_line(root: &Path) -> String {
 
 fn summary(all: &[Behind]) -> String {
     let updates = all.iter().filter(|b| b.update.is_some()).count();
-    let held: Vec<String> = all
+    let mut held: Vec<&Behind> = all
         .iter()
-        .filter(|b| b.sandbox())
-        .filter_map(|b| b.held_back().map(|(v, _)| format!("{} {} < {v}", b.name, b.locked)))
+        .filter(|b| b.sandbox() && b.held_back().is_some())
+        .collect();
+    // wasmtime's own crates first: the sandbox itself.
+    held.sort_by_key(|b| (!b.name.starts_with("wasmtime"), b.name.clone()));
+    let held: Vec<String> = held
+        .iter()
+        .filter_map(|b| {
+            b.held_back()
+                .map(|(v, _)| format!("{} {} < {v}", b.name, b.locked))
+        })
         .collect();
     let mut line = format!(
         "deps: {} behind a newer release, {updates} that `cargo update` takes",
@@ -240,8 +255,12 @@ fn summary(all: &[Behind]) -> String {
     if !held.is_empty() {
         let shown = held.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
         let more = held.len().saturating_sub(3);
-        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-        let _ = write!(line, "; sandbox releases that do not resolve: {shown}{more}");
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let _ = write!(line, "; sandbox releases not taken: {shown}{more}");
     }
     line + " (`cargo xtask deps` lists them)"
 }
@@ -263,7 +282,10 @@ mod tests {
     fn cargo_lines_become_updates_held_back_releases_and_new_majors() {
         let all = parse(".", OUT);
         let names: Vec<&str> = all.iter().map(|b| b.name.as_str()).collect();
-        assert_eq!(names, ["hyper", "wasmtime-environ", "wasmtime-wasi", "toml"]);
+        assert_eq!(
+            names,
+            ["hyper", "wasmtime-environ", "wasmtime-wasi", "toml"]
+        );
         assert_eq!(all[0].update.as_deref(), Some("1.13.0"));
         assert!(all[0].held_back().is_none());
         assert_eq!(
@@ -272,13 +294,16 @@ mod tests {
             "48.0.11 is on 48's line and cargo did not take it"
         );
         assert!(all[2].held_back().is_none(), "50 is a new major line");
-        assert_eq!(all[2].available.as_ref().unwrap().1.as_deref(), Some("requires Rust 1.97.0"));
+        assert_eq!(
+            all[2].available.as_ref().unwrap().1.as_deref(),
+            Some("requires Rust 1.97.0")
+        );
         assert!(all[3].held_back().is_none(), "0.9 to 1.2 is a new line");
         assert!(all[1].sandbox() && all[0].sandbox() && !all[3].sandbox());
         assert_eq!(
             summary(&all),
             "deps: 4 behind a newer release, 2 that `cargo update` takes; sandbox releases \
-             that do not resolve: wasmtime-environ 48.0.8 < 48.0.11 (`cargo xtask deps` lists them)"
+             not taken: wasmtime-environ 48.0.8 < 48.0.11 (`cargo xtask deps` lists them)"
         );
     }
 

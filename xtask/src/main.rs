@@ -79,7 +79,7 @@ fn main() -> Result<()> {
                  stable toolchain (random and mutated inputs; see fuzz/README.md)\n  \
                  deps    every dependency with a newer release than the one locked, the\n          \
                  sandbox's own (wasmtime, rustls, hyper, …) first; `!` marks a release on\n          \
-                 the locked line that does not resolve here (a fix to carry as a patch)\n  \
+                 the locked line that cargo does not take (a fix to carry as a patch)\n  \
                  bench [--quick]  release build, run the benchmark suite, write\n          \
                  BENCHMARKS.md and benchmarks/*.svg"
             );
