@@ -265,7 +265,8 @@ fn check_shows_which_tools_may_ask_the_client() {
         &policy,
         "[components.catalog.tools.lookup_price]\nask = [\"elicit\", \"sample\"]\n\
          limits = { samplings = 1, sample-tokens = 500 }\n\
-         [components.catalog.tools.restock]\nask = [\"elicit\"]\n",
+         [components.catalog.tools.restock]\nask = [\"elicit\"]\n\
+         elicit-url-hosts = [\"pay.example.com\", \"*.example.org\"]\n",
     )
     .expect("write");
     let out = airlock(&["check", &path(policy), &path(component("catalog"))]);
@@ -279,9 +280,12 @@ fn check_shows_which_tools_may_ask_the_client() {
         "{text}"
     );
     // Only the limits of what is granted: no sampling limit for a tool
-    // that may only elicit.
+    // that may only elicit; and where its URLs may send the user.
     assert!(
-        text.contains("  restock: ask: elicit (per call: 3 elicitation(s))\n"),
+        text.contains(
+            "  restock: ask: elicit (per call: 3 elicitation(s); elicit-url-hosts: \
+             pay.example.com, *.example.org)\n"
+        ),
         "{text}"
     );
 }

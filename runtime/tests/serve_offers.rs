@@ -2,7 +2,8 @@
 //! `server` (`tests/components/offers`, written with wit-bindgen against
 //! the WIT directly): listing, reading text and blobs and templates,
 //! prompts with arguments, completions, subscriptions and
-//! `host.resource-updated`, tokens' `resources` and `prompts`, the
+//! `host.resource-updated`, a URL elicitation's URL checked, tokens'
+//! `resources` and `prompts`, the
 //! read-only grant of reads, a lying declaration refused at load, and a
 //! 0.1.0 component that offers nothing else.
 
@@ -982,6 +983,123 @@ fn a_prompt_asks_the_user_where_the_policy_grants_it_in_both_revisions() {
         ],
         "{entries:?}"
     );
+}
+
+/// A URL elicitation goes out only as a web page the user may be sent to:
+/// `https:` (or `http:` to this machine) on a host `elicit-url-hosts`
+/// lists. Anything else — `javascript:` in any case, `data:`, `file:`,
+/// `vbscript:`, a user:pass@ URL, a host not listed — is refused before the
+/// client hears of it, alone or in a `host.ask` batch, in a session and in
+/// a 2026-07-28 round alike, and the audit log records the refusal.
+#[test]
+fn a_url_elicitation_sends_the_user_only_to_a_web_page_in_both_revisions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    let audit = dir.path().join("audit.jsonl");
+    std::fs::write(
+        &policy,
+        format!(
+            "audit = {audit:?}\n[components.offers]\nask = [\"elicit\"]\n\
+             elicit-url-hosts = [\"*.example.org\"]\n"
+        ),
+    )
+    .expect("policy");
+    let mut stdio = Stdio2::start(Some(&policy), &offers());
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"url": {}}},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let refused = [
+        "javascript:alert(document.cookie)",
+        "JaVaScRiPt:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd",
+        "vbscript:msgbox(1)",
+        "http://pay.example.org/",
+        "https://user:pass@pay.example.org/",
+        "https://evil.example/",
+    ];
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"url": {}}},
+    });
+    let mut id = 100;
+    for url in refused {
+        for batch in [false, true] {
+            let arguments = json!({"url": url, "batch": batch});
+            // In a session: the call ends, and no request went out.
+            id += 1;
+            stdio.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                              "params": {"name": "open_link", "arguments": arguments}}));
+            let seen = stdio.until(|m| m["id"] == json!(id) && m.get("method").is_none());
+            assert!(
+                !seen.iter().any(|m| m["method"] == "elicitation/create"),
+                "{url}: {seen:?}"
+            );
+            let result = &seen.last().expect("answer")["result"];
+            assert_eq!(result["isError"], true, "{url}: {result}");
+            let text = result["content"][0]["text"].as_str().unwrap_or("");
+            assert!(
+                text.starts_with("cannot ask: AskError::Denied(\"the user may not be sent there: "),
+                "{url}: {text}"
+            );
+            // In 2026-07-28: no input_required round, the call's own answer.
+            id += 1;
+            let first = stdio.request(
+                id,
+                "tools/call",
+                json!({"_meta": meta, "name": "open_link", "arguments": arguments}),
+            );
+            let round = &first.last().expect("answer")["result"];
+            assert_eq!(round["resultType"], "complete", "{url}: {round}");
+            assert_eq!(round["isError"], true, "{url}: {round}");
+        }
+    }
+
+    // A page on a listed host goes out, as it was checked.
+    stdio.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "open_link",
+                                 "arguments": {"url": "HTTPS://Pay.Example.org/checkout"}}}));
+    let asked = stdio.until(|m| m["method"] == "elicitation/create");
+    let asked = asked.last().expect("elicitation");
+    assert_eq!(asked["params"]["mode"], "url");
+    assert_eq!(asked["params"]["url"], "https://pay.example.org/checkout");
+    stdio.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result": {"action": "accept"}}));
+    let done = stdio.until(|m| m["id"] == json!(1) && m.get("method").is_none());
+    assert_eq!(
+        done.last().expect("answer")["result"]["content"][0]["text"],
+        "opened"
+    );
+    let first = stdio.request(
+        2,
+        "tools/call",
+        json!({"_meta": meta, "name": "open_link",
+               "arguments": {"url": "https://pay.example.org/checkout", "batch": true}}),
+    );
+    let round = &first.last().expect("answer")["result"];
+    assert_eq!(round["resultType"], "input_required", "{round}");
+    assert_eq!(
+        round["inputRequests"]["link"]["params"]["url"], "https://pay.example.org/checkout",
+        "{round}"
+    );
+    drop(stdio);
+
+    // The audit log keeps each refused request, as asked, and its outcome.
+    let entries = support::audit_entries(&audit);
+    let denied: Vec<&str> = entries
+        .iter()
+        .filter(|e| e["tool"] == "open_link")
+        .flat_map(|e| e["asks"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["outcome"] == "denied")
+        .filter_map(|a| a["params"]["url"].as_str().map(str::to_string))
+        .map(|url| refused.iter().find(|r| **r == url).copied().unwrap_or(""))
+        .collect();
+    assert_eq!(denied.len(), refused.len() * 4, "{entries:?}");
+    assert!(!denied.contains(&""), "{entries:?}");
 }
 
 #[test]

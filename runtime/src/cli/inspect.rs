@@ -236,6 +236,9 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
                 "elicitations": l.elicitations,
                 "samplings": l.samplings,
                 "sample_tokens": l.sample_tokens,
+                "elicit_url_hosts": grant.elicit_urls.hosts.as_ref().map(|hosts| {
+                    hosts.iter().map(|p| p.to_string()).collect::<Vec<_>>()
+                }),
             }),
             vec![asks_line(grant)],
         ),
@@ -423,7 +426,8 @@ fn holds_components(folder: &std::path::Path) -> bool {
 }
 
 /// What a grant lets a call ask the client, in one line: the kinds
-/// granted, and the per-call limits of those kinds only.
+/// granted, the per-call limits of those kinds only, and the hosts a URL
+/// elicitation may name when the policy lists them.
 pub(super) fn asks_line(grant: &Grant) -> String {
     let (asks, l) = (grant.asks, &grant.limits);
     if !asks.any() {
@@ -449,8 +453,13 @@ pub(super) fn asks_line(grant: &Grant) -> String {
     .into_iter()
     .filter_map(|(granted, limit)| granted.then_some(limit))
     .collect();
+    // Where a URL elicitation may send the user, when the policy narrows it.
+    let urls = match (asks.elicit, grant.elicit_urls.describe()) {
+        (true, Some(hosts)) => format!("; elicit-url-hosts: {hosts}"),
+        _ => String::new(),
+    };
     format!(
-        "ask: {} (per call: {})",
+        "ask: {} (per call: {}{urls})",
         asks.names().join(", "),
         limits.join(", ")
     )

@@ -120,6 +120,7 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
         limits: settings.limits,
         consent,
         asks: settings.asks,
+        elicit_urls: settings.elicit_urls.clone(),
         narrowings,
     }
 }
@@ -160,6 +161,7 @@ mod tests {
             },
             destructive,
             asks: Default::default(),
+            elicit_urls: Default::default(),
             no_policy: false,
         }
     }

@@ -61,6 +61,10 @@
 //! # Requests the tool may make of the client during a call (none by
 //! # default): ask the user (elicit), the client's model (sample), its roots.
 //! ask = ["elicit", "sample", "roots"]
+//! # A URL elicitation sends the user to https: (or http: to this machine)
+//! # only; this narrows it to the hosts listed (host patterns as `network`'s,
+//! # without a scheme). Not set: any host.
+//! elicit-url-hosts = ["example.com", "*.example.org"]
 //!
 //! [components.catalog.limits]  # overrides only the limits it names
 //! time = "10s"
@@ -113,11 +117,11 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::HostPattern;
 use super::error::PolicyError;
 use super::grant::{Asks, Consent, Limits};
 use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
 pub use super::token::{Identity, Token, TokenCredential};
+use super::{ElicitUrls, HostPattern};
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 
@@ -167,6 +171,8 @@ pub struct Settings {
     pub destructive: Consent,
     /// Requests to the client the tool may make.
     pub asks: Asks,
+    /// Where its URL elicitations may send the user.
+    pub elicit_urls: ElicitUrls,
     /// No policy was loaded ([`Policy::default`]): refusals say so.
     pub no_policy: bool,
 }
@@ -187,6 +193,7 @@ impl fmt::Debug for Settings {
             .field("limits", &self.limits)
             .field("destructive", &self.destructive)
             .field("asks", &self.asks)
+            .field("elicit_urls", &self.elicit_urls)
             .field("no_policy", &self.no_policy)
             .finish()
     }
@@ -222,6 +229,8 @@ pub(super) struct Section {
     pub(super) limits: LimitsPatch,
     pub(super) destructive: Option<Consent>,
     pub(super) asks: Option<Asks>,
+    /// `elicit-url-hosts`.
+    pub(super) elicit_url_hosts: Option<Vec<HostPattern>>,
 }
 
 impl Section {
@@ -252,6 +261,11 @@ impl Section {
         // request away that its component grants.
         if let Some(asks) = self.asks {
             s.asks = asks;
+        }
+        if let Some(hosts) = &self.elicit_url_hosts {
+            s.elicit_urls = ElicitUrls {
+                hosts: Some(hosts.clone()),
+            };
         }
         let p = &self.limits;
         let l = &mut s.limits;

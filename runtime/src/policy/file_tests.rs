@@ -1103,3 +1103,54 @@ fn unknown_ask_kinds_and_zero_sample_tokens_are_refused_where_written() {
     assert!(policy.audit_answers());
     assert!(!ok("").0.audit_answers());
 }
+
+#[test]
+fn elicit_url_hosts_narrow_where_a_url_elicitation_may_send_the_user() {
+    let (policy, _dir) = ok("[defaults]\nelicit-url-hosts = [\"example.com\"]\n\
+         [components.catalog]\nask = [\"elicit\"]\n\
+         elicit-url-hosts = [\"*.example.org\", \"localhost:3000\"]\n\
+         [components.catalog.tools.restock]\nelicit-url-hosts = []\n");
+    let hosts =
+        |component: &str, tool: &str| policy.settings_for(component, tool).elicit_urls.describe();
+    // A more specific section's list replaces the less specific one's.
+    assert_eq!(hosts("other", "").as_deref(), Some("example.com"));
+    assert_eq!(
+        hosts("catalog", "lookup").as_deref(),
+        Some("*.example.org, localhost:3000")
+    );
+    assert_eq!(hosts("catalog", "restock").as_deref(), Some("none"));
+    // Not set anywhere: any host (https:, or http: to this machine).
+    assert_eq!(ok("").0.settings_for("catalog", "").elicit_urls.hosts, None);
+    // The grant carries it to the sandbox.
+    let settings = policy.settings_for("catalog", "lookup");
+    let grant = crate::policy::effective(&settings, crate::tool::Hints::default());
+    assert_eq!(grant.elicit_urls, settings.elicit_urls);
+    assert!(grant.elicit_urls.check("https://pay.example.org/").is_ok());
+    assert!(grant.elicit_urls.check("https://example.com/").is_err());
+}
+
+#[test]
+fn a_bad_elicit_url_host_is_refused_where_written() {
+    let err = refused(
+        "[components.c]\nelicit-url-hosts = [\"example.com\", \"https://pay.example.com\"]\n",
+        2,
+        "elicit-url-hosts lists hosts, without a scheme (a URL the user is sent to is always \
+         https:, or http: to this machine): write \"pay.example.com\"",
+    );
+    assert!(err.starts_with("<policy>:2:36:"), "{err}");
+    refused(
+        "[defaults]\nelicit-url-hosts = [\"example.com:0\"]\n",
+        2,
+        "invalid host pattern \"example.com:0\": the port must be a number from 1 to 65535",
+    );
+    refused(
+        "[defaults]\nelicit-url-hosts = \"example.com\"\n",
+        2,
+        "invalid type: string \"example.com\", expected a sequence",
+    );
+    refused(
+        "[components.c.tools.t]\nelicit-url-host = [\"example.com\"]\n",
+        2,
+        "unknown field `elicit-url-host`",
+    );
+}

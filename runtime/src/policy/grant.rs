@@ -244,5 +244,7 @@ pub struct Grant {
     /// Requests the tool may make of the client (`ask`), within
     /// `limits.elicitations`, `samplings` and `sample_tokens`.
     pub asks: Asks,
+    /// Where its URL elicitations may send the user (`elicit-url-hosts`).
+    pub elicit_urls: super::ElicitUrls,
     pub narrowings: Vec<Narrowing>,
 }

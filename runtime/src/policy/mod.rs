@@ -13,6 +13,8 @@
 //! - [`host`]: [`HostPattern`], the network destinations a policy may list;
 //! - [`network`]: the `network`, `tls` and `ca` keys — host patterns,
 //!   [`Credential`]s airlock injects into requests, [`Trust`] for https;
+//! - `elicit_url`: [`ElicitUrls`], where a tool's URL elicitation may send
+//!   the user (`https:`, or `http:` to this machine; `elicit-url-hosts`);
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
 //!   only capability input of the sandbox;
 //! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
@@ -22,6 +24,7 @@
 
 mod context;
 mod effective;
+mod elicit_url;
 mod error;
 pub mod file;
 mod grant;
@@ -37,6 +40,7 @@ pub mod wassette;
 
 pub use context::UNSET;
 pub use effective::effective;
+pub use elicit_url::ElicitUrls;
 pub use error::PolicyError;
 pub use file::{
     ComponentPolicy, Folder, FolderMode, Identity, Policy, Settings, Token, TokenCredential,

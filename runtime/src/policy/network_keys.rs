@@ -99,7 +99,8 @@ impl Parser<'_> {
         }
     }
 
-    fn pattern(&self, p: &Spanned<String>) -> Result<HostPattern, PolicyError> {
+    /// One host pattern, as `network` and `elicit-url-hosts` list them.
+    pub(super) fn pattern(&self, p: &Spanned<String>) -> Result<HostPattern, PolicyError> {
         p.get_ref()
             .parse()
             .map_err(|e: HostPatternError| self.error(p.span().start, e.to_string()))

@@ -10,6 +10,7 @@ use std::path::Path;
 
 use toml::Spanned;
 
+use super::HostPattern;
 use super::context::Parser;
 use super::error::PolicyError;
 use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, Section, Token};
@@ -275,7 +276,35 @@ impl Parser<'_> {
             limits: raw.limits.map(|l| self.limits(l)).unwrap_or_default(),
             destructive: raw.destructive.map(Consent::from),
             asks: raw.ask.map(|kinds| asks(&kinds)),
+            elicit_url_hosts: raw
+                .elicit_url_hosts
+                .map(|hosts| self.elicit_url_hosts(hosts)),
         }
+    }
+
+    /// `elicit-url-hosts`: host patterns as `network`'s, without a scheme
+    /// (a URL elicitation is https:, or http: to this machine, whatever the
+    /// list says); a pattern in error is left out.
+    fn elicit_url_hosts(&self, raw: Vec<Spanned<String>>) -> Vec<HostPattern> {
+        let mut hosts = Vec::new();
+        for written in raw {
+            let at = written.span().start;
+            if written.get_ref().contains("://") {
+                self.report(self.error(
+                    at,
+                    format!(
+                        "elicit-url-hosts lists hosts, without a scheme (a URL the user is sent \
+                         to is always https:, or http: to this machine): write {:?}",
+                        written.get_ref().split_once("://").map_or("", |(_, host)| host)
+                    ),
+                ));
+                continue;
+            }
+            if let Some(pattern) = self.keep(self.pattern(&written)) {
+                hosts.push(pattern);
+            }
+        }
+        hosts
     }
 
     fn folders(&self, raw: Spanned<Vec<RawFolder>>) -> Vec<Folder> {

@@ -48,6 +48,10 @@ pub(super) struct RawSection {
     pub(super) destructive: Option<RawConsent>,
     /// `ask = ["elicit", "sample", "roots"]`: requests to the client.
     pub(super) ask: Option<Vec<RawAsk>>,
+    /// `elicit-url-hosts = ["example.com", "*.example.org"]`: the only
+    /// hosts a URL elicitation may send the user to.
+    #[serde(rename = "elicit-url-hosts")]
+    pub(super) elicit_url_hosts: Option<Vec<Spanned<String>>>,
     /// Only in a component's or a tool's section: the hints of a tool that
     /// declares none (a tool section's own win over its component's).
     pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,

@@ -1,8 +1,11 @@
 //! A guest's requests to the client — `host.elicit`, `host.elicit-url`,
 //! `host.sample`, `host.roots` — as granted, bounded, audited capabilities.
 //!
-//! Each request: is it granted (`ask` in the policy)? is it within the
-//! call's limits (`limits.elicitations`, `samplings`, `sample-tokens`)?
+//! Each request: is it granted (`ask` in the policy)? does a URL
+//! elicitation send the user only where a client may (https:, or http: to
+//! this machine; the hosts of `elicit-url-hosts`: [`ElicitUrls`])? is it
+//! within the call's limits (`limits.elicitations`, `samplings`,
+//! `sample-tokens`)?
 //! Then it becomes MCP params, goes to the call's observer (which asks the
 //! client, within the call's deadline and cancellation), and the answer
 //! comes back as the contract's types. Whatever fails is an `ask-error` the
@@ -31,7 +34,7 @@ use serde_json::{Map, Value, json};
 
 use super::bindings::{host, types};
 use crate::observe::{Ask, AskFailure, AskKind, CallObserver};
-use crate::policy::{Asks, Limits};
+use crate::policy::{Asks, ElicitUrls, Limits};
 
 /// `roots/list` requests one call may make: they cost the user nothing, but
 /// a guest must not flood its client with them.
@@ -83,6 +86,8 @@ pub struct AskState {
     samplings_left: u32,
     sample_tokens: u32,
     roots_left: u32,
+    /// Where a URL elicitation may send the user.
+    urls: ElicitUrls,
     asked: u32,
     /// The requests made, in order.
     pub records: Vec<AskRecord>,
@@ -169,9 +174,17 @@ impl AskState {
         }
     }
 
-    /// Checks `kind` against the grant and takes one from its limit; a
-    /// refusal comes with what the operator's log says of it.
-    fn admit(&mut self, kind: AskKind) -> Result<(), (host::AskError, String)> {
+    /// The same, with a URL elicitation sending the user only where `urls`
+    /// lets it (the grant's `elicit-url-hosts`).
+    pub fn with_elicit_urls(self, urls: ElicitUrls) -> Self {
+        AskState { urls, ..self }
+    }
+
+    /// Checks `kind` against the grant — and a URL elicitation's URL, put
+    /// in `params` as checked — and takes one from its limit; a refusal
+    /// comes with what the operator's log says of it. Every request, alone
+    /// or in a batch, in either revision, passes here first.
+    fn admit(&mut self, kind: AskKind, params: &mut Value) -> Result<(), (host::AskError, String)> {
         let (granted, name) = match kind {
             AskKind::ElicitForm | AskKind::ElicitUrl => (self.granted.elicit, "elicit"),
             AskKind::Sample => (self.granted.sample, "sample"),
@@ -187,6 +200,16 @@ impl AskState {
                 "the operator's policy does not let this tool ask the client for this \
                  ({name}); it needs `ask = [\"{name}\"]`"
             ));
+            return Err((error, note));
+        }
+        if kind == AskKind::ElicitUrl
+            && let Err(why) = checked_url(&self.urls, params)
+        {
+            let note = format!(
+                "refused {} request to open a URL: {why}",
+                a_or_an(kind.method())
+            );
+            let error = host::AskError::Denied(format!("the user may not be sent there: {why}"));
             return Err((error, note));
         }
         let (left, key) = match kind {
@@ -325,11 +348,12 @@ impl AskState {
     fn request(
         &mut self,
         kind: AskKind,
-        params: Value,
+        mut params: Value,
         key: Option<String>,
         observer: &dyn CallObserver,
         deadline: Instant,
     ) -> Asked {
+        let admitted = self.admit(kind, &mut params);
         let record = |outcome, answer| AskRecord {
             method: kind.method(),
             key: key.clone(),
@@ -338,7 +362,7 @@ impl AskState {
             answer,
             refusal: None,
         };
-        if let Err((refused, note)) = self.admit(kind) {
+        if let Err((refused, note)) = admitted {
             let outcome = match refused {
                 host::AskError::OverLimit(_) => "over-limit",
                 _ => "denied",
@@ -390,6 +414,20 @@ pub fn form_params(message: &str, schema: &str) -> Result<Value, host::AskError>
             )
         })?;
     Ok(json!({ "mode": "form", "message": message, "requestedSchema": schema }))
+}
+
+/// Puts the URL of URL-mode `params` as [`ElicitUrls::check`] wrote it
+/// back, or says why it may not go out.
+fn checked_url(urls: &ElicitUrls, params: &mut Value) -> Result<(), String> {
+    let url = params
+        .get("url")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let checked = urls.check(url)?;
+    if let Some(url) = params.get_mut("url") {
+        *url = Value::String(checked);
+    }
+    Ok(())
 }
 
 /// `elicitation/create` params of a URL-mode request, with a fresh id.
@@ -661,7 +699,8 @@ mod tests {
         };
         let mut state = AskState::new(granted, &limits(2, 1));
         let now = Instant::now();
-        let mut ask = |kind| state.ask(kind, json!({}), &client, now).unwrap();
+        let params = json!({"url": "https://example.com/"});
+        let mut ask = |kind| state.ask(kind, params.clone(), &client, now).unwrap();
         assert!(ask(AskKind::ElicitForm).is_ok());
         assert!(ask(AskKind::ElicitUrl).is_ok());
         assert!(matches!(
@@ -684,6 +723,94 @@ mod tests {
             .map(|a| a.index)
             .collect();
         assert_eq!(indices, [0, 1, 2, 3, 4], "refused requests take no index");
+    }
+
+    #[test]
+    fn a_url_elicitation_sends_the_user_only_to_a_web_page_alone_or_in_a_batch() {
+        let client = client(Ok(json!({"action": "accept"})));
+        let granted = Asks {
+            elicit: true,
+            ..Asks::default()
+        };
+        let hosts = ElicitUrls {
+            hosts: Some(vec!["example.com".parse().expect("pattern")]),
+        };
+        let mut state = AskState::new(granted, &limits(2, 0)).with_elicit_urls(hosts);
+        let now = Instant::now();
+        let link = |url: &str| url_params("Open this", url);
+        let refused = [
+            "javascript:alert(1)",
+            "JaVaScRiPt:alert(document.cookie)",
+            "data:text/html,<script>alert(1)</script>",
+            "file:///etc/passwd",
+            "vbscript:msgbox(1)",
+            "http://example.com/",
+            "https://example.com@evil.example/",
+            "https://evil.example/",
+            "no URL at all",
+        ];
+        for url in refused {
+            let answer = state.ask(AskKind::ElicitUrl, link(url), &client, now);
+            assert!(
+                matches!(&answer, Ok(Err(host::AskError::Denied(why))) if why.starts_with("the user may not be sent there")),
+                "{url}: {answer:?}"
+            );
+        }
+        // In a batch, each request is checked as alone.
+        let batch = vec![
+            (
+                "bad".to_string(),
+                AskKind::ElicitUrl,
+                Ok(link("javascript:alert(1)")),
+            ),
+            (
+                "good".to_string(),
+                AskKind::ElicitUrl,
+                Ok(link(" HTTPS://Example.COM/pay")),
+            ),
+        ];
+        let Ok(Ok(answers)) = state.ask_batch(batch, &client, now) else {
+            panic!("the batch was refused whole");
+        };
+        assert!(matches!(&answers[0], Err(host::AskError::Denied(_))));
+        assert!(answers[1].is_ok());
+        // Nothing refused reached the client, nor took from the limit (2).
+        let again = state.ask(
+            AskKind::ElicitUrl,
+            link("https://example.com/2"),
+            &client,
+            now,
+        );
+        assert!(matches!(again, Ok(Ok(_))), "{again:?}");
+        let sent: Vec<Value> = client
+            .asked
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|a| a.params["url"].clone())
+            .collect();
+        assert_eq!(
+            sent,
+            [
+                json!("https://example.com/pay"),
+                json!("https://example.com/2")
+            ],
+            "the URL goes out as checked"
+        );
+        let records: Vec<_> = state.records.iter().map(|r| r.outcome).collect();
+        assert_eq!(records.len(), refused.len() + 3);
+        assert!(records[..refused.len()].iter().all(|o| *o == "denied"));
+        assert_eq!(records[refused.len()..], ["denied", "answered", "answered"]);
+        // The operator's log says why; the audit entry keeps what was asked.
+        let first = &state.records[0];
+        assert!(
+            first
+                .refusal
+                .as_deref()
+                .is_some_and(|n| n.contains("a javascript: URL")),
+            "{first:?}"
+        );
+        assert_eq!(first.params["url"], "javascript:alert(1)");
     }
 
     #[test]
@@ -768,7 +895,11 @@ mod tests {
         assert!(matches!(single, Ok(Ok(_))));
         let batch = vec![
             ("a".to_string(), AskKind::ElicitForm, Ok(json!({"n": 1}))),
-            ("b".to_string(), AskKind::ElicitUrl, Ok(json!({"n": 2}))),
+            (
+                "b".to_string(),
+                AskKind::ElicitUrl,
+                Ok(json!({"n": 2, "url": "https://example.com/"})),
+            ),
             ("c".to_string(), AskKind::Sample, Ok(json!({}))),
             ("d".to_string(), AskKind::Roots, Ok(json!({}))),
             (

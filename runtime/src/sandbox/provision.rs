@@ -74,7 +74,8 @@ pub(super) fn start(
     );
     state.redactor = redactor;
     // Requests to the client: what the grant's `ask` and limits allow.
-    state.asks = AskState::new(grant.asks, &grant.limits);
+    state.asks =
+        AskState::new(grant.asks, &grant.limits).with_elicit_urls(grant.elicit_urls.clone());
     let deadline = Instant::now() + grant.limits.time;
     state.deadline = deadline;
     let mut store = Store::new(engine, state);

@@ -13,7 +13,9 @@
 //!   `host.elicit`, where the policy's `ask` grants it).
 //! - completions: `greeting`'s `name`, and the template's `id`.
 //! - tools: `bump` (says `test://note` changed through
-//!   `host.resource-updated`), `echo`.
+//!   `host.resource-updated`), `echo`, `open_link` (asks the user to open
+//!   its `url` through `host.elicit-url`, or with `batch` through
+//!   `host.ask`, where the policy's `ask` grants it).
 
 wit_bindgen::generate!({ path: "../../../wit", world: "server" });
 
@@ -66,6 +68,10 @@ impl exports::airlock::tool::tools::Guest for Offers {
         vec![
             tool("bump", "Says that test://note changed"),
             tool("echo", "Echoes its text"),
+            Tool {
+                input_schema: r#"{"type":"object","properties":{"url":{"type":"string"},"batch":{"type":"boolean"}},"required":["url"]}"#.into(),
+                ..tool("open_link", "Asks the user to open a URL")
+            },
         ]
     }
 
@@ -77,9 +83,46 @@ impl exports::airlock::tool::tools::Guest for Offers {
                 host::resource_updated("test://elsewhere");
                 Ok(text_output("bumped"))
             }
+            "open_link" => open_link(&arguments),
             _ => Ok(text_output(&arguments)),
         }
     }
+}
+
+/// Asks the user to open the `url` of `arguments`, alone or (`"batch":
+/// true`) as the one request of a `host.ask` batch.
+fn open_link(arguments: &str) -> Result<Output, Error> {
+    let url = string_argument(arguments, "url")
+        .ok_or_else(|| Error::InvalidArguments("no url".into()))?;
+    let message = "Open this link";
+    let answer = match arguments.contains(r#""batch":true"#) {
+        false => host::elicit_url(message, &url),
+        true => {
+            let link = host::ElicitLink {
+                message: message.into(),
+                url,
+            };
+            host::ask(&[("link".into(), host::Request::ElicitUrl(link))]).and_then(|mut answers| {
+                match answers.pop() {
+                    Some(Ok(host::Answer::Elicited(answer))) => Ok(answer),
+                    Some(Err(e)) => Err(e),
+                    _ => Err(host::AskError::Failed("no answer to the link".into())),
+                }
+            })
+        }
+    };
+    match answer {
+        Ok(host::ElicitAnswer::Accept(_)) => Ok(text_output("opened")),
+        Ok(_) => Ok(text_output("not opened")),
+        Err(e) => Err(Error::Failed(format!("cannot ask: {e:?}"))),
+    }
+}
+
+/// The string `key` of a flat JSON object, without escapes (enough for the
+/// URLs the tests send).
+fn string_argument(arguments: &str, key: &str) -> Option<String> {
+    let after = arguments.split_once(&format!(r#""{key}":""#))?.1;
+    Some(after.split_once('"')?.0.to_string())
 }
 
 fn text_output(text: &str) -> Output {
