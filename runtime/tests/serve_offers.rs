@@ -2,8 +2,9 @@
 //! `server` (`tests/components/offers`, written with wit-bindgen against
 //! the WIT directly): listing, reading text and blobs and templates,
 //! prompts with arguments, completions, subscriptions and
-//! `host.resource-updated`, a URL elicitation's URL checked, tokens'
-//! `resources` and `prompts`, the
+//! `host.resource-updated` (only of URIs a read would take to the
+//! component, `tests/components/offers_shadow` beside it), a URL
+//! elicitation's URL checked, tokens' `resources` and `prompts`, the
 //! read-only grant of reads, a lying declaration refused at load, and a
 //! 0.1.0 component that offers nothing else.
 
@@ -455,6 +456,67 @@ fn subscribers_hear_of_the_updates_a_component_reports_during_a_call() {
     // A ping after the call: anything the call sent came before its answer.
     let after = [after, stdio.request(6, "ping", json!({}))].concat();
     assert!(updated(&after).is_empty(), "{after:?}");
+}
+
+/// A component announces only URIs a `resources/read` would take to it:
+/// `offers_shadow`'s template `test://{name}` matches `test://note`, which
+/// `offers` serves as a resource, so the shadow's `resource-updated` for
+/// it reaches no subscriber (dropped, with a warning in the runtime's
+/// log); for `test://free` (only its template matches) and its own
+/// `shadow://own` it does, and `offers` still announces `test://note`.
+#[test]
+fn a_component_announces_only_the_uris_a_read_would_take_to_it() {
+    let files = [test_component("offers"), test_component("offers_shadow")];
+    let mut stdio = Stdio2::start(None, &files);
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let uris = ["test://note", "test://free", "shadow://own"];
+    for (id, uri) in (1..).zip(uris) {
+        let subscribed = stdio.request(id, "resources/subscribe", json!({"uri": uri}));
+        assert_eq!(
+            subscribed.last().expect("answer")["result"],
+            json!({}),
+            "{uri}"
+        );
+    }
+    // Reads of the same URIs: test://note reaches offers (which reads
+    // /data/note.txt, not granted here), test://free the shadow.
+    let note = stdio.request(10, "resources/read", json!({"uri": "test://note"}));
+    let note = note.last().expect("answer").to_string();
+    assert!(note.contains("cannot read /data/note.txt"), "{note}");
+    let free = stdio.request(11, "resources/read", json!({"uri": "test://free"}));
+    assert_eq!(
+        free.last().expect("answer")["result"]["contents"][0]["text"],
+        "the shadow of free"
+    );
+
+    let mut seen = Vec::new();
+    for (id, uri) in (20..).zip(uris) {
+        seen.extend(stdio.request(
+            id,
+            "tools/call",
+            json!({"name": "announce", "arguments": {"uri": uri}}),
+        ));
+    }
+    // A ping after the calls: anything they sent came before their answers.
+    seen.extend(stdio.request(30, "ping", json!({})));
+    let announced: Vec<&Value> = updated(&seen).iter().map(|m| &m["params"]["uri"]).collect();
+    assert_eq!(
+        announced,
+        [&json!("test://free"), &json!("shadow://own")],
+        "{seen:?}"
+    );
+
+    // The component a read of test://note reaches may announce it.
+    let mut seen = stdio.request(40, "tools/call", json!({"name": "bump", "arguments": {}}));
+    seen.extend(stdio.request(41, "ping", json!({})));
+    let announced: Vec<&Value> = updated(&seen).iter().map(|m| &m["params"]["uri"]).collect();
+    assert_eq!(announced, [&json!("test://note")], "{seen:?}");
 }
 
 #[test]

@@ -45,7 +45,9 @@ use running::Place;
 /// What preparing a call needs of the runtime: where tools are found, the
 /// rules that grant them, where calls run, and where they are recorded.
 pub struct Setting<'a> {
-    pub catalog: &'a Catalog,
+    /// The catalog as it is now: a call keeps it (it decides which of the
+    /// URIs its component announces are its own).
+    pub catalog: &'a Arc<Catalog>,
     pub policy: &'a Policy,
     pub sandbox: &'a Arc<Sandbox>,
     pub audit: Option<&'a Arc<AuditLog>>,
@@ -125,6 +127,7 @@ pub fn prepare(
         answer: None,
         cancel,
         sandbox: setting.sandbox.clone(),
+        catalog: setting.catalog.clone(),
         updates: setting.updates.clone(),
         place,
         ending: Some(Ending {
@@ -201,6 +204,8 @@ pub struct PreparedCall {
     answer: Option<Confirmation>,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
+    /// The catalog it was prepared with.
+    catalog: Arc<Catalog>,
     updates: Arc<ResourceUpdates>,
     /// Held for the call's lifetime: its place under the tool's limit (or
     /// in the queue before it) and in the registry.
@@ -455,7 +460,8 @@ impl PreparedCall {
             return (Err(RunError::Cancelled.into()), Teardown::none());
         }
         let text = crate::json::to_string(&self.arguments);
-        let observer = updates::Publishing::wrap(observer, &self.tool.component, &self.updates);
+        let observer =
+            updates::Publishing::wrap(observer, &self.tool.component, &self.catalog, &self.updates);
         let started = Instant::now();
         let (raw, teardown) = self.sandbox.call(
             &self.tool.component.code(),

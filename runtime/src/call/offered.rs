@@ -272,6 +272,7 @@ pub fn prepare_offer(
         caller,
         cancel,
         sandbox: setting.sandbox.clone(),
+        catalog: setting.catalog.clone(),
         updates: setting.updates.clone(),
         log: setting.audit.cloned(),
         started,
@@ -292,6 +293,8 @@ pub struct PreparedOffer {
     caller: Caller,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
+    /// The catalog it was prepared with.
+    catalog: Arc<Catalog>,
     updates: Arc<super::ResourceUpdates>,
     log: Option<Arc<AuditLog>>,
     started: Instant,
@@ -359,7 +362,7 @@ impl PreparedOffer {
         {
             return (Ok(Offered::Completion(Completion::default())), None);
         }
-        let observer = Publishing::wrap(observer, &self.component, &self.updates);
+        let observer = Publishing::wrap(observer, &self.component, &self.catalog, &self.updates);
         let (outcome, teardown) = self.sandbox.run_offer(
             &self.component.code(),
             &self.request,

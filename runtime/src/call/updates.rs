@@ -1,8 +1,11 @@
 //! `host.resource-updated`: a component says one of its resources changed,
 //! during any of its calls (a tool call, a read, a prompt). The runtime
-//! passes on only URIs the component serves (one of its resources, or a
-//! URI matching one of its templates), to whoever listens — the MCP
-//! server, which tells the clients subscribed to that URI.
+//! passes on only URIs that resolve to the component's own resources — the
+//! URIs a `resources/read` would take to this component: one of its
+//! resources, or a URI one of its templates matches that no other component
+//! serves as a resource (nor matches first by a template of its own) — to
+//! whoever listens: the MCP server, which tells the clients subscribed to
+//! that URI. Others are dropped with a warning.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -10,7 +13,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::catalog::Component;
+use crate::catalog::{Catalog, Component};
 use crate::observe::{Ask, AskFailure, CallObserver};
 use crate::sync::lock;
 use crate::tool::Level;
@@ -53,6 +56,8 @@ pub const MAX_UPDATES_PER_CALL: u32 = 1000;
 pub(super) struct Publishing {
     inner: Arc<dyn CallObserver>,
     component: Arc<Component>,
+    /// The catalog the call was prepared with: which component a URI is.
+    catalog: Arc<Catalog>,
     updates: Arc<ResourceUpdates>,
     /// `resource-updated` calls this call made.
     announced: AtomicU32,
@@ -65,6 +70,7 @@ impl Publishing {
     pub(super) fn wrap(
         observer: Arc<dyn CallObserver>,
         component: &Arc<Component>,
+        catalog: &Arc<Catalog>,
         updates: &Arc<ResourceUpdates>,
     ) -> Arc<dyn CallObserver> {
         let offers = component.offers();
@@ -74,9 +80,19 @@ impl Publishing {
         Arc::new(Publishing {
             inner: observer,
             component: component.clone(),
+            catalog: catalog.clone(),
             updates: updates.clone(),
             announced: AtomicU32::new(0),
         })
+    }
+
+    /// Whether a `resources/read` of `uri` would reach this component: the
+    /// same resolution, so a template of its own cannot announce a URI
+    /// another component serves.
+    fn owns(&self, uri: &str) -> bool {
+        self.catalog
+            .resource_for(uri)
+            .is_some_and(|(component, _)| Arc::ptr_eq(component, &self.component))
     }
 }
 
@@ -92,12 +108,13 @@ impl CallObserver for Publishing {
     fn resource_updated(&self, uri: &str) {
         match self.announced.fetch_add(1, Ordering::Relaxed) {
             n if n < MAX_UPDATES_PER_CALL => {
-                if self.component.offers().serves(uri) {
+                if self.owns(uri) {
                     self.updates.publish(uri);
                 } else {
-                    tracing::info!(
+                    tracing::warn!(
                         component = %self.component.name,
-                        "dropped resource-updated for {}: not a resource of this component",
+                        "dropped resource-updated for {}: a read of that URI would not reach \
+                         this component (not one of its resources)",
                         crate::logtext::GuestText(uri)
                     );
                 }

@@ -73,11 +73,6 @@ impl Offers {
             .find(|t| t.info.uri_template == uri_template)
     }
 
-    /// Whether `uri` is one of its resources or matches one of its templates.
-    pub fn serves(&self, uri: &str) -> bool {
-        self.resource(uri).is_some() || self.template_for(uri).is_some()
-    }
-
     pub fn prompt(&self, name: &str) -> Option<&PromptInfo> {
         self.prompts.iter().find(|p| p.name == name)
     }
@@ -351,9 +346,11 @@ mod tests {
     fn a_good_declaration_loads() {
         let offers = check(Path::new("x.wasm"), described(), &["show"]).expect("loads");
         assert_eq!(offers.resources.len(), 2);
-        assert!(offers.serves("file:///notes/today.md"));
-        assert!(offers.serves("file:///a"));
-        assert!(!offers.serves("file:///b"));
+        assert!(offers.template_for("file:///notes/today.md").is_some());
+        assert!(offers.resource("file:///a").is_some());
+        assert!(
+            offers.resource("file:///b").is_none() && offers.template_for("file:///b").is_none()
+        );
         assert_eq!(
             offers.tool_meta["show"]["ui"]["resourceUri"],
             "ui://app/main"

@@ -332,7 +332,7 @@ impl Runtime {
     }
 
     /// What preparing a call or an offer needs, with `catalog` as it is now.
-    fn setting<'a>(&'a self, catalog: &'a Catalog) -> call::Setting<'a> {
+    fn setting<'a>(&'a self, catalog: &'a Arc<Catalog>) -> call::Setting<'a> {
         call::Setting {
             catalog,
             policy: &self.policy,
