@@ -451,3 +451,65 @@ fn durations_are_logged_to_the_microsecond() {
         "duration_ms={ms}"
     );
 }
+
+/// `python3 build.py` of a new Python project says what each long step
+/// does before it starts it (pip ran silently for ~25 s). The venv's
+/// programs are stand-ins that record their turn, so nothing is installed.
+#[test]
+fn build_py_says_what_it_installs_and_builds_before_it_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = airlock_in(dir.path(), &["new", "tool", "--lang", "python"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let project = dir.path().join("tool");
+    let bin = project.join(".venv/bin");
+    std::fs::create_dir_all(&bin).expect("bin");
+    let site = project.join(".venv/site");
+    let stand_ins = [
+        (
+            "python",
+            format!(
+                "#!/bin/sh\ncase \"$1\" in\n-m) echo \"(pip ran)\" ;;\n-c) echo '{}' ;;\nesac\n",
+                site.display()
+            ),
+        ),
+        (
+            "componentize-py",
+            "#!/bin/sh\necho \"(componentize-py ran)\"\n".into(),
+        ),
+    ];
+    for (name, script) in stand_ins {
+        let file = bin.join(name);
+        std::fs::write(&file, script).expect("stand-in");
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    let out = Command::new("python3")
+        .arg("build.py")
+        .current_dir(&project)
+        .output()
+        .expect("python3 (3.11 or newer) is installed");
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let printed = stdout(&out);
+    let at = |text: &str| {
+        printed
+            .find(text)
+            .unwrap_or_else(|| panic!("no {text:?} in:\n{printed}"))
+    };
+    assert!(
+        at("build.py: installing componentize-py==") < at("(pip ran)"),
+        "{printed}"
+    );
+    assert!(printed.contains("up to half a minute"), "{printed}");
+    assert!(
+        at("(pip ran)") < at("build.py: building tool.wasm from app.py")
+            && at("build.py: building tool.wasm") < at("(componentize-py ran)"),
+        "{printed}"
+    );
+    // Installed once: the next build says nothing of pip.
+    let out = Command::new("python3")
+        .arg("build.py")
+        .current_dir(&project)
+        .output()
+        .expect("python3");
+    assert!(!stdout(&out).contains("installing"), "{}", stdout(&out));
+}

@@ -23,6 +23,11 @@ VENV = HERE / ".venv"
 BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
 
 
+def say(text: str) -> None:
+    """What the next step does, before it starts (some take half a minute)."""
+    print(f"build.py: {text}", flush=True)
+
+
 def run(cmd: list) -> None:
     shown = (os.path.relpath(c, HERE) if isinstance(c, Path) else c for c in cmd)
     print("+", " ".join(shlex.quote(str(c)) for c in shown), flush=True)
@@ -36,9 +41,13 @@ def install() -> None:
     if stamp.is_file() and stamp.read_text() == pins:
         return
     if not (BIN / "python").exists() and not (BIN / "python.exe").exists():
+        say(f"making the virtual environment {VENV.name} (a few seconds)")
         print(f"+ python3 -m venv {VENV.name}", flush=True)
         venv.create(VENV, with_pip=True)
-    run([BIN / "python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+    say(f"installing {COMPONENTIZE_PY} and requirements.txt into {VENV.name}: the first "
+        "time a download of about 20 MB, up to half a minute (pip's progress follows); "
+        "later builds skip this until requirements.txt changes")
+    run([BIN / "python", "-m", "pip", "install", "--disable-pip-version-check",
          COMPONENTIZE_PY, "-r", "requirements.txt"])
     stamp.write_text(pins)
 
@@ -71,6 +80,7 @@ def main() -> int:
         if not (args.wasi or args.http):
             cmd.append("-s")
         cmd += ["app", "-p", ".", "-p", os.path.relpath(site, HERE), "-o", args.output]
+        say(f"building {args.output} from app.py and the Python it needs (10-20 s)")
         run(cmd)
     except subprocess.CalledProcessError as err:
         return err.returncode or 1
