@@ -1,6 +1,8 @@
 //! Hot reload cannot be hijacked: a file that appears beside served ones
-//! never takes over a tool name they serve, whatever the order of the file
-//! names, and a pinned component is replaced only by a file matching its pin.
+//! never takes over a name they serve — a tool's, a resource's URI (a UI
+//! page among them), a template, a prompt's — whatever the order of the
+//! file names, and a pinned component is replaced only by a file matching
+//! its pin.
 
 use crate::support;
 
@@ -9,7 +11,7 @@ use std::path::{Path, PathBuf};
 use airlock::Runtime;
 use airlock::catalog::sha256_hex;
 use airlock::runtime::reload::Watcher;
-use support::component;
+use support::{component, test_component};
 
 /// A runtime serving `dir` with `policy`, and its watcher.
 fn serving(dir: &Path, policy: &str) -> (Runtime, Watcher) {
@@ -28,6 +30,27 @@ fn served(runtime: &Runtime) -> Vec<(String, PathBuf)> {
         .collect();
     tools.sort();
     tools
+}
+
+/// Which file serves each resource, template and prompt, sorted.
+fn offered(runtime: &Runtime) -> Vec<(String, PathBuf)> {
+    let catalog = runtime.catalog();
+    let mut offered: Vec<_> = catalog
+        .resources()
+        .map(|(r, c)| (r.uri.clone(), c.path.clone()))
+        .chain(
+            catalog
+                .templates()
+                .map(|(t, c)| (t.info.uri_template.clone(), c.path.clone())),
+        )
+        .chain(
+            catalog
+                .prompts()
+                .map(|(p, c)| (format!("prompt {}", p.name), c.path.clone())),
+        )
+        .collect();
+    offered.sort();
+    offered
 }
 
 /// Polls until the watcher has looked at settled files (two polls).
@@ -56,7 +79,7 @@ fn a_newcomer_declaring_a_served_name_is_refused_whatever_its_file_name() {
         let intruder = dir.path().join(newcomer);
         std::fs::copy(component("catalog"), &intruder).expect("copy");
         let changes = settle(&mut watcher, &runtime);
-        assert_eq!(changes.refused, vec![intruder.clone()], "{newcomer}");
+        assert_eq!(refused(&changes), [&intruder], "{newcomer}");
         assert!(changes.loaded.is_empty(), "{newcomer}: {changes:?}");
         assert_eq!(served(&runtime), before, "{newcomer} changed what serves");
 
@@ -77,6 +100,89 @@ fn a_newcomer_declaring_a_served_name_is_refused_whatever_its_file_name() {
     }
 }
 
+/// The files a poll refused.
+fn refused(changes: &airlock::runtime::reload::Changes) -> Vec<&PathBuf> {
+    changes.refused.iter().map(|(file, _)| file).collect()
+}
+
+/// The one refusal of a poll: its file and why.
+fn refusal(changes: &airlock::runtime::reload::Changes) -> (&PathBuf, &str) {
+    match &changes.refused[..] {
+        [(file, why)] => (file, why.as_str()),
+        other => panic!("not one refusal: {other:?} ({changes:?})"),
+    }
+}
+
+/// Resources, templates, prompts and a tool's UI page are names as a
+/// tool's is: a newcomer that declares one a served component has is
+/// refused, the reason naming the served file and the name, whatever the
+/// file names; the served component keeps everything it has (its tools
+/// too: a component is served whole or not at all).
+#[test]
+fn a_newcomer_declaring_a_served_uri_template_prompt_or_page_is_refused() {
+    // "a" sorts before the served "m" and "n", "z" after them.
+    for newcomer in ["a.wasm", "z.wasm"] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // A resource, a template and a prompt, and no tool.
+        let only = dir.path().join("m.wasm");
+        std::fs::copy(test_component("offers_only"), &only).expect("copy");
+        // Tools, and the UI page ui://offers/app of one of them.
+        let offers = dir.path().join("n.wasm");
+        std::fs::copy(test_component("offers"), &offers).expect("copy");
+        let (runtime, mut watcher) = serving(dir.path(), "");
+        let (tools, pages) = (served(&runtime), offered(&runtime));
+        assert!(tools.iter().any(|(name, _)| name == "bump"), "{tools:?}");
+        assert!(pages.contains(&("prompt summarize".to_string(), only.clone())));
+
+        // The same resource, template and prompt as m.wasm.
+        let intruder = dir.path().join(newcomer);
+        std::fs::copy(test_component("offers_only"), &intruder).expect("copy");
+        let changes = settle(&mut watcher, &runtime);
+        let (file, why) = refusal(&changes);
+        assert_eq!(file, &intruder);
+        assert!(changes.loaded.is_empty(), "{newcomer}: {changes:?}");
+        assert_eq!(
+            why,
+            format!(
+                "resource \"only://readme\" is declared by both {} and {} (it is unique among \
+                 the components served: rename it in one of them, or serve them from separate \
+                 airlock processes); refusing {}, {} keeps it",
+                only.display(),
+                intruder.display(),
+                intruder.display(),
+                only.display()
+            )
+        );
+        assert_eq!(offered(&runtime), pages, "{newcomer} changed what serves");
+        assert_eq!(served(&runtime), tools, "{newcomer} changed what serves");
+        assert_eq!(watcher.poll(&runtime), Default::default(), "still refused");
+
+        // offers' UI page, declared for a tool of the newcomer's own.
+        std::fs::remove_file(&intruder).expect("remove");
+        std::fs::copy(test_component("offers_impostor"), &intruder).expect("copy");
+        let changes = settle(&mut watcher, &runtime);
+        let (file, why) = refusal(&changes);
+        assert_eq!(file, &intruder);
+        assert!(
+            why.starts_with(&format!(
+                "resource \"ui://offers/app\" is declared by both {} and {}",
+                offers.display(),
+                intruder.display()
+            )) && why.ends_with(&format!("{} keeps it", offers.display())),
+            "{newcomer}: {why}"
+        );
+        assert_eq!(
+            served(&runtime),
+            tools,
+            "{newcomer}: the page's tools vanished"
+        );
+        assert_eq!(offered(&runtime), pages, "{newcomer} took the page");
+        let catalog = runtime.catalog();
+        let (page_of, _) = catalog.resource_for("ui://offers/app").expect("served");
+        assert_eq!(page_of.path, offers);
+    }
+}
+
 #[test]
 fn two_newcomers_with_the_same_names_are_both_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -87,7 +193,7 @@ fn two_newcomers_with_the_same_names_are_both_refused() {
     std::fs::copy(component("catalog"), &a).expect("copy");
     std::fs::copy(component("catalog"), &z).expect("copy");
     let changes = settle(&mut watcher, &runtime);
-    assert_eq!(changes.refused, vec![a, z]);
+    assert_eq!(refused(&changes), [&a, &z]);
     assert_eq!(served(&runtime), before);
 }
 
@@ -105,7 +211,7 @@ fn a_pinned_component_is_replaced_only_by_a_file_matching_its_pin() {
     std::fs::remove_file(&file).expect("remove");
     std::fs::copy(component("export"), &file).expect("copy");
     let changes = settle(&mut watcher, &runtime);
-    assert_eq!(changes.refused, vec![file.clone()]);
+    assert_eq!(refused(&changes), [&file]);
     assert_eq!(served(&runtime), before, "the unpinned file serves");
 
     // The pinned bytes again (a new stamp): accepted.

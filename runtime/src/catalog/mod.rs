@@ -1,11 +1,13 @@
 //! The catalog: loads components, checks every tool they declare (and the
 //! resources, templates and prompts of a component of world `server`), and
-//! indexes the tools by name, resources by URI, templates and prompts.
+//! indexes the tools by name, resources by URI, templates and prompts —
+//! each name unique among the components served (`claims.rs`).
 //!
 //! A component is accepted or refused as a whole: one bad tool (or
 //! resource, prompt …) refuses the component, with an error naming it and
 //! the rule it breaks.
 
+mod claims;
 mod kind;
 pub mod offers;
 pub mod uri_template;
@@ -23,6 +25,7 @@ use crate::functions::DescribeError;
 use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox, Tier};
 use crate::tool::{Hints, ToolInfo};
 
+pub use claims::{Claim, claims};
 pub use kind::{Kind, export_names};
 pub use offers::{APP_MIME, Offers, Template};
 pub use validate::check_name;
@@ -283,34 +286,14 @@ impl Catalog {
         Some((component.offers().templates.get(*at)?, component))
     }
 
-    /// The first of `component`'s resources, templates and prompts that
-    /// another component serves already.
-    fn offer_clash(&self, component: &Component) -> Option<LoadError> {
-        let offers = component.offers();
-        let clash = |what: String, first: &Arc<Component>| LoadError::OfferClash {
-            what,
-            first: first.path.clone(),
-            second: component.path.clone(),
-        };
-        for r in &offers.resources {
-            if let Some((first, _)) = self.resources.get(&r.uri) {
-                return Some(clash(format!("resource {:?}", r.uri), first));
-            }
+    /// The component that holds `claim` in this catalog, if any.
+    fn holder(&self, claim: &Claim) -> Option<&Arc<Component>> {
+        match *claim {
+            Claim::Tool(name) => self.tools.get(name).map(|t| &t.component),
+            Claim::Resource(uri) => self.resources.get(uri).map(|(c, _)| c),
+            Claim::Template(text) => self.templates.get(text).map(|(c, _)| c),
+            Claim::Prompt(name) => self.prompts.get(name).map(|(c, _)| c),
         }
-        for t in &offers.templates {
-            if let Some((first, _)) = self.templates.get(&t.info.uri_template) {
-                return Some(clash(
-                    format!("resource template {:?}", t.info.uri_template),
-                    first,
-                ));
-            }
-        }
-        for p in &offers.prompts {
-            if let Some((first, _)) = self.prompts.get(&p.name) {
-                return Some(clash(format!("prompt {:?}", p.name), first));
-            }
-        }
-        None
     }
 
     /// Each component with its tools, in the order they were added (to
@@ -355,17 +338,10 @@ impl Catalog {
     /// keeps the tools of components whose files did not change).
     pub fn add_shared(&mut self, served: &Served) -> Result<(), LoadError> {
         let Served { component, tools } = served;
-        for tool in tools {
-            if let Some(existing) = self.tools.get(&tool.info.name) {
-                return Err(LoadError::Clash {
-                    tool: tool.info.name.clone(),
-                    first: existing.component.path.clone(),
-                    second: tool.component.path.clone(),
-                });
+        for claim in served.claims() {
+            if let Some(first) = self.holder(&claim) {
+                return Err(claim.clash(&first.path, &component.path));
             }
-        }
-        if let Some(clash) = self.offer_clash(component) {
-            return Err(clash);
         }
         let offers = component.offers();
         for (at, r) in offers.resources.iter().enumerate() {
@@ -406,6 +382,14 @@ impl Loaded {
     pub fn tool_names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.info.name.clone()).collect()
     }
+
+    /// Every name it would take in a catalog (see [`claims`]).
+    pub fn claims(&self) -> Vec<Claim<'_>> {
+        claims(
+            &self.component,
+            self.tools.iter().map(|t| t.info.name.as_str()),
+        )
+    }
 }
 
 /// A loaded component as a catalog holds it: its tools shared with the
@@ -419,6 +403,14 @@ pub struct Served {
 impl Served {
     pub fn tool_names(&self) -> Vec<String> {
         self.tools.iter().map(|t| t.info.name.clone()).collect()
+    }
+
+    /// Every name it takes in a catalog (see [`claims`]).
+    pub fn claims(&self) -> Vec<Claim<'_>> {
+        claims(
+            &self.component,
+            self.tools.iter().map(|t| t.info.name.as_str()),
+        )
     }
 }
 

@@ -8,10 +8,13 @@
 //! Reload is per component and all-or-nothing: a replacement that fails
 //! validation is refused and logged, and the component's previous tools
 //! keep serving. A reload never removes or replaces a serving component
-//! because of another file: a new version whose tool names clash with what
-//! another file serves (or newly brings in the same poll) is refused, naming
-//! both, whatever the order of the file names; a pinned component (`sha256`
-//! in the policy) is replaced only by a file matching its pin. Calls
+//! because of another file: a new version that claims a name another file
+//! serves (or newly brings in the same poll) — a tool's name, a resource's
+//! URI (a UI's `ui://` page among them), a template, a prompt's name — is
+//! refused, naming both files and the name, whatever the order of the file
+//! names ([`crate::catalog::claims`], the catalog's own rule); a pinned
+//! component (`sha256` in the policy) is replaced only by a file matching
+//! its pin. Calls
 //! already running hold their `Arc<Tool>` and finish on the version they
 //! started with. A file is loaded once its stamp has stayed the same for
 //! two polls, so a copy still being written is not mistaken for a broken
@@ -23,7 +26,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use super::Runtime;
-use crate::catalog::{Catalog, LoadError, Loaded, Served, Tool};
+use crate::catalog::{Catalog, Claim, LoadError, Loaded, Served, Tool};
 
 /// What identifies a version of a file without reading it (or, for a
 /// reference, the digest its lock entry names).
@@ -66,8 +69,9 @@ struct Entry {
 pub struct Changes {
     /// Files whose new version now serves (added or replaced).
     pub loaded: Vec<PathBuf>,
-    /// Files whose new version was refused (the old one, if any, serves).
-    pub refused: Vec<PathBuf>,
+    /// Files whose new version was refused (the old one, if any, serves),
+    /// each with why (as the log says it).
+    pub refused: Vec<(PathBuf, String)>,
     /// Files that disappeared with their tools.
     pub removed: Vec<PathBuf>,
 }
@@ -135,8 +139,9 @@ impl Watcher {
             }
         }
         // First load every file that changed; then decide, all at once, which
-        // of the new versions may serve: none may take a tool name that
-        // another file serves or newly brings, whatever the order of names.
+        // of the new versions may serve: none may take a name (a tool's, a
+        // URI, a template, a prompt's) that another file serves or newly
+        // brings, whatever the order of names.
         let mut candidates: Vec<(PathBuf, Result<Loaded, LoadError>)> = Vec::new();
         for file in present {
             let Some(now) = stamp_of(runtime, &file) else {
@@ -168,7 +173,7 @@ impl Watcher {
         let clashes: Vec<Option<LoadError>> = candidates
             .iter()
             .map(|(file, loaded)| match loaded {
-                Ok(loaded) => self.clash(file, &loaded.tools, &candidates),
+                Ok(loaded) => self.clash(file, &loaded.claims(), &candidates),
                 Err(_) => None,
             })
             .collect();
@@ -198,7 +203,10 @@ impl Watcher {
                 }
                 Err(err) => {
                     let keeping = match (&err, &entry.served) {
-                        (LoadError::Clash { first, .. }, _) => {
+                        (
+                            LoadError::Clash { first, .. } | LoadError::OfferClash { first, .. },
+                            _,
+                        ) => {
                             format!(
                                 "; refusing {}, {} keeps it",
                                 file.display(),
@@ -209,8 +217,9 @@ impl Watcher {
                         (_, None) => String::new(),
                     };
                     tracing::debug!("reload: refused {}", file.display());
-                    eprintln!("refused {err}{keeping}");
-                    changes.refused.push(file);
+                    let why = format!("{err}{keeping}");
+                    eprintln!("refused {why}");
+                    changes.refused.push((file, why));
                 }
             }
         }
@@ -220,40 +229,34 @@ impl Watcher {
         changes
     }
 
-    /// The clash, if any, of `tools` (the new version of `file`) with what
-    /// another file serves now or brings new in this poll. The serving file
-    /// is named first: a newcomer never displaces it.
+    /// The clash, if any, of `claims` (the names the new version of `file`
+    /// takes) with what another file serves now or brings new in this
+    /// poll. The other file is named first: a newcomer never displaces it.
     fn clash(
         &self,
         file: &PathBuf,
-        tools: &[Tool],
+        claims: &[Claim],
         candidates: &[(PathBuf, Result<Loaded, LoadError>)],
     ) -> Option<LoadError> {
         let serving = self
             .files
             .iter()
             .filter(|(other, _)| *other != file)
-            .filter_map(|(other, entry)| Some((other, &entry.served.as_ref()?.tools)))
-            .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
+            .filter_map(|(other, entry)| Some((other, entry.served.as_ref()?.claims())));
         let arriving = candidates
             .iter()
             .filter(|(other, _)| other != file)
-            .filter_map(|(other, loaded)| Some((other, &loaded.as_ref().ok()?.tools)))
-            .flat_map(|(other, tools)| tools.iter().map(move |t| (other, &t.info.name)));
-        for (other, name) in serving.chain(arriving) {
-            if tools.iter().any(|t| &t.info.name == name) {
-                return Some(LoadError::Clash {
-                    tool: name.clone(),
-                    first: other.clone(),
-                    second: file.clone(),
-                });
+            .filter_map(|(other, loaded)| Some((other, loaded.as_ref().ok()?.claims())));
+        for (other, theirs) in serving.chain(arriving) {
+            if let Some(claim) = claims.iter().find(|claim| theirs.contains(claim)) {
+                return Some(claim.clash(other, file));
             }
         }
         None
     }
 
     /// A catalog of the last good version of every file, in path order; a
-    /// component whose tool names clash with an earlier one is left out.
+    /// component whose names clash with an earlier one's is left out.
     fn catalog(&self) -> Catalog {
         let mut catalog = Catalog::new();
         for (file, entry) in &self.files {
@@ -324,7 +327,8 @@ mod tests {
         // First sight: it settles.
         assert_eq!(watcher.poll(&runtime), Changes::default());
         let changes = watcher.poll(&runtime);
-        assert_eq!(changes.refused, vec![file.clone()]);
+        assert_eq!(changes.refused.len(), 1);
+        assert_eq!(changes.refused[0].0, file);
         assert!(!changes.tools_changed());
         // Not retried while unchanged.
         assert_eq!(watcher.poll(&runtime), Changes::default());
