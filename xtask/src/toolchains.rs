@@ -42,6 +42,11 @@ fn ensure_pinned(dir: &Path, pins: String, install: impl FnOnce() -> Result<()>)
 pub(crate) fn ensure_venv(venv: &Path, requirements: &str) -> Result<()> {
     let pins = std::fs::read_to_string(requirements)?;
     ensure_pinned(venv, pins, || {
+        eprintln!(
+            "installing the Python packages of {requirements} into {} (pip; the first time \
+             a download, up to a minute)…",
+            venv.display()
+        );
         run(Command::new(python()).arg("-m").arg("venv").arg(venv))?;
         run(Command::new(venv.join("bin/pip")).args([
             "install",
@@ -94,6 +99,11 @@ pub(crate) fn ensure_npm(dir: &Path, from: &str, npm: &[&str]) -> Result<()> {
     );
     let pins = std::fs::read_to_string(&pkg)? + &std::fs::read_to_string(&lock)?;
     ensure_pinned(dir, pins, || {
+        eprintln!(
+            "installing the npm packages of {pkg} into {} (npm; the first time a download, \
+             up to a few minutes)…",
+            dir.display()
+        );
         std::fs::create_dir_all(dir)?;
         std::fs::copy(&pkg, dir.join("package.json"))?;
         std::fs::copy(&lock, dir.join("package-lock.json"))?;
@@ -129,11 +139,70 @@ fn newest_or(paths: &[PathBuf], or: std::time::SystemTime) -> std::time::SystemT
 /// `target/examples/NAME.wasm`, and the plain Python and JavaScript test
 /// components (`tests/components/plain_py`, `plain_js`: their own WIT, no
 /// SDK) into `target/test-components/`; each skipped when newer than its
-/// sources.
+/// sources. Each one that builds is announced first with how far along
+/// the builds are: a build takes 10–20 s and its tool prints nothing
+/// meanwhile.
 pub(crate) fn build_examples(root: &Path) -> Result<()> {
     ensure_toolchains(root)?;
+    let builds = examples(root)?;
+    let stale: Vec<&Build> = builds.iter().filter(|b| b.stale()).collect();
+    if stale.is_empty() {
+        eprintln!(
+            "  the {} Python and JavaScript examples and test components are up to date",
+            builds.len()
+        );
+        return Ok(());
+    }
+    for (at, build) in stale.iter().enumerate() {
+        eprintln!("{}", build.announce(at + 1, stale.len()));
+        componentize(root, build)?;
+    }
+    Ok(())
+}
+
+/// One component `build_examples` makes.
+struct Build {
+    /// `example` or `test component`.
+    what: &'static str,
+    name: String,
+    /// Its folder: `app.py` or `app.js` in it.
+    dir: PathBuf,
+    wit: PathBuf,
+    world: String,
+    /// What it is made of: newer files make it stale.
+    sources: Vec<PathBuf>,
+    out: PathBuf,
+}
+
+impl Build {
+    fn stale(&self) -> bool {
+        let built = std::fs::metadata(&self.out).and_then(|m| m.modified()).ok();
+        built.is_none() || built < newest(&self.sources)
+    }
+
+    /// What the `at`th of `of` builds says before it starts.
+    fn announce(&self, at: usize, of: usize) -> String {
+        format!(
+            "building {} {at} of {of}: {} ({}; 10-20 s)…",
+            self.what,
+            self.name,
+            self.language()
+        )
+    }
+
+    fn language(&self) -> &'static str {
+        match self.dir.join("app.py").is_file() {
+            true => "Python",
+            false => "JavaScript",
+        }
+    }
+}
+
+/// The examples and the plain test components, in the order they build.
+fn examples(root: &Path) -> Result<Vec<Build>> {
     let out_dir = root.join("target/examples");
     std::fs::create_dir_all(&out_dir)?;
+    let mut builds = Vec::new();
     for (lang, entry, sdk) in [
         ("python", "app.py", "sdk/python"),
         ("js", "app.js", "sdk/js"),
@@ -141,59 +210,65 @@ pub(crate) fn build_examples(root: &Path) -> Result<()> {
         let Ok(dirs) = std::fs::read_dir(root.join("examples").join(lang)) else {
             continue;
         };
+        let mut dirs: Vec<PathBuf> = dirs
+            .map(|d| d.map(|d| d.path()))
+            .collect::<std::io::Result<_>>()?;
+        dirs.sort();
         for dir in dirs {
-            let dir = dir?.path();
             if !dir.join(entry).is_file() {
                 continue;
             }
-            let name = dir.file_name().context("name")?.to_string_lossy();
-            let sources = [dir.clone(), root.join(sdk), root.join("wit")];
-            let out = out_dir.join(format!("{name}.wasm"));
+            let name = dir
+                .file_name()
+                .context("name")?
+                .to_string_lossy()
+                .into_owned();
             // A Python tool that makes HTTP requests needs `wasi:http`: the
             // world `server-http`. Every SDK component exports resources,
             // prompts and completions too (world `server`), empty or not.
             let http = lang == "python"
                 && std::fs::read_to_string(dir.join(entry))?.contains("airlock_http");
-            let world = if http { "server-http" } else { "server" };
-            componentize(root, &dir, &root.join("wit"), world, &sources, &out)?;
+            builds.push(Build {
+                what: "example",
+                out: out_dir.join(format!("{name}.wasm")),
+                name,
+                sources: vec![dir.clone(), root.join(sdk), root.join("wit")],
+                dir,
+                wit: root.join("wit"),
+                world: if http { "server-http" } else { "server" }.into(),
+            });
         }
     }
     let tests = root.join("target/test-components");
     std::fs::create_dir_all(&tests)?;
     for name in ["plain_py", "plain_js"] {
         let dir = root.join("tests/components").join(name);
-        let out = tests.join(format!("{name}.wasm"));
-        let world = name.replace('_', "-");
-        componentize(
-            root,
-            &dir,
-            &dir.join("wit"),
-            &world,
-            std::slice::from_ref(&dir),
-            &out,
-        )?;
+        builds.push(Build {
+            what: "test component",
+            name: name.into(),
+            out: tests.join(format!("{name}.wasm")),
+            sources: vec![dir.clone()],
+            wit: dir.join("wit"),
+            world: name.replace('_', "-"),
+            dir,
+        });
     }
-    Ok(())
+    Ok(builds)
 }
 
-/// Builds `dir/app.py` (componentize-py) or `dir/app.js` (jco) against
-/// world `world` of `wit` into `out`; skipped when `out` is newer than
-/// `sources`. WASI imports are stubbed, except for a Python tool that uses
+/// Builds `build`'s `app.py` (componentize-py) or `app.js` (jco) against
+/// its world. WASI imports are stubbed, except for a Python tool that uses
 /// `airlock_http` and a JavaScript tool that calls `fetch(` (built with
 /// StarlingMonkey, whose `fetch` runs over wasi:http; others with QuickJS,
 /// synchronous).
-fn componentize(
-    root: &Path,
-    dir: &Path,
-    wit: &Path,
-    world: &str,
-    sources: &[PathBuf],
-    out: &Path,
-) -> Result<()> {
-    let built = std::fs::metadata(out).and_then(|m| m.modified()).ok();
-    if built.is_some() && built >= newest(sources) {
-        return Ok(());
-    }
+fn componentize(root: &Path, build: &Build) -> Result<()> {
+    let Build {
+        dir,
+        wit,
+        world,
+        out,
+        ..
+    } = build;
     let mut cmd;
     let python = dir.join("app.py");
     if python.is_file() {
@@ -319,6 +394,55 @@ pub(crate) fn language_tests(root: &Path, tally: &mut Tally) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every example and plain test component is found, in a steady
+    /// order, and each build says which of how many it is.
+    #[test]
+    fn example_builds_are_listed_and_announced_with_how_far_along() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("workspace");
+        let builds = examples(root).expect("the examples");
+        let shown: Vec<String> = builds
+            .iter()
+            .map(|b| format!("{} ({})", b.name, b.language()))
+            .collect();
+        for expected in [
+            "shipping (Python)",
+            "linkcheck (Python)",
+            "wordstats (JavaScript)",
+            "plain_py (Python)",
+            "plain_js (JavaScript)",
+        ] {
+            assert!(shown.iter().any(|s| s == expected), "{shown:?}");
+        }
+        let linkcheck = builds
+            .iter()
+            .find(|b| b.name == "linkcheck")
+            .expect("linkcheck");
+        assert_eq!(linkcheck.world, "server-http");
+        assert_eq!(
+            linkcheck.announce(2, 5),
+            "building example 2 of 5: linkcheck (Python; 10-20 s)…"
+        );
+        let plain = builds
+            .iter()
+            .find(|b| b.name == "plain_js")
+            .expect("plain_js");
+        assert_eq!(
+            plain.announce(6, 6),
+            "building test component 6 of 6: plain_js (JavaScript; 10-20 s)…"
+        );
+        let names: Vec<&str> = builds.iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(
+            names,
+            examples(root)
+                .expect("again")
+                .iter()
+                .map(|b| b.name.as_str())
+                .collect::<Vec<_>>()
+        );
+    }
 
     #[test]
     fn the_expected_unresolved_import_warning_is_left_out() {
