@@ -605,13 +605,16 @@ fn check_with_the_components_catches_tokens_and_scopes_that_give_no_tool() {
     let out = airlock(&["check", &path(policy.clone()), &path(component("catalog"))]);
     assert_eq!(out.status.code(), Some(5));
     let shown = policy.display();
+    // Each at its entry's line and column (the scope's or the token's
+    // name), in file order, as every other policy error.
     assert_eq!(
         stderr(&out),
         format!(
-            "error: {shown}: [[tokens]] \"ops\" gives the tool \"restok\", which no component at \
-             hand declares (they declare lookup_price, restock); correct the name\n\
-             error: {shown}: [[oauth.scopes]] \"read\" gives the tool \"lookup_pric\", which no \
-             component at hand declares (they declare lookup_price, restock); correct the name\n\
+            "error: {shown}:5:9: [[oauth.scopes]] \"read\" gives the tool \"lookup_pric\", which \
+             no component at hand declares (they declare lookup_price, restock); correct the \
+             name\n\
+             error: {shown}:8:8: [[tokens]] \"ops\" gives the tool \"restok\", which no component \
+             at hand declares (they declare lookup_price, restock); correct the name\n\
              {shown}: 2 errors\n"
         )
     );

@@ -140,9 +140,9 @@ pub fn run(mut args: Args) -> Exit {
     errors.extend(
         unused_credentials(&runtime)
             .into_iter()
-            .chain(unknown_granted_tools(&runtime))
             .map(|line| format!("{}: {line}", args.file.display())),
     );
+    errors.extend(unknown_granted_tools(&runtime, &args.file));
     if !errors.is_empty() {
         return refuse(&args, &errors);
     }
@@ -160,59 +160,72 @@ pub fn run(mut args: Args) -> Exit {
     Exit::Ok
 }
 
-/// What each `[[tokens]]`, `[[oauth.scopes]]` and `[[oauth.claims]]`
-/// entry lists, named as a message names the entry.
-fn granting_entries(policy: &Policy) -> Vec<(String, Gives)> {
+/// A `[[tokens]]`, `[[oauth.scopes]]` or `[[oauth.claims]]` entry: named
+/// as a message names it, where it is written (line, column), and what it
+/// lists.
+type Entry = (String, Option<(usize, usize)>, Gives);
+
+/// Every entry that gives something.
+fn granting_entries(policy: &Policy) -> Vec<Entry> {
     let tokens = policy.tokens().iter().map(|t| {
         let gives = Gives {
             tools: t.tools.clone(),
             resources: t.resources.clone(),
             prompts: t.prompts.clone(),
         };
-        (format!("[[tokens]] {:?}", t.name), gives)
+        (format!("[[tokens]] {:?}", t.name), t.position, gives)
     });
-    let scopes = policy
-        .oauth()
-        .into_iter()
-        .flat_map(|o| &o.scopes)
-        .map(|g| (format!("[[oauth.scopes]] {:?}", g.scope), g.gives.clone()));
+    let scopes = policy.oauth().into_iter().flat_map(|o| &o.scopes).map(|g| {
+        let name = format!("[[oauth.scopes]] {:?}", g.scope);
+        (name, Some(g.position), g.gives.clone())
+    });
     let claims = policy.oauth().into_iter().flat_map(|o| &o.claims).map(|g| {
-        (
-            format!("[[oauth.claims]] {} = {:?}", g.claim, g.value),
-            g.gives.clone(),
-        )
+        let name = format!("[[oauth.claims]] {} = {:?}", g.claim, g.value);
+        (name, Some(g.position), g.gives.clone())
     });
     tokens.chain(scopes).chain(claims).collect()
 }
 
 /// Tools, resources and prompts a `[[tokens]]`, `[[oauth.scopes]]` or
 /// `[[oauth.claims]]` entry gives that no component at hand declares: a
-/// misspelt name gives nothing, silently.
-fn unknown_granted_tools(runtime: &Runtime) -> Vec<String> {
+/// misspelt name gives nothing, silently. Each message names the policy
+/// `file` and the entry's line and column, as every policy error does, in
+/// file order.
+fn unknown_granted_tools(runtime: &Runtime, file: &std::path::Path) -> Vec<String> {
     let catalog = runtime.catalog();
     let known: Vec<&str> = catalog.tools().map(|t| t.info.name.as_str()).collect();
     let entries = granting_entries(runtime.policy());
     let mut unknown = unknown_granted_offers(&catalog, &entries);
-    for (entry, gives) in &entries {
+    for (entry, at, gives) in &entries {
         for tool in gives.tools.iter().flatten() {
             if !known.contains(&tool.as_str()) {
-                unknown.push(format!(
+                let message = format!(
                     "{entry} gives the tool {tool:?}, which no component at hand declares \
                      (they declare {}); correct the name",
                     known.join(", ")
-                ));
+                );
+                unknown.push((*at, message));
             }
         }
     }
+    unknown.sort_by_key(|(at, _)| *at);
+    let policy = runtime.policy();
     unknown
+        .into_iter()
+        .map(|(at, message)| match at {
+            Some(at) => policy.error_at(at, message).to_string(),
+            None => format!("{}: {message}", file.display()),
+        })
+        .collect()
 }
 
 /// Resources and prompts an entry lists that no component at hand serves
-/// (a resource by URI or by its template's text).
+/// (a resource by URI or by its template's text), each with where its
+/// entry is.
 fn unknown_granted_offers(
     catalog: &crate::catalog::Catalog,
-    entries: &[(String, Gives)],
-) -> Vec<String> {
+    entries: &[Entry],
+) -> Vec<(Option<(usize, usize)>, String)> {
     let uris: Vec<&str> = catalog
         .resources()
         .map(|(r, _)| r.uri.as_str())
@@ -228,23 +241,25 @@ fn unknown_granted_offers(
         false => names.join(", "),
     };
     let mut unknown = Vec::new();
-    for (entry, gives) in entries {
+    for (entry, at, gives) in entries {
         for uri in gives.resources.iter().flatten() {
             if !uris.contains(&uri.as_str()) {
-                unknown.push(format!(
+                let message = format!(
                     "{entry} gives the resource {uri:?}, which no component at hand \
                      serves (resources and templates: {}); correct the URI",
                     listed(&uris)
-                ));
+                );
+                unknown.push((*at, message));
             }
         }
         for prompt in gives.prompts.iter().flatten() {
             if !prompts.contains(&prompt.as_str()) {
-                unknown.push(format!(
+                let message = format!(
                     "{entry} gives the prompt {prompt:?}, which no component at hand \
                      declares (prompts: {}); correct the name",
                     listed(&prompts)
-                ));
+                );
+                unknown.push((*at, message));
             }
         }
     }

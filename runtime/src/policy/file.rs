@@ -418,7 +418,7 @@ impl Policy {
             .values()
             .filter(|c| !components.contains(&c.name.as_str()))
             .map(|c| {
-                self.at(
+                self.error_at(
                     c.position,
                     format!(
                         "[components.{}] matches no component ({known}; a section is named \
@@ -441,7 +441,7 @@ impl Policy {
             .iter()
             .filter(|(tool, _)| !tools.contains(&tool.as_str()))
             .map(|(tool, position)| {
-                self.at(
+                self.error_at(
                     *position,
                     format!(
                         "[components.{component}.tools.{tool}] names no tool of {component} \
@@ -459,7 +459,9 @@ impl Policy {
             .collect()
     }
 
-    fn at(&self, (line, column): (usize, usize), message: String) -> PolicyError {
+    /// `message` about what is written at `(line, column)` of the file
+    /// (a `[[tokens]]` entry's `position`, …), as every policy error reads.
+    pub fn error_at(&self, (line, column): (usize, usize), message: String) -> PolicyError {
         PolicyError::Invalid {
             file: self.file.clone(),
             line,

@@ -121,6 +121,8 @@ pub struct OAuth {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScopeGrant {
     pub scope: String,
+    /// Where `scope` is written (line, column), for messages about the entry.
+    pub position: (usize, usize),
     /// What a token with this scope may list and use.
     pub gives: Gives,
     /// `metrics = true`: may read `/metrics` though limited to some tools.
@@ -172,6 +174,8 @@ impl Gives {
 pub struct ClaimGrant {
     /// The claim's name (`sub`, `groups`, `roles`, `client_id`, …).
     pub claim: String,
+    /// Where `claim` is written (line, column), for messages about the entry.
+    pub position: (usize, usize),
     /// The value the claim must be, or (a list) hold.
     pub value: String,
     /// What it gives.
@@ -244,10 +248,12 @@ impl OAuth {
 }
 
 /// Checks `raw`; errors are `(byte offset, message)`. `resolve` makes a
-/// path relative to the policy file.
+/// path relative to the policy file, `place` a byte offset its line and
+/// column.
 pub(super) fn check(
     raw: RawOAuth,
     resolve: impl Fn(&str) -> PathBuf,
+    place: impl Fn(usize) -> (usize, usize),
 ) -> (Option<OAuth>, Vec<(usize, String)>) {
     let mut errors = Vec::new();
     let plain_http = raw.plain_http.unwrap_or(false);
@@ -343,6 +349,7 @@ pub(super) fn check(
             ));
         } else {
             scopes.push(ScopeGrant {
+                position: place(s.scope.span().start),
                 scope: s.scope.into_inner(),
                 gives: Gives {
                     tools: s.tools,
@@ -371,6 +378,7 @@ pub(super) fn check(
             ));
         } else {
             claims.push(ClaimGrant {
+                position: place(c.claim.span().start),
                 claim: c.claim.into_inner(),
                 value: c.value.into_inner(),
                 gives: Gives {
@@ -457,7 +465,7 @@ mod tests {
 
     fn read(text: &str) -> (Option<OAuth>, Vec<String>) {
         let raw: RawOAuth = toml::from_str(text).expect("reads");
-        let (oauth, errors) = check(raw, |p: &str| PathBuf::from(p));
+        let (oauth, errors) = check(raw, |p: &str| PathBuf::from(p), |_| (1, 1));
         (oauth, errors.into_iter().map(|(_, e)| e).collect())
     }
 

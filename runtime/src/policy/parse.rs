@@ -126,6 +126,7 @@ impl Parser<'_> {
                 .map_err(|e| self.error(t.sha256.span().start, e.to_string()));
             if self.keep(decoded).is_some() {
                 tokens.push(Token {
+                    position: Some(self.position(t.name.span().start)),
                     metrics: t.metrics.unwrap_or(false),
                     resources: t.resources,
                     prompts: t.prompts,
@@ -134,7 +135,8 @@ impl Parser<'_> {
             }
         }
         let oauth = raw.oauth.and_then(|raw| {
-            let (oauth, errors) = super::oauth::check(raw, |p| self.resolve(p));
+            let (oauth, errors) =
+                super::oauth::check(raw, |p| self.resolve(p), |at| self.position(at));
             for (at, message) in errors {
                 self.report(self.error(at, message));
             }

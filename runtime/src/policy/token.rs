@@ -24,6 +24,9 @@ pub struct Token {
     pub prompts: Option<Vec<String>>,
     /// `metrics = true`: may read `/metrics` though limited to some tools.
     pub metrics: bool,
+    /// Where a `[[tokens]]` entry's name is written (line, column), for
+    /// messages about the entry; `None` for an access token.
+    pub position: Option<(usize, usize)>,
 }
 
 /// How a token proved itself.
@@ -54,6 +57,7 @@ impl Token {
             resources: None,
             prompts: None,
             metrics: false,
+            position: None,
         }
     }
 
@@ -66,6 +70,7 @@ impl Token {
             resources: None,
             prompts: None,
             metrics,
+            position: None,
         }
     }
 
