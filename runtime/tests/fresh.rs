@@ -122,7 +122,10 @@ fn exclusive() -> MutexGuard<'static, ()> {
 /// burst of other calls used up the warm slots", without the burst.
 fn residue_runtime(dir: &Path) -> Runtime {
     let mut files = Vec::new();
-    for (name, prefix, extra) in [("residue_a", "a-", ""), ("residue_b", "b-", "(func $other)")] {
+    for (name, prefix, extra) in [
+        ("residue_a", "a-", ""),
+        ("residue_b", "b-", "(func $other)"),
+    ] {
         let path = dir.join(format!("{name}.wasm"));
         let bytes =
             wat::parse_str(residue_wat(prefix, extra)).expect("the residue component assembles");
@@ -180,7 +183,10 @@ fn plant_and_swap_out(runtime: &Runtime, tool: &str) {
     };
     let pages: Vec<usize> = marked.iter().chain(&table).copied().collect();
     let swapped = page_out(&pages);
-    assert!(!call.is_finished(), "{tool} ended before its pages were out");
+    assert!(
+        !call.is_finished(),
+        "{tool} ended before its pages were out"
+    );
     assert!(
         swapped >= pages.len() * 9 / 10,
         "the kernel swapped only {swapped} of {} planted pages out; is swap full?",
@@ -188,7 +194,10 @@ fn plant_and_swap_out(runtime: &Runtime, tool: &str) {
     );
     cancel.cancel();
     let ended = call.join().expect("the call's thread");
-    assert!(ended.is_err(), "a cancelled spin ends in an error: {ended:?}");
+    assert!(
+        ended.is_err(),
+        "a cancelled spin ends in an error: {ended:?}"
+    );
 }
 
 #[test]
@@ -342,7 +351,14 @@ impl Swap {
             eprintln!("fresh: not run: the machine has no swap and only root may add some");
             return None;
         }
-        let file = std::env::temp_dir().join(format!("airlock-test-swap-{}", std::process::id()));
+        // /var/tmp: on disk where /tmp may be a tmpfs, which cannot hold swap.
+        let dir = Path::new("/var/tmp");
+        let dir = if dir.is_dir() {
+            dir.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let file = dir.join(format!("airlock-test-swap-{}", std::process::id()));
         let swap = Swap {
             file: Some(file.clone()),
         };
