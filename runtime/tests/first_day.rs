@@ -314,8 +314,9 @@ fn over_http_the_first_list_waits_for_a_component_still_compiling() {
     assert_eq!(names, ["book_pickup", "shipping_quote"], "{list}");
 }
 
-/// The examples of `call --help` name files that are there after `cargo
-/// xtask build`, and run as written from the repository's root.
+/// The examples of `call --help` (and `serve --help`) name files that are
+/// there after `cargo xtask build`, and run as written from the
+/// repository's root.
 #[test]
 fn the_call_help_examples_run_from_a_clone() {
     let root = support::workspace();
@@ -350,6 +351,17 @@ fn the_call_help_examples_run_from_a_clone() {
         examples[1].contains(r#"--args '["C-1", 30, "tsv"]'"#),
         "{help}"
     );
+
+    // serve's examples name files that are there too.
+    let help = stdout(&airlock_in(&root, &["serve", "--help"]));
+    let named: Vec<&str> = help
+        .split_whitespace()
+        .filter(|word| word.starts_with("target/") && word.ends_with(".wasm"))
+        .collect();
+    assert!(named.len() >= 2, "{help}");
+    for file in named {
+        assert!(root.join(file).is_file(), "{file} does not exist:\n{help}");
+    }
 }
 
 /// `serve` with nothing to serve says why, and what to do for that case:

@@ -18,7 +18,7 @@ use super::serve_config::ServeConfig;
                         airlock serve target/components/\n  \
                         airlock serve oci://ghcr.io/acme/catalog:1.2.0   (locked in airlock.lock)\n  \
                         airlock serve --policy airlock.toml target/components/ --listen 127.0.0.1:9000\n  \
-                        airlock serve --stdio catalog.wasm export.wasm\n  \
+                        airlock serve --stdio target/components/catalog.wasm target/components/export.wasm\n  \
                         airlock serve --watch tools/\n  \
                         airlock serve --policy airlock.toml tools/ --listen 0.0.0.0:8414 --allow-host tools.internal\n\n\
                         A non-loopback address needs bearer tokens in the policy ([[tokens]]), or \
