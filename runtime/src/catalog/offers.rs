@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::LoadError;
 use super::uri_template::{UriTemplate, check_uri};
-use super::validate::check_name;
+use super::validate::{check_icons, check_name};
 use crate::offer::{PromptInfo, ResourceInfo, TemplateInfo};
 use crate::sandbox::DescribedOffers;
 
@@ -163,6 +163,7 @@ pub fn check(path: &Path, described: DescribedOffers, tools: &[&str]) -> Result<
         check_label(&resource.name).map_err(rule)?;
         check_mime(&resource.mime_type).map_err(rule)?;
         check_priority(resource.annotations.as_ref().and_then(|a| a.priority)).map_err(rule)?;
+        check_icons(&resource.icons).map_err(rule)?;
         if let Some(text) = meta {
             resource.meta = Some(meta_object(&text).map_err(rule)?);
         }
@@ -179,6 +180,7 @@ pub fn check(path: &Path, described: DescribedOffers, tools: &[&str]) -> Result<
         check_label(&template.name).map_err(rule)?;
         check_mime(&template.mime_type).map_err(rule)?;
         check_priority(template.annotations.as_ref().and_then(|a| a.priority)).map_err(rule)?;
+        check_icons(&template.icons).map_err(rule)?;
         offers.templates.push(Template {
             info: template,
             parsed,
@@ -192,6 +194,7 @@ pub fn check(path: &Path, described: DescribedOffers, tools: &[&str]) -> Result<
         if !prompts.insert(prompt.name.clone()) {
             return Err(rule("declared twice in this component".into()));
         }
+        check_icons(&prompt.icons).map_err(rule)?;
         let mut arguments = HashSet::new();
         for argument in &prompt.arguments {
             check_label(&argument.name)
@@ -385,6 +388,36 @@ mod tests {
             })
         });
         assert!(e.contains("priority must be 0 to 1"), "{e}");
+    }
+
+    #[test]
+    fn icons_are_https_or_image_data_for_resources_templates_and_prompts() {
+        let icon = |src: &str| {
+            vec![crate::tool::Icon {
+                src: src.into(),
+                mime_type: None,
+                sizes: vec![],
+            }]
+        };
+        let e = refused(|d| d.resources[0].0.icons = icon("javascript:alert(1)"));
+        assert!(
+            e.contains("resource \"file:///a\": icon \"javascript:alert(1)\": an icon's src"),
+            "{e}"
+        );
+        let e = refused(|d| d.templates[0].icons = icon("file:///etc/passwd"));
+        assert!(
+            e.contains("resource template") && e.contains("an icon's src"),
+            "{e}"
+        );
+        let e = refused(|d| d.prompts[0].icons = icon("http://example.com/a.png"));
+        assert!(
+            e.contains("prompt \"greet\"") && e.contains("an icon's src"),
+            "{e}"
+        );
+        let mut d = described();
+        d.prompts[0].icons = icon("https://cdn.example.com/greet.png");
+        d.resources[0].0.icons = icon("data:image/png;base64,AAAA");
+        assert!(check(Path::new("x.wasm"), d, &["show"]).is_ok());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{CONTRACT, Component, LoadError, Tool};
 use crate::args::{ArgumentSchema, OutputSchema};
 use crate::sandbox::DescribedTool;
-use crate::tool::ToolInfo;
+use crate::tool::{Icon, ToolInfo};
 
 /// Longest tool name MCP clients reliably accept.
 const MAX_NAME: usize = 64;
@@ -68,6 +68,34 @@ pub fn link_error(path: &Path, imports: &[String], err: wasmtime::Error) -> Load
     }
 }
 
+/// The most of a refused icon's `src` an error repeats.
+const SHOWN_SRC: usize = 80;
+
+/// Checks a declaration's icons. A client loads each `src` and shows it
+/// beside the tool, resource or prompt, so it must be an image on the web —
+/// an `https:` URL, with no `user:password@` — or a `data:image/…` URI,
+/// what the SDK's `icon(src = …)` takes and MCP's `Icon` describes; never
+/// `javascript:`, `file:`, plain `http:` or another scheme.
+pub fn check_icons(icons: &[Icon]) -> Result<(), String> {
+    for icon in icons {
+        let src = icon.src.as_str();
+        let image_data = src
+            .get(..11)
+            .is_some_and(|head| head.eq_ignore_ascii_case("data:image/"));
+        let https = url::Url::parse(src).is_ok_and(|url| {
+            url.scheme() == "https" && url.username().is_empty() && url.password().is_none()
+        });
+        if !(image_data || https) {
+            let shown: String = src.chars().take(SHOWN_SRC).collect();
+            return Err(format!(
+                "icon {shown:?}: an icon's src is an https: URL (without user:password@) or a \
+                 data:image/… URI, which a client loads and shows"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks every described tool and builds the catalog entries.
 pub fn tools(
     path: &Path,
@@ -89,6 +117,7 @@ pub fn tools(
         if d.description.trim().is_empty() {
             return Err(bad("description is missing".into()));
         }
+        check_icons(&d.icons).map_err(&bad)?;
         let input_schema: serde_json::Value = serde_json::from_str(&d.input_schema)
             .map_err(|e| bad(format!("input schema is not JSON: {e}")))?;
         let args = ArgumentSchema::compile(&input_schema)
@@ -140,6 +169,42 @@ mod tests {
         assert!(check_name(&"x".repeat(65)).unwrap_err().contains("is 65"));
         assert!(check_name("rm -rf").unwrap_err().contains("' '"));
         assert!(check_name("naïve").unwrap_err().contains("'ï'"));
+    }
+
+    #[test]
+    fn icons_are_https_or_image_data() {
+        let icon = |src: &str| Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: vec![],
+        };
+        for good in [
+            "https://cdn.example.com/a.png",
+            "HTTPS://cdn.example.com/a.svg",
+            "data:image/png;base64,AAAA",
+            "DATA:image/svg+xml;base64,PHN2Zz4=",
+        ] {
+            assert!(check_icons(&[icon(good)]).is_ok(), "{good}");
+        }
+        for bad in [
+            "javascript:alert(1)",
+            "JaVaScRiPt:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "file:///etc/passwd",
+            "http://cdn.example.com/a.png",
+            "https://user:pass@cdn.example.com/a.png",
+            "icons/a.png",
+            "",
+        ] {
+            let refused =
+                check_icons(&[icon("https://ok.example/a.png"), icon(bad)]).expect_err(bad);
+            assert!(
+                refused.contains("an icon's src is an https: URL"),
+                "{bad}: {refused}"
+            );
+        }
+        let long = format!("javascript:{}", "a".repeat(500));
+        assert!(check_icons(&[icon(&long)]).unwrap_err().len() < 300);
     }
 
     #[test]
