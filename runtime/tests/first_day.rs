@@ -364,6 +364,27 @@ fn the_call_help_examples_run_from_a_clone() {
     }
 }
 
+/// No subcommand's help names a component path a clone does not have after
+/// `cargo xtask build` (inspect's once said `components/catalog.wasm`).
+#[test]
+fn every_help_names_only_component_files_that_exist() {
+    let root = support::workspace();
+    for sub in [
+        "inspect", "call", "check", "serve", "pull", "publish", "new", "policy",
+    ] {
+        let help = stdout(&airlock_in(&root, &[sub, "--help"]));
+        for word in help.split_whitespace() {
+            let word = word.trim_matches(|c: char| "()`'\",.".contains(c));
+            if word.ends_with(".wasm") && word.contains('/') && !word.contains("://") {
+                assert!(
+                    root.join(word).is_file(),
+                    "`airlock {sub} --help` names {word}, which a clone does not have:\n{help}"
+                );
+            }
+        }
+    }
+}
+
 /// `serve` with nothing to serve says why, and what to do for that case:
 /// no PATH at all is not a matter of refusals.
 #[test]

@@ -16,7 +16,7 @@ use crate::source::Source;
 /// Show the tools of components: parameters, hints, imports and grants.
 #[derive(clap::Args)]
 #[command(
-    after_help = "Examples:\n  airlock inspect components/catalog.wasm\n  \
+    after_help = "Examples:\n  airlock inspect target/components/catalog.wasm\n  \
                         airlock inspect catalog.wasm --policy airlock.toml\n  \
                         airlock inspect --policy airlock.toml   (the components its `source` keys name)\n  \
                         airlock inspect catalog.wasm --json\n  \

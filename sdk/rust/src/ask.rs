@@ -129,7 +129,10 @@ pub fn elicit_as<T: ToolSchema + DeserializeOwned>(message: &str) -> Result<Elic
 }
 
 /// Asks the user to open `url` outside the client (to sign in, to pay…);
-/// the answer says whether they agreed to.
+/// the answer says whether they agreed to. The host sends only `https:`
+/// URLs (or `http:` to a loopback host) without user information, and only
+/// to the hosts its policy's `elicit-url-hosts` lists when it has one;
+/// any other URL is [`AskError::Denied`].
 ///
 /// ```
 /// use airlock_sdk::{elicit_url, AskError, Elicited};
