@@ -32,6 +32,8 @@ import dataclasses
 import json
 from typing import Any, Dict, List, Optional, Sequence, Union
 
+from airlock_types import Message, _role, _wit_block, _wit_types
+
 __all__ = [
     "AskError",
     "AskDenied",
@@ -167,20 +169,10 @@ def elicit_url(message: str, url: str) -> Elicited:
     return _answer(_call(host.elicit_url, message, url))
 
 
-def _types():
-    try:
-        from wit_world.imports import airlock_tool_types as t
-    except ImportError:
-        from wit_world.imports import types as t
-    return t
-
-
 def _sampling_request(host, t, messages, max_tokens, system_prompt=None, temperature=None,
                       stop_sequences=(), model_hints=(), cost_priority=None,
                       speed_priority=None, intelligence_priority=None):
     """The contract's ``sampling-request``."""
-    from airlock_offers import Message, _role, _wit_block
-
     if isinstance(messages, str):
         messages = [Message.user(messages)]
     wit_messages = [host.SamplingMessage(_role(t, m.role), _wit_block(t, m.content)) for m in messages]
@@ -215,7 +207,7 @@ def sample(
     user message) or a list of ``Message`` (``airlock_tool.Message``, text,
     image or audio); the grant caps ``max_tokens``."""
     host = _host()
-    t = _types()
+    t = _wit_types()
     request = _sampling_request(host, t, messages, max_tokens, system_prompt, temperature,
                                 stop_sequences, model_hints, cost_priority, speed_priority,
                                 intelligence_priority)
@@ -308,7 +300,7 @@ def ask(requests: Dict[str, Union[Elicit, ElicitUrl, Sample, Roots]]) -> Answers
     host = _host()
     from componentize_py_types import Err, Ok
 
-    t = _types()
+    t = _wit_types()
     wit_requests = []
     for key, request in requests.items():
         if isinstance(request, Elicit):

@@ -32,7 +32,7 @@ import json as _json
 from typing import Any, Dict, List, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-from airlock_tool import ToolError
+from airlock_types import ToolError
 
 # Imported when this module is: componentize-py snapshots the modules the
 # app imported while it was built, and a component has no files to import

@@ -44,12 +44,27 @@ import typing
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 from urllib.parse import unquote  # at the top: a component has only what was imported at build
 
+import airlock_bundle
+from airlock_types import (  # noqa: F401 - Image, Audio, EmbeddedResource, Block: re-exported
+    Audio,
+    Block,
+    EmbeddedResource,
+    Image,
+    InvalidArguments,
+    Message,
+    ToolError,
+    _icons,
+    _role,
+    _wit_block,
+    _wit_types,
+)
+
 __all__ = [
     "resource",
     "resource_template",
     "prompt",
     "complete",
-    "Message",
+    "Message",  # these four from airlock_types
     "Image",
     "Audio",
     "EmbeddedResource",
@@ -70,7 +85,7 @@ class NotFound(Exception):
 
 
 # ---------------------------------------------------------------------------
-# Contents and messages
+# Contents and completions (a prompt's messages are airlock_types')
 
 
 @dataclasses.dataclass
@@ -82,56 +97,6 @@ class Contents:
     blob: Optional[bytes] = None
     mime_type: Optional[str] = None
     meta: Optional[Dict[str, Any]] = None
-
-
-@dataclasses.dataclass
-class Image:
-    """An image block of a message."""
-
-    data: bytes
-    mime_type: str
-
-
-@dataclasses.dataclass
-class Audio:
-    """An audio block of a message."""
-
-    data: bytes
-    mime_type: str
-
-
-@dataclasses.dataclass
-class EmbeddedResource:
-    """A resource inside a message: ``text`` or ``blob``."""
-
-    uri: str
-    text: Optional[str] = None
-    blob: Optional[bytes] = None
-    mime_type: Optional[str] = None
-
-
-Block = Union[str, Image, Audio, EmbeddedResource]
-
-
-@dataclasses.dataclass
-class Message:
-    """One message of a prompt: a role (``user`` or ``assistant``) and one
-    block (text, ``Image``, ``Audio`` or ``EmbeddedResource``)."""
-
-    role: str
-    content: Block
-
-    @staticmethod
-    def user(content: Block) -> "Message":
-        return Message("user", content)
-
-    @staticmethod
-    def assistant(content: Block) -> "Message":
-        return Message("assistant", content)
-
-    def __post_init__(self) -> None:
-        if self.role not in ("user", "assistant"):
-            raise ValueError(f"a message's role is user or assistant, not {self.role!r}")
 
 
 @dataclasses.dataclass
@@ -461,8 +426,6 @@ class Offers:
 
     def get_prompt(self, name: str, arguments: Dict[str, str]) -> List[Message]:
         """The messages of prompt ``name``; ``InvalidArguments`` for a wrong one."""
-        from airlock_tool import InvalidArguments
-
         p = self.prompts.get(name)
         if p is None:
             raise InvalidArguments(f"this component has no prompt named {name!r}")
@@ -504,40 +467,15 @@ def resource_updated(uri: str) -> None:
 # The WIT exports
 
 
-def _wit_block(t, block: Block):
-    if isinstance(block, str):
-        return t.Content_Text(block)
-    if isinstance(block, Image):
-        return t.Content_Image(t.Media(bytes(block.data), block.mime_type))
-    if isinstance(block, Audio):
-        return t.Content_Audio(t.Media(bytes(block.data), block.mime_type))
-    if isinstance(block, EmbeddedResource):
-        body = (t.ResourceBody_Text(block.text) if block.text is not None
-                else t.ResourceBody_Blob(bytes(block.blob or b"")))
-        return t.Content_Embedded(t.EmbeddedResource(block.uri, block.mime_type, body))
-    raise TypeError(f"a message block is text, Image, Audio or EmbeddedResource, not {block!r}")
-
-
-def _icons(t, icons: List[Any]):
-    return [t.Icon(i.src, i.mime_type, list(i.sizes)) for i in icons]
-
-
-def _role(t, role: str):
-    return t.Role.USER if role == "user" else t.Role.ASSISTANT
-
-
-def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], wit_types):
+def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]]):
     """The ``Resources``, ``Prompts`` and ``Completions`` classes of the
-    world ``server``. ``wit_types`` gives the contract's ``types`` module
-    (called only inside a component)."""
-    import airlock_bundle
-
+    world ``server`` (their methods run only inside a component)."""
     class Resources:
         def describe(self):
             airlock_bundle.running()
             from wit_world.exports import resources as r
 
-            t = wit_types()
+            t = _wit_types()
 
             def annotations(x):
                 if not x.audience and x.priority is None and x.last_modified is None:
@@ -564,7 +502,7 @@ def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], 
             from componentize_py_types import Err
             from wit_world.exports import resources as r
 
-            t = wit_types()
+            t = _wit_types()
             try:
                 contents = offers.read(uri)
             except NotFound as err:
@@ -590,17 +528,16 @@ def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], 
             return [
                 p.Prompt(x.name, x.title, x.description,
                          [p.Argument(a.name, None, a.description, a.required) for a in x.arguments],
-                         _icons(wit_types(), x.icons))
+                         _icons(_wit_types(), x.icons))
                 for x in offers.prompts.values()
             ]
 
         def get(self, name: str, arguments):
             airlock_bundle.running()
-            from airlock_tool import InvalidArguments, ToolError
             from componentize_py_types import Err
             from wit_world.exports import prompts as p
 
-            t = wit_types()
+            t = _wit_types()
             try:
                 messages = offers.get_prompt(name, dict(arguments))
                 return p.PromptMessages(
@@ -621,7 +558,7 @@ def export_classes(offers: Offers, tool_meta: List[Tuple[str, Dict[str, Any]]], 
             from componentize_py_types import Err
             from wit_world.exports import completions as c
 
-            t = wit_types()
+            t = _wit_types()
             kind = "prompt" if isinstance(reference, c.Reference_Prompt) else "resource-template"
             try:
                 got = offers.complete_value(kind, reference.value, argument, value, dict(context))

@@ -48,7 +48,9 @@ a parameter with ``Annotated[T, "text"]`` or ``Annotated[T, arg(...)]``
 This module works without the generated bindings (``wit_world``), so schema
 generation can be unit-tested with plain CPython; in a component it finds
 them when it is imported (at build time). The schemas themselves come from
-``airlock_schema`` (``arg``, ``schema_of``, ``decode``, re-exported here).
+``airlock_schema`` (``arg``, ``schema_of``, ``decode``), the errors, icons and
+messages from ``airlock_types``: all re-exported here, with the names of
+``airlock_offers`` and ``airlock_ask``.
 """
 
 from __future__ import annotations
@@ -60,7 +62,11 @@ import sys
 import typing
 from typing import Any, Callable, Dict, List, Optional
 
+import airlock_ask
 import airlock_bundle
+import airlock_offers
+from airlock_ask import *  # noqa: F401,F403 - the requests to the client, re-exported
+from airlock_offers import *  # noqa: F401,F403 - resources, prompts, completions, re-exported
 from airlock_schema import (  # noqa: F401 - SchemaError, UNSET, decode: re-exported
     UNSET,
     SchemaError,
@@ -71,6 +77,7 @@ from airlock_schema import (  # noqa: F401 - SchemaError, UNSET, decode: re-expo
     decode,
     schema_of,
 )
+from airlock_types import Icon, InvalidArguments, ToolError, _icons, _wit_types
 
 __all__ = [
     "tool",
@@ -84,29 +91,10 @@ __all__ = [
     "progress",
     "cancelled",
     "ToolInfo",
-]  # and, at the end, the names of airlock_offers and airlock_ask
+]
+__all__ += airlock_offers.__all__ + airlock_ask.__all__
 
 _NAME_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.")
-
-
-class ToolError(Exception):
-    """Raise to fail the call; the message reaches the client as the tool error."""
-
-
-class InvalidArguments(ToolError):
-    """Raise when the arguments do not fit (a check the schema cannot express).
-
-    The client sees it as invalid arguments, like the runtime's own refusals.
-    """
-
-
-@dataclasses.dataclass(frozen=True)
-class Icon:
-    """An icon a client may show next to the tool."""
-
-    src: str
-    mime_type: Optional[str] = None
-    sizes: List[str] = dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -347,32 +335,6 @@ def _tool_meta(meta: Optional[Dict[str, Any]], ui: Optional[str]) -> Optional[Di
 # The WIT exports
 
 
-def _find_wit_types():
-    """The contract's ``types`` interface, found while the module is imported
-    (when componentize-py builds the component; a failed import at run time
-    would search files the component does not have). In the world
-    ``toolbox-http`` (tools that use ``airlock_http``) componentize-py names
-    it ``airlock_tool_types``, since ``wasi:http`` has a ``types`` too.
-    ``None`` under plain CPython."""
-    try:
-        from wit_world.imports import airlock_tool_types as t
-    except ImportError:
-        try:
-            from wit_world.imports import types as t
-        except ImportError:
-            return None
-    return t
-
-
-_WIT_TYPES = _find_wit_types()
-
-
-def _wit_types():
-    if _WIT_TYPES is None:
-        raise ImportError("the airlock:tool bindings exist only inside a component")
-    return _WIT_TYPES
-
-
 def _to_wit_output(out: Output):
     t = _wit_types()
 
@@ -410,7 +372,7 @@ def _to_wit_tool(info: ToolInfo):
         input_schema=json.dumps(info.input_schema),
         output_schema=None if info.output_schema is None else json.dumps(info.output_schema),
         hints=hints,
-        icons=[t.Icon(i.src, i.mime_type, list(i.sizes)) for i in info.icons],
+        icons=_icons(t, info.icons),
         task_support=t.TaskSupport[info.task_support.upper()],
     )
 
@@ -487,7 +449,7 @@ def toolbox(*items):
                 raise Err(wt.Error_Failed(f"{type(err).__name__}: {err}"))
 
     tool_meta = [(t.info.name, t.info.meta) for t in by_name.values() if t.info.meta]
-    classes = airlock_offers.export_classes(offers, tool_meta, _wit_types)
+    classes = airlock_offers.export_classes(offers, tool_meta)
     for name, cls in zip(("Resources", "Prompts", "Completions"), classes):
         caller.setdefault(name, cls)
     return Tools
@@ -551,13 +513,3 @@ def cancelled() -> bool:
     except ImportError:
         return False
     return bool(host.cancelled())
-
-
-# The component's other offers and the requests to the client, importable
-# from here (``from airlock_tool import resource, prompt, elicit``).
-import airlock_ask  # noqa: E402
-import airlock_offers  # noqa: E402
-from airlock_ask import *  # noqa: E402,F401,F403
-from airlock_offers import *  # noqa: E402,F401,F403
-
-__all__ += airlock_offers.__all__ + airlock_ask.__all__

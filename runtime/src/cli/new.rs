@@ -57,6 +57,10 @@ const PYTHON: &[File] = &[
         "airlock_ask.py",
         include_str!("../../../sdk/python/airlock_ask.py"),
     ),
+    (
+        "airlock_types.py",
+        include_str!("../../../sdk/python/airlock_types.py"),
+    ),
     ("build.py", include_str!("../../templates/python/build.py")),
     (
         "requirements.txt",
