@@ -1,10 +1,11 @@
 // airlock-server.js — the rest of the world `server` for airlock-tool.js:
-// resources, resource templates, prompts and completions, and the requests
-// to the client (elicit, elicitUrl, sample, roots; ask for several at once).
-// Import it through airlock-tool.js, which re-exports all of it.
+// resources, resource templates, prompts and completions (their exports:
+// `offers`, which airlock-tool.js's `server` joins to the tools), and the
+// requests to the client (elicit, elicitUrl, sample, roots; ask for several
+// at once). Import it through airlock-tool.js, which re-exports all of it.
 
 import * as hostModule from "airlock:tool/host@0.1.1";
-import { InvalidArguments, ToolError, toolbox, _errorText, _icons as icons, _NAME as NAME } from "./airlock-tool.js";
+import { InvalidArguments, NAME, ToolError, errorText, icons } from "./airlock-types.js";
 
 const host = hostModule.default ?? hostModule;
 
@@ -203,24 +204,23 @@ export function completion(spec) {
 }
 
 function failure(err) {
-  return { tag: err instanceof InvalidArguments ? "invalid-arguments" : "failed", val: _errorText(err) };
+  return { tag: err instanceof InvalidArguments ? "invalid-arguments" : "failed", val: errorText(err) };
 }
 
 /**
- * All the exports of the world `server` for these declarations:
- * `export const { tools, resources, prompts, completions } = server(a, b, …)`.
+ * The `resources`, `prompts` and `completions` exports of the world
+ * `server` for these declarations (tools among them are skipped; their
+ * `_meta` is what `resources.describe` reports as `toolMeta`).
  */
-export function server(...decls) {
+export function offers(...decls) {
   const resourcesOf = decls.filter((d) => d && d.kind === "resource");
   const templates = decls.filter((d) => d && d.kind === "template");
   const promptsOf = new Map(decls.filter((d) => d && d.kind === "prompt").map((d) => [d.info.name, d]));
   const completers = decls.filter((d) => d && d.kind === "completion");
-  const tools = toolbox(...decls);
   const toolMeta = decls
     .filter((d) => d && !d.kind && d.meta)
     .map((d) => ({ tool: d.info.name, meta: JSON.stringify(d.meta) }));
   return {
-    tools,
     resources: {
       describe() {
         return {
@@ -239,7 +239,7 @@ export function server(...decls) {
           }
         } catch (err) {
           if (err instanceof NotFound) throw { tag: "not-found", val: err.message };
-          throw { tag: "failed", val: _errorText(err) };
+          throw { tag: "failed", val: errorText(err) };
         }
         const known = [...resourcesOf.map((r) => r.info.uri), ...templates.map((t) => t.info.uriTemplate)];
         throw { tag: "not-found", val: `this component has no resource ${uri} (it serves ${known.join(", ")})` };

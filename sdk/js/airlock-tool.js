@@ -37,6 +37,8 @@
 // client as the tool error; `InvalidArguments` as invalid arguments.
 
 import * as hostModule from "airlock:tool/host@0.1.1";
+import { offers } from "./airlock-server.js";
+import { InvalidArguments, NAME, ToolError, errorText, icons } from "./airlock-types.js";
 
 // QuickJS exposes an interface as the module's default export,
 // StarlingMonkey as named exports.
@@ -46,14 +48,6 @@ const host = hostModule.default ?? hostModule;
 // export returns settles, so there a handler may be `async` (and `await
 // fetch(…)`); the synchronous QuickJS build cannot wait for one.
 const AWAITS = hostModule.default === undefined;
-
-const NAME = /^[A-Za-z0-9_.-]{1,64}$/;
-
-/** Thrown by a handler to fail the call; the message reaches the client. */
-export class ToolError extends Error {}
-
-/** Thrown when the arguments do not fit (a check the schema cannot express). */
-export class InvalidArguments extends ToolError {}
 
 function withMeta(schema, opts) {
   const out = { ...schema };
@@ -184,10 +178,6 @@ export function tool(spec) {
   };
 }
 
-function icons(list) {
-  return (list ?? []).map((i) => ({ src: i.src, mimeType: i.mimeType ?? null, sizes: i.sizes ?? [] }));
-}
-
 // `ui: "ui://…"` is the tool's MCP App (`_meta.ui.resourceUri`), merged
 // into any other `meta`.
 function toolMeta(name, meta, ui) {
@@ -252,12 +242,6 @@ function toOutput(decl, result) {
   return { content, structured: JSON.stringify(structured) };
 }
 
-function message(err) {
-  if (err instanceof ToolError) return err.message;
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
-}
-
 /**
  * The `tools` export for these tools: `export const tools = toolbox(a, b)`.
  */
@@ -297,7 +281,7 @@ export function toolbox(...decls) {
       }
       const failure = (err) => ({
         tag: err instanceof InvalidArguments ? "invalid-arguments" : "failed",
-        val: message(err),
+        val: errorText(err),
       });
       let result;
       try {
@@ -318,6 +302,14 @@ export function toolbox(...decls) {
   };
 }
 
+/**
+ * All the exports of the world `server` for these declarations:
+ * `export const { tools, resources, prompts, completions } = server(a, b, …)`.
+ */
+export function server(...decls) {
+  return { tools: toolbox(...decls), ...offers(...decls) };
+}
+
 /** Sends a log message to the client and the runtime's log: `log.info("…")`. */
 export const log = Object.fromEntries(
   ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"].map((level) => [
@@ -336,8 +328,9 @@ export function cancelled() {
   return host.cancelled();
 }
 
-// The component's resources, prompts and completions, and the requests to
-// the client, importable from here too.
+// The errors, the component's resources, prompts and completions, and the
+// requests to the client, importable from here too.
+export { InvalidArguments, ToolError };
 export {
   AskError,
   NotFound,
@@ -357,8 +350,4 @@ export {
   resourceUpdated,
   roots,
   sample,
-  server,
 } from "./airlock-server.js";
-
-// For airlock-server.js only.
-export { icons as _icons, message as _errorText, NAME as _NAME };

@@ -107,6 +107,10 @@ const JS: &[File] = &[
         include_str!("../../../sdk/js/airlock-server.js"),
     ),
     (
+        "airlock-types.js",
+        include_str!("../../../sdk/js/airlock-types.js"),
+    ),
+    (
         "package.json",
         include_str!("../../templates/js/package.json"),
     ),
