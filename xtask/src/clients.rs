@@ -3,16 +3,17 @@
 //! against `/rpc`, the OpenRPC tools on `/rpc` ([`crate::openrpc`]) and an
 //! MCP Apps host in chromium ([`crate::apps`]). All pinned in
 //! `tests/clients/` and installed under `target/clients/` (Node 22 from
-//! npm, since Debian's Node is 20).
+//! npm, since Debian's Node is 20) by [`crate::harness`], which also serves
+//! airlock for them.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::Tally;
-use crate::toolchains::{ensure_apt, ensure_npm, ensure_venv};
+use crate::harness::{CONFORMANCE, Served, ensure_clients};
+use crate::toolchains::ensure_apt;
 
 /// One run of the conformance suite: its label, the npm alias of the suite
 /// under `target/clients/node_modules`, extra arguments, and the file of
@@ -41,104 +42,16 @@ const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
 /// The policy the conformance runs serve [`CONFORMANCE`] with.
 const CONFORMANCE_POLICY: &str = "tests/conformance/policy.toml";
 
-/// The fixtures the conformance suite calls (`test_*`), a test component
-/// (`tests/components/conformance`), not an example.
-pub(crate) const CONFORMANCE: &str = "target/test-components/conformance.wasm";
-
-/// Installs `target/clients` (`npm install` from `tests/clients/package.json` and
-/// `package-lock.json`) and `target/clients/venv` (pip from
-/// `tests/clients/requirements.txt`) unless the pins are unchanged.
-pub(crate) fn ensure_clients(root: &Path) -> Result<PathBuf> {
-    let dir = root.join("target/clients");
-    // `npm install` with the lock file, not `npm ci`: vite (the Inspector's
-    // web UI) names a Windows-only optional package the registry does not
-    // serve, which `npm ci`'s sync check refuses.
-    ensure_npm(
-        &dir,
-        "tests/clients",
-        &["install", "--no-audit", "--no-fund", "--loglevel=error"],
-    )?;
-    ensure_venv(&dir.join("venv"), "tests/clients/requirements.txt")?;
-    Ok(dir)
-}
-
-/// `airlock serve --listen 127.0.0.1:PORT [ARGS] PATHS`, stopped on drop.
-pub(crate) struct Served {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Served {
-    /// The conformance fixtures ([`CONFORMANCE`]) with their grants (their
-    /// requests to the client), after the example tools of
-    /// `target/components`: http-header-validation calls the first tool
-    /// listed with no arguments and no tasks extension, which the fixtures'
-    /// first (`confirm_delete`, a task only) refuses; `lookup_price` answers.
-    fn start(root: &Path, log: &Path) -> Result<Served> {
-        let policy = root.join(CONFORMANCE_POLICY);
-        let args = ["--policy".as_ref(), policy.as_os_str()];
-        let paths = [root.join("target/components"), root.join(CONFORMANCE)];
-        Served::start_with(root, log, &args, &paths)
-    }
-
-    /// `http://127.0.0.1:PORT`, where `/rpc` and `/mcp` are.
-    pub(crate) fn base(&self) -> String {
-        self.url.trim_end_matches("/mcp").to_string()
-    }
-
-    /// Serves `paths` instead of the conformance fixtures, with `args`
-    /// (such as `--policy FILE`) before them.
-    pub(crate) fn start_with(
-        root: &Path,
-        log: &Path,
-        args: &[&std::ffi::OsStr],
-        paths: &[PathBuf],
-    ) -> Result<Served> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
-        let mut child = Command::new(root.join("target/debug/airlock"))
-            .args([
-                "serve",
-                "--load-wait",
-                "600",
-                "--listen",
-                &format!("127.0.0.1:{port}"),
-            ])
-            .args(args)
-            .args(paths)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .context("cannot start target/debug/airlock serve")?;
-        let stderr = child.stderr.take().context("no stderr")?;
-        let mut log = std::fs::File::create(log)?;
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            use std::io::Write;
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                let _ = writeln!(log, "{line}");
-                if line.contains("listening on") {
-                    let _ = tx.send(());
-                }
-            }
-        });
-        let served = Served {
-            child,
-            url: format!("http://127.0.0.1:{port}/mcp"),
-        };
-        rx.recv_timeout(std::time::Duration::from_secs(60))
-            .context("airlock serve did not start listening within 60 s")?;
-        Ok(served)
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Serves the conformance fixtures ([`CONFORMANCE`]) with their grants
+/// (their requests to the client), after the example tools of
+/// `target/components`: http-header-validation calls the first tool listed
+/// with no arguments and no tasks extension, which the fixtures' first
+/// (`confirm_delete`, a task only) refuses; `lookup_price` answers.
+fn serve_conformance(root: &Path, log: &Path) -> Result<Served> {
+    let policy = root.join(CONFORMANCE_POLICY);
+    let args = ["--policy".as_ref(), policy.as_os_str()];
+    let paths = [root.join("target/components"), root.join(CONFORMANCE)];
+    Served::start_with(root, log, &args, &paths)
 }
 
 /// `cargo xtask test-clients`: only the client runs (needs `target/debug/airlock`,
@@ -168,7 +81,7 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
     for (label, suite, args, expected) in CONFORMANCE_RUNS {
-        let served = match Served::start(root, &dir.join(format!("serve-{suite}.log"))) {
+        let served = match serve_conformance(root, &dir.join(format!("serve-{suite}.log"))) {
             Ok(served) => served,
             Err(err) => {
                 fail(tally, format!("conformance {label}: {err:#}"));

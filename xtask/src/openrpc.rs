@@ -32,7 +32,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 
 use crate::Tally;
-use crate::clients::{CONFORMANCE, Served};
+use crate::harness::{CONFORMANCE, Served};
 
 /// Runs the three tools; every check counts in `tally`.
 pub(crate) fn openrpc_tests(root: &Path, dir: &Path, node_bin: &Path, tally: &mut Tally) {
