@@ -10,6 +10,7 @@ use proc_macro::TokenStream;
 
 mod common;
 mod derive;
+mod param;
 mod prompt;
 mod resource;
 mod tool;
