@@ -1,10 +1,14 @@
-//! The library's modules form a one-way graph: no module reaches a module
-//! that reaches it back — between the top-level modules, and between the
-//! files under one folder. Read from the sources
-//! with `syn`: every `use` tree (grouped ones included) and every path in
-//! the code that starts at `crate`, `super`, `self` or a child module, in
-//! every item but those under `#[cfg(test)]` (wherever they stand in the
-//! file), so a new import circle fails here with the circle named.
+//! The code's modules form a one-way graph: no module reaches a module
+//! that reaches it back. In the library — between the top-level modules,
+//! and between the files under one folder — read from the sources with
+//! `syn`: every `use` tree (grouped ones included) and every path in the
+//! code that starts at `crate`, `super`, `self` or a child module, in every
+//! item but those under `#[cfg(test)]` (wherever they stand in the file),
+//! so a new import circle fails here with the circle named. The same holds
+//! for the other Rust crates (xtask, the Rust SDK and its macros) and for
+//! the SDK helpers a Python or JavaScript tool copies: `sdk/python`'s
+//! `import`/`from … import` lines (inside functions too) and `sdk/js`'s
+//! `import`/`export … from "./x.js"` and `require("./x")`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -16,18 +20,36 @@ type ModPath = Vec<String>;
 
 /// Every source file of the library: its module path and its text.
 fn sources() -> BTreeMap<ModPath, String> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    crate_sources(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &["main.rs"],
+    )
+}
+
+/// The repository's root folder.
+fn repository() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("runtime/ is in the repository")
+        .to_path_buf()
+}
+
+/// Every source file of the crate in `src` but those named `skip`: its
+/// module path and its text.
+fn crate_sources(src: &Path, skip: &[&str]) -> BTreeMap<ModPath, String> {
     let mut files = BTreeMap::new();
-    let mut pending = vec![src.clone()];
+    let mut pending = vec![src.to_path_buf()];
     while let Some(dir) = pending.pop() {
         for entry in std::fs::read_dir(&dir).expect("src folder") {
             let path = entry.expect("entry").path();
             if path.is_dir() {
                 pending.push(path);
             } else if path.extension().is_some_and(|e| e == "rs")
-                && path.file_name().is_some_and(|n| n != "main.rs")
+                && path
+                    .file_name()
+                    .is_some_and(|n| !skip.iter().any(|s| n == *s))
             {
-                let module = module_path(path.strip_prefix(&src).expect("under src"));
+                let module = module_path(path.strip_prefix(src).expect("under src"));
                 files.insert(module, std::fs::read_to_string(&path).expect("source"));
             }
         }
@@ -35,8 +57,9 @@ fn sources() -> BTreeMap<ModPath, String> {
     files
 }
 
-/// `protocol/mcp/mod.rs` → `protocol::mcp`; `lib.rs` → the root (the
-/// binary's `main.rs` is not read: it uses the library by its name).
+/// `protocol/mcp/mod.rs` → `protocol::mcp`; `lib.rs` (or a binary's
+/// `main.rs`) → the root. The runtime's `main.rs` is not read: it uses the
+/// library by its name.
 fn module_path(relative: &Path) -> ModPath {
     let mut parts: Vec<String> = relative
         .components()
@@ -304,29 +327,37 @@ fn folders(files: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> BTreeSet<ModPath> {
 /// were the last two.
 const FOLDERS_WITH_CIRCLES: [&str; 0] = [];
 
+/// Every circle of a crate's `files`: one between the top-level modules
+/// (placed at `""`), and one inside each folder that has one (placed at the
+/// folder, `protocol::mcp`).
+fn crate_circles(files: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<(String, Vec<String>)> {
+    folders(files)
+        .into_iter()
+        .filter_map(|folder| {
+            let found = find_circle(&folder_graph(files, &folder))?;
+            Some((folder.join("::"), found))
+        })
+        .collect()
+}
+
 #[test]
 fn no_import_circle_between_modules_or_inside_a_folder() {
     let files = file_graph(&sources());
     let top = folder_graph(&files, &[]);
     assert!(top.contains_key("call") && top.contains_key("protocol"));
-    if let Some(found) = find_circle(&top) {
-        panic!(
-            "an import circle between top-level modules: {}",
-            found.join(" → ")
-        );
-    }
     let mut with_circles = BTreeSet::new();
     let mut new_circles = Vec::new();
-    for folder in folders(&files).into_iter().filter(|f| !f.is_empty()) {
-        let name = folder.join("::");
-        match find_circle(&folder_graph(&files, &folder)) {
-            Some(found) if !FOLDERS_WITH_CIRCLES.contains(&name.as_str()) => {
-                new_circles.push(format!("inside {name}: {}", found.join(" → ")));
-            }
-            Some(_) => {
-                with_circles.insert(name);
-            }
-            None => {}
+    for (name, found) in crate_circles(&files) {
+        if name.is_empty() {
+            panic!(
+                "an import circle between top-level modules: {}",
+                found.join(" → ")
+            );
+        }
+        if FOLDERS_WITH_CIRCLES.contains(&name.as_str()) {
+            with_circles.insert(name);
+        } else {
+            new_circles.push(format!("inside {name}: {}", found.join(" → ")));
         }
     }
     assert!(
@@ -407,4 +438,291 @@ fn every_file_is_read() {
     assert!(src.join("protocol/mcp/dispatch.rs").is_file());
     assert!(sources.contains_key(["protocol", "mcp", "dispatch"].map(String::from).as_slice()));
     assert!(sources.contains_key(&Vec::new()), "lib.rs as the root");
+}
+
+/// The SDK helpers in other languages than Rust: the language `airlock new
+/// --lang` names, their folder, their files' extension and how a file's
+/// imports are read.
+type ScriptSdk = (
+    &'static str,
+    &'static str,
+    &'static str,
+    fn(&str) -> Vec<String>,
+);
+const SCRIPT_SDKS: [ScriptSdk; 2] = [
+    ("python", "sdk/python", "py", python_imports),
+    ("js", "sdk/js", "js", js_imports),
+];
+
+/// The module graph of a folder of Python or JavaScript files: each file
+/// (by its name without the extension) → the files of the same folder it
+/// imports, as `imports` reads them from its text.
+fn script_graph(
+    folder: &Path,
+    extension: &str,
+    imports: fn(&str) -> Vec<String>,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let mut texts = BTreeMap::new();
+    for entry in std::fs::read_dir(folder).expect("SDK folder") {
+        let path = entry.expect("entry").path();
+        if path.is_file() && path.extension().is_some_and(|e| e == extension) {
+            let stem = path.file_stem().expect("a name").to_string_lossy();
+            texts.insert(
+                stem.into_owned(),
+                std::fs::read_to_string(&path).expect("source"),
+            );
+        }
+    }
+    texts
+        .iter()
+        .map(|(module, text)| {
+            let reached = imports(text)
+                .into_iter()
+                .filter(|to| to != module && texts.contains_key(to))
+                .collect();
+            (module.clone(), reached)
+        })
+        .collect()
+}
+
+/// The modules a Python file imports: the first name of every `import a,
+/// b.c as d` and `from a.b import c` statement that starts a line, at the
+/// top or indented (inside a function), outside comments and triple-quoted
+/// strings (a docstring's example imports nothing).
+fn python_imports(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    // The quotes that close the string the line starts in, if it does.
+    let mut open: Option<&str> = None;
+    for line in text.lines() {
+        let starts_in_string = open.is_some();
+        let mut rest = line;
+        loop {
+            let next = match open {
+                Some(quotes) => rest.find(quotes).map(|at| (at, quotes)),
+                None => ["\"\"\"", "'''"]
+                    .into_iter()
+                    .filter_map(|quotes| Some((rest.find(quotes)?, quotes)))
+                    .min(),
+            };
+            let Some((at, quotes)) = next else { break };
+            open = if open.is_some() { None } else { Some(quotes) };
+            rest = &rest[at + 3..];
+        }
+        if starts_in_string {
+            continue;
+        }
+        let mut words = line.split_whitespace();
+        let names: Vec<&str> = match words.next() {
+            Some("import") => line
+                .trim_start()
+                .trim_start_matches("import")
+                .split(',')
+                .filter_map(|part| part.split_whitespace().next())
+                .collect(),
+            Some("from") => words.next().into_iter().collect(),
+            _ => continue,
+        };
+        for name in names {
+            let top = name.split('.').next().unwrap_or_default();
+            if !top.is_empty() {
+                found.push(top.to_string());
+            }
+        }
+    }
+    found
+}
+
+/// The files of its own folder a JavaScript file imports: `import … from
+/// "./x.js"`, `export … from "./x.js"`, `import "./x.js"`, `import("./x.js")`
+/// and `require("./x")` (either quote), outside comment lines.
+fn js_imports(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.trim_start();
+        if code.starts_with("//") || code.starts_with("/*") || code.starts_with('*') {
+            continue;
+        }
+        for quote in ['"', '\''] {
+            let opening = format!("{quote}./");
+            let mut from = 0;
+            while let Some(at) = line[from..].find(&opening).map(|at| at + from) {
+                let before = line[..at].trim_end().trim_end_matches('(').trim_end();
+                let name = &line[at + opening.len()..];
+                let name = &name[..name.find(quote).unwrap_or(name.len())];
+                if ["from", "import", "require"]
+                    .iter()
+                    .any(|keyword| before.ends_with(keyword))
+                {
+                    found.push(name.trim_end_matches(".js").to_string());
+                }
+                from = at + opening.len();
+            }
+        }
+    }
+    found
+}
+
+/// Every circle outside the library, named with where it is: between the
+/// modules of xtask, the Rust SDK and its macros (and inside their
+/// folders), and between the helper files of the Python and the JavaScript
+/// SDK. A crate's root (`lib.rs`, xtask's `main.rs`) is no node, as in the
+/// library: it declares the modules, and what it defines any may use.
+fn circles_outside_the_library(root: &Path) -> Vec<String> {
+    let mut circles = Vec::new();
+    for (name, src) in [
+        ("xtask", "xtask/src"),
+        ("sdk/rust", "sdk/rust/src"),
+        ("sdk/rust-macros", "sdk/rust-macros/src"),
+    ] {
+        let files = file_graph(&crate_sources(&root.join(src), &[]));
+        for (folder, found) in crate_circles(&files) {
+            let place = match folder.is_empty() {
+                true => name.to_string(),
+                false => format!("{name}, inside {folder}"),
+            };
+            circles.push(format!("{place}: {}", found.join(" → ")));
+        }
+    }
+    for (_, name, extension, imports) in SCRIPT_SDKS {
+        let graph = script_graph(&root.join(name), extension, imports);
+        if let Some(found) = find_circle(&graph) {
+            circles.push(format!("{name}: {}", found.join(" → ")));
+        }
+    }
+    circles
+}
+
+#[test]
+fn no_import_circle_in_xtask_or_the_sdks() {
+    let circles = circles_outside_the_library(&repository());
+    assert!(
+        circles.is_empty(),
+        "import circles (give what both sides need a module of its own, \
+         which they import):\n{}",
+        circles.join("\n")
+    );
+}
+
+/// The readers see what they must: each SDK's entry file imports the
+/// others, and xtask's modules are found.
+#[test]
+fn the_sdks_and_xtask_are_read() {
+    let root = repository();
+    let python = script_graph(&root.join("sdk/python"), "py", python_imports);
+    assert!(
+        python["airlock_tool"].contains("airlock_schema"),
+        "{python:?}"
+    );
+    assert!(python["airlock_http"].len() == 1, "{python:?}");
+    let js = script_graph(&root.join("sdk/js"), "js", js_imports);
+    assert!(js["airlock-tool"].contains("airlock-server"), "{js:?}");
+    let xtask = folder_graph(
+        &file_graph(&crate_sources(&root.join("xtask/src"), &[])),
+        &[],
+    );
+    assert!(xtask["clients"].contains("toolchains"), "{xtask:?}");
+}
+
+/// A Python or JavaScript circle is caught however the import is written
+/// (inside a function too); an import in a docstring or a comment is none.
+#[test]
+fn a_script_circle_is_caught_however_it_is_written() {
+    let python = |a: &str, b: &str| {
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (module, text) in [("a", a), ("b", b)] {
+            let reached = python_imports(text)
+                .into_iter()
+                .filter(|to| to != module && ["a", "b"].contains(&to.as_str()))
+                .collect();
+            graph.insert(module.to_string(), reached);
+        }
+        find_circle(&graph)
+    };
+    let b_imports_a = [
+        "import a\n",
+        "import os, a as alias\n",
+        "from a import thing\n",
+        "from a.inner import (\n    thing,\n)\n",
+        "def late():\n    from a import thing\n    return thing\n",
+        "\"\"\"A docstring.\"\"\"\n\nimport a\n",
+    ];
+    for written in b_imports_a {
+        let found =
+            python("import b\n", written).unwrap_or_else(|| panic!("not caught: {written}"));
+        assert_eq!(found.len(), 3, "{written}: {found:?}");
+    }
+    for not_an_import in [
+        "\"\"\"Use it so:\n\n    from a import thing\n\"\"\"\n",
+        "'''\nimport a\n'''\n",
+        "# import a\n",
+        "x = importlib.import_module('os')\n",
+        "\"\"\"One line.\"\"\"\ndef f():\n    \"\"\"\n    import a\n    \"\"\"\n",
+    ] {
+        assert_eq!(python("import b\n", not_an_import), None, "{not_an_import}");
+    }
+    let js = |a: &str, b: &str| {
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        graph.insert("a".into(), js_imports(a).into_iter().collect());
+        graph.insert("b".into(), js_imports(b).into_iter().collect());
+        find_circle(&graph)
+    };
+    for written in [
+        "import { x } from \"./a.js\";\n",
+        "import * as a from './a.js';\n",
+        "export {\n  x,\n} from \"./a.js\";\n",
+        "import \"./a.js\";\n",
+        "const a = require('./a');\n",
+        "const a = await import(\"./a.js\");\n",
+    ] {
+        let found = js("export { y } from \"./b.js\";\n", written)
+            .unwrap_or_else(|| panic!("not caught: {written}"));
+        assert_eq!(found.len(), 3, "{written}: {found:?}");
+    }
+    for not_an_import in [
+        "//     import { x } from \"./a.js\";\n",
+        " * import { x } from \"./a.js\";\n",
+        "const path = \"./a.js\";\n",
+    ] {
+        assert_eq!(
+            js("import \"./b.js\";\n", not_an_import),
+            None,
+            "{not_an_import}"
+        );
+    }
+}
+
+/// What `airlock new` copies into a Python or JavaScript project is closed
+/// under its imports: every helper a copied file imports is copied too (a
+/// helper split in two must be listed in `cli/new.rs`, or the project does
+/// not build).
+#[test]
+fn a_new_project_holds_every_helper_its_files_import() {
+    let root = repository();
+    for (lang, sdk, extension, imports) in SCRIPT_SDKS {
+        let helpers = script_graph(&root.join(sdk), extension, imports);
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let project = dir.path().join(format!("my-{lang}-tool"));
+        let out = crate::support::airlock_command(&["new", "--lang", lang])
+            .arg(&project)
+            .output()
+            .expect("airlock new");
+        assert!(
+            out.status.success(),
+            "airlock new --lang {lang}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let copied = script_graph(&project, extension, imports);
+        assert!(copied.len() > helpers.len(), "{lang}: {copied:?}");
+        for file in copied.keys() {
+            let name = format!("{file}.{extension}");
+            let text = std::fs::read_to_string(project.join(&name)).expect("copied file");
+            for helper in imports(&text) {
+                assert!(
+                    !helpers.contains_key(&helper) || copied.contains_key(&helper),
+                    "airlock new --lang {lang}: {name} imports {helper}, which is not copied \
+                     (list {sdk}/{helper}.{extension} in runtime/src/cli/new.rs)"
+                );
+            }
+        }
+    }
 }
