@@ -351,18 +351,22 @@ fn test(root: &Path) -> Result<()> {
     // resolve features differently and compile wasmtime twice).
     let built = build_guests(root).is_ok();
     step("build", built, &mut tally);
-    // The registry tests' real parts: Debian's docker-registry and the ORAS
-    // Python SDK (runtime/tests/registry.rs says what is missing otherwise).
-    let parts = ensure_apt("docker-registry", "/usr/bin/docker-registry").and_then(|()| {
-        ensure_venv(
-            &root.join("target/registry-venv"),
-            "tests/registry/requirements.txt",
-        )
-    });
+    // The tests' real parts: Debian's docker-registry and the ORAS Python
+    // SDK for the registry tests (runtime/tests/registry.rs says what is
+    // missing otherwise), and curl, the client the guide's HTTPS and
+    // /rpc examples use (serve_tls, the docs' client examples).
+    let parts = ensure_apt("docker-registry", "/usr/bin/docker-registry")
+        .and_then(|()| ensure_apt("curl", "/usr/bin/curl"))
+        .and_then(|()| {
+            ensure_venv(
+                &root.join("target/registry-venv"),
+                "tests/registry/requirements.txt",
+            )
+        });
     if let Err(err) = &parts {
-        eprintln!("error: installing the registry tests' parts: {err:#}");
+        eprintln!("error: installing the tests' parts: {err:#}");
     }
-    step("registry test parts", parts.is_ok(), &mut tally);
+    step("test parts", parts.is_ok(), &mut tally);
     if built {
         let ok = run_counted(
             cargo(root).args(["test", "--workspace", "--no-fail-fast"]),
