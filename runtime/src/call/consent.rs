@@ -7,7 +7,7 @@
 //! needs confirmation and has none runs never: no answer counts as "this
 //! client cannot be asked".
 
-use super::error::{CallError, Refusal};
+use super::error::CallError;
 use crate::policy::{Consent, Grant};
 
 /// The client's answer when asked to confirm a destructive call.
@@ -30,7 +30,7 @@ pub(super) fn check_allowed(component: &str, tool: &str, grant: &Grant) -> Resul
     if grant.consent != Some(Consent::Deny) {
         return Ok(());
     }
-    Err(refused(
+    Err(CallError::refused(
         format!(
             "{tool} is destructive and the operator's policy does not allow destructive calls for it"
         ),
@@ -53,11 +53,11 @@ pub(super) fn check_confirmed(
     }
     match answer {
         Some(Confirmation::Accepted) => Ok(()),
-        Some(Confirmation::Declined) => Err(refused(
+        Some(Confirmation::Declined) => Err(CallError::refused(
             format!("{tool} is destructive and the client declined to confirm it"),
             String::new(),
         )),
-        Some(Confirmation::Unavailable) | None => Err(refused(
+        Some(Confirmation::Unavailable) | None => Err(CallError::refused(
             format!("{tool} is destructive and needs confirmation, which this client cannot give"),
             format!(
                 "the policy says destructive = \"confirm\" for {tool}; use a client with \
@@ -65,19 +65,6 @@ pub(super) fn check_confirmed(
             ),
         )),
     }
-}
-
-/// A refusal, logged once here for the operator with the policy key that
-/// would allow the call (the client sees only the message).
-fn refused(message: String, operator_hint: String) -> CallError {
-    let refusal = Refusal {
-        message,
-        operator_hint,
-    };
-    if !refusal.operator_hint.is_empty() {
-        tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
-    }
-    CallError::Refused(refusal)
 }
 
 #[cfg(test)]

@@ -31,15 +31,33 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The outcome of a call the policy refused ([`CallError::Refused`]).
+    pub const REFUSED: &'static str = "refused";
+
     /// A short machine-readable outcome for the audit log.
     pub fn kind(&self) -> &'static str {
         match self {
             CallError::UnknownTool(_) => "unknown-tool",
             CallError::InvalidArguments(_) => "invalid-arguments",
-            CallError::Refused(_) => "refused",
+            CallError::Refused(_) => Self::REFUSED,
             CallError::Busy { .. } => "busy",
             CallError::Run(run) => run.kind(),
         }
+    }
+
+    /// A refusal by the policy, of any entry (a tool call, a read, a
+    /// prompt, a completion): logged once here, as a warning, for the
+    /// operator with the policy key that would allow it (the client sees
+    /// only the message).
+    pub fn refused(message: String, operator_hint: String) -> CallError {
+        let refusal = Refusal {
+            message,
+            operator_hint,
+        };
+        if !refusal.operator_hint.is_empty() {
+            tracing::warn!("{refusal}; to allow it: {}", refusal.operator_hint);
+        }
+        CallError::Refused(refusal)
     }
 
     /// Whether the arguments are at fault (as opposed to the tool or a limit).

@@ -17,10 +17,13 @@ mod caller;
 mod consent;
 mod error;
 mod offered;
+mod on_lane;
 mod output;
+mod record;
 mod running;
 mod updates;
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -33,13 +36,14 @@ pub use offered::{OfferError, PreparedOffer, grant_for_offers, prepare_offer};
 pub use running::Running;
 pub use updates::{ResourceUpdates, UpdateSink};
 
-use crate::audit::{AuditLog, Entry};
+use crate::audit::AuditLog;
 use crate::catalog::{Catalog, Tool};
 use crate::observe::CallObserver;
 use crate::policy::{self, Grant, Policy};
-use crate::sandbox::asks::AskRecord;
 use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
 use crate::tool::Output;
+use on_lane::{CancelOnDrop, on_a_lane};
+use record::{Audited, Entered};
 use running::Place;
 
 /// What preparing a call needs of the runtime: where tools are found, the
@@ -86,35 +90,25 @@ pub fn prepare(
     let (tool, (arguments, grant, id, cancel, place)) = match checked {
         Ok(checked) => checked,
         Err(err) => {
-            ended(
-                found.as_ref().map(|t| t.info.name.as_str()),
-                None,
-                &caller,
+            let entered = Entered {
+                id: None,
+                label: found.as_ref().map(|t| t.info.name.as_str()),
+                caller: &caller,
+                digest: found.as_ref().map(|t| t.component.digest.as_str()),
+                grant: None,
+            };
+            record::ended(
+                setting.audit.map(|log| &**log),
+                &entered,
                 err.kind(),
                 started.elapsed(),
-            );
-            if matches!(err, CallError::Refused(_)) {
-                crate::metrics::refused("call", 1);
-            }
-            if let Some(log) = setting.audit {
-                log.record(&Entry {
-                    call: None,
-                    tool: name,
-                    digest: found.as_ref().map(|t| t.component.digest.as_str()),
-                    caller: &caller.to_string(),
-                    caller_kind: caller.kind(),
-                    identity: caller.identity(),
-                    grant: None,
-                    outcome: err.kind(),
-                    duration: started.elapsed(),
+                None,
+                || Audited {
+                    name: Cow::Borrowed(name),
                     bytes_in,
                     bytes_out: 0,
-                    credentials_used: &[],
-                    folder_refusals: None,
-                    // Refused before any guest ran: nothing was asked.
-                    asks: &[],
-                });
-            }
+                },
+            );
             return Err(err);
         }
     };
@@ -136,41 +130,6 @@ pub fn prepare(
             bytes_in,
         }),
     })
-}
-
-/// What every call that ends leaves behind, whatever the door and whether
-/// or not an audit log is kept: its counters and one log line (at `info`)
-/// with tool, caller, outcome, duration and the call's id, which its audit
-/// entry carries too. `tool` is `None` for a name that is not served.
-fn ended(
-    tool: Option<&str>,
-    id: Option<u64>,
-    caller: &Caller,
-    outcome: &'static str,
-    took: std::time::Duration,
-) {
-    crate::metrics::call_ended(tool, outcome, took);
-    tracing::info!(
-        call = id,
-        tool = tool.unwrap_or_default(),
-        caller = %caller,
-        caller_kind = caller.kind(),
-        outcome,
-        duration_ms = crate::audit::millis(took),
-        "call ended"
-    );
-}
-
-/// The requests a call (a tool's, or a read's, prompt's or completion's)
-/// made of its client, in order, for its audit entry; the operator's log
-/// gets a warning for each one refused, naming the key that would have
-/// allowed it. `what` names the call in the log.
-fn asks_made<'t>(teardown: Option<&'t Teardown>, what: &str, id: u64) -> &'t [AskRecord] {
-    let asks = teardown.map(Teardown::asks).unwrap_or_default();
-    for refusal in asks.iter().filter_map(|ask| ask.refusal.as_deref()) {
-        tracing::warn!(tool = %what, call = id, "{refusal}");
-    }
-    asks
 }
 
 type Checked = (Value, Grant, u64, CancelToken, Place);
@@ -336,7 +295,7 @@ impl PreparedCall {
             return self.run_on_a_lane(observer).await;
         }
         // Dropping the future (the client went away) stops the guest.
-        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
+        let stop_on_drop = CancelOnDrop::arm(self.cancel.clone());
         let apart = tokio::spawn(async move {
             if let Some(inline) =
                 crate::lanes::Inline::try_start(&self.tool.pace, || self.place.alone())
@@ -346,7 +305,7 @@ impl PreparedCall {
             Ran::Lane(self.run_on_a_lane(observer).await)
         });
         let ran = apart.await.ok();
-        stop_on_drop.0 = None;
+        stop_on_drop.disarm();
         match ran? {
             // Torn down from here, where the answer goes on: the task
             // spawned for it then runs next on this thread.
@@ -368,17 +327,12 @@ impl PreparedCall {
         self,
         observer: Arc<dyn CallObserver>,
     ) -> Option<Result<Output, CallError>> {
-        // Dropping the future (the client went away) stops the guest.
-        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        crate::lanes::spawn(move || {
+        on_a_lane(self.cancel.clone(), move |tx| {
             self.run_delivering(observer, |outcome| {
                 let _ = tx.send(outcome);
             });
-        });
-        let outcome = rx.await.ok();
-        stop_on_drop.0 = None;
-        outcome
+        })
+        .await
     }
 
     /// A call that never ran (it waited for a place in vain): recorded as
@@ -409,43 +363,28 @@ impl PreparedCall {
             Ok(_) => "ok",
             Err(err) => err.kind(),
         };
-        let took = ending.started.elapsed();
-        let folder_refusals = teardown.and_then(Teardown::folder_refusals);
-        let asks = asks_made(teardown, &self.tool.info.name, self.id);
-        ended(
-            Some(&self.tool.info.name),
-            Some(self.id),
-            &self.caller,
-            outcome,
-            took,
-        );
-        crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
-        if matches!(result, Err(CallError::Refused(_))) {
-            crate::metrics::refused("call", 1);
-        }
-        let Some(log) = ending.log else {
-            return;
-        };
-        let bytes_out = match result {
-            Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
-            Err(_) => 0,
-        };
-        log.record(&Entry {
-            call: Some(self.id),
-            tool: &self.tool.info.name,
+        let entered = Entered {
+            id: Some(self.id),
+            label: Some(&self.tool.info.name),
+            caller: &self.caller,
             digest: Some(&self.tool.component.digest),
-            caller: &self.caller.to_string(),
-            caller_kind: self.caller.kind(),
-            identity: self.caller.identity(),
             grant: Some(&self.grant),
+        };
+        record::ended(
+            ending.log.as_deref(),
+            &entered,
             outcome,
-            duration: took,
-            bytes_in: ending.bytes_in,
-            bytes_out,
-            credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
-            folder_refusals,
-            asks,
-        });
+            ending.started.elapsed(),
+            teardown,
+            || Audited {
+                name: Cow::Borrowed(&self.tool.info.name),
+                bytes_in: ending.bytes_in,
+                bytes_out: match result {
+                    Ok(output) => crate::json::to_vec(&output.to_mcp()).len(),
+                    Err(_) => 0,
+                },
+            },
+        );
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Result<Output, CallError>, Teardown) {
@@ -500,16 +439,4 @@ impl Inlined {
 enum Ran {
     Inline(Inlined),
     Lane(Option<Result<Output, CallError>>),
-}
-
-/// Cancels a call when the future waiting for it is dropped; disarmed by
-/// setting it to `None`.
-struct CancelOnDrop(Option<CancelToken>);
-
-impl Drop for CancelOnDrop {
-    fn drop(&mut self) {
-        if let Some(token) = &self.0 {
-            token.cancel();
-        }
-    }
 }

@@ -8,13 +8,16 @@
 //! Which caller may see what (a token's `resources` and `prompts`) is the
 //! protocol's to check before it prepares, as for tools.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::on_lane::on_a_lane;
+use super::record::{self, Audited, Entered};
 use super::running::Registered;
 use super::updates::Publishing;
-use super::{CallError, Caller, Setting, asks_made, ended, next_call_id};
-use crate::audit::{AuditLog, Entry};
+use super::{CallError, Caller, Setting, next_call_id};
+use crate::audit::AuditLog;
 use crate::catalog::{Catalog, Component};
 use crate::observe::CallObserver;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
@@ -109,6 +112,18 @@ fn audit_label(request: &OfferRequest) -> String {
         OfferRequest::Read { uri } => format!("resource:{uri}"),
         OfferRequest::Prompt { name, .. } => format!("prompt:{name}"),
         OfferRequest::Complete { reference, .. } => reference.label(),
+    }
+}
+
+/// What the audit log counts as a request's bytes in: the URI, the
+/// arguments' names and values.
+fn size_of(request: &OfferRequest) -> usize {
+    let pairs =
+        |list: &[(String, String)]| -> usize { list.iter().map(|(k, v)| k.len() + v.len()).sum() };
+    match request {
+        OfferRequest::Read { uri } => uri.len(),
+        OfferRequest::Prompt { arguments, .. } => pairs(arguments),
+        OfferRequest::Complete { value, context, .. } => value.len() + pairs(context),
     }
 }
 
@@ -231,32 +246,25 @@ pub fn prepare_offer(
     let component = match find(setting.catalog, &request) {
         Ok(component) => component,
         Err(err) => {
-            ended(
-                label.as_deref(),
-                None,
-                &caller,
+            let entered = Entered {
+                id: None,
+                label: label.as_deref(),
+                caller: &caller,
+                digest: None,
+                grant: None,
+            };
+            record::ended(
+                setting.audit.map(|log| &**log),
+                &entered,
                 err.kind(),
                 started.elapsed(),
-            );
-            if let Some(log) = setting.audit {
-                log.record(&Entry {
-                    call: None,
-                    tool: &audit_label(&request),
-                    digest: None,
-                    caller: &caller.to_string(),
-                    caller_kind: caller.kind(),
-                    identity: caller.identity(),
-                    grant: None,
-                    outcome: err.kind(),
-                    duration: started.elapsed(),
+                None,
+                || Audited {
+                    name: Cow::Owned(audit_label(&request)),
                     bytes_in: 0,
                     bytes_out: 0,
-                    credentials_used: &[],
-                    folder_refusals: None,
-                    // Not found before any guest ran: nothing was asked.
-                    asks: &[],
-                });
-            }
+                },
+            );
             return Err(err);
         }
     };
@@ -326,26 +334,13 @@ impl PreparedOffer {
         self,
         observer: Arc<dyn CallObserver>,
     ) -> Option<Result<Offered, OfferError>> {
-        struct CancelOnDrop(Option<CancelToken>);
-        impl Drop for CancelOnDrop {
-            fn drop(&mut self) {
-                if let Some(token) = &self.0 {
-                    token.cancel();
-                }
-            }
-        }
-        // Dropping the future (the client went away) stops the guest.
-        let mut stop_on_drop = CancelOnDrop(Some(self.cancel.clone()));
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        crate::lanes::spawn(move || {
+        on_a_lane(self.cancel.clone(), move |tx| {
             let (outcome, teardown) = self.run_guest(observer);
             self.record(&outcome, teardown.as_ref());
             let _ = tx.send(outcome);
             drop(teardown);
-        });
-        let outcome = rx.await.ok();
-        stop_on_drop.0 = None;
-        outcome
+        })
+        .await
     }
 
     fn run_guest(
@@ -385,46 +380,27 @@ impl PreparedOffer {
             Ok(_) => "ok",
             Err(err) => err.kind(),
         };
-        let took = self.started.elapsed();
-        let folder_refusals = teardown.and_then(Teardown::folder_refusals);
-        let asks = asks_made(teardown, &self.label, self.id);
-        ended(Some(&self.label), Some(self.id), &self.caller, kind, took);
-        crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
-        let Some(log) = &self.log else {
-            return;
-        };
-        let bytes_out = match outcome {
-            Ok(offered) => crate::json::to_vec(&offered.to_mcp()).len(),
-            Err(_) => 0,
-        };
-        let bytes_in = match &self.request {
-            OfferRequest::Read { uri } => uri.len(),
-            OfferRequest::Prompt { arguments, .. } => {
-                arguments.iter().map(|(k, v)| k.len() + v.len()).sum()
-            }
-            OfferRequest::Complete { value, context, .. } => {
-                value.len()
-                    + context
-                        .iter()
-                        .map(|(k, v)| k.len() + v.len())
-                        .sum::<usize>()
-            }
-        };
-        log.record(&Entry {
-            call: Some(self.id),
-            tool: &audit_label(&self.request),
+        let entered = Entered {
+            id: Some(self.id),
+            label: Some(&self.label),
+            caller: &self.caller,
             digest: Some(&self.component.digest),
-            caller: &self.caller.to_string(),
-            caller_kind: self.caller.kind(),
-            identity: self.caller.identity(),
             grant: Some(&self.grant),
-            outcome: kind,
-            duration: took,
-            bytes_in,
-            bytes_out,
-            credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
-            folder_refusals,
-            asks,
-        });
+        };
+        record::ended(
+            self.log.as_deref(),
+            &entered,
+            kind,
+            self.started.elapsed(),
+            teardown,
+            || Audited {
+                name: Cow::Owned(audit_label(&self.request)),
+                bytes_in: size_of(&self.request),
+                bytes_out: match outcome {
+                    Ok(offered) => crate::json::to_vec(&offered.to_mcp()).len(),
+                    Err(_) => 0,
+                },
+            },
+        );
     }
 }

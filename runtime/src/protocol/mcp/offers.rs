@@ -5,8 +5,6 @@
 //! in band (sessions) or in rounds (2026-07-28, [`super::replay`]), as a
 //! tool call's; and what an error becomes in MCP.
 
-use std::sync::Arc;
-
 use serde_json::{Value, json};
 
 use super::context::Ctx;
@@ -98,14 +96,8 @@ pub async fn run(
         Some(Asking::Replay(replay)) => Some(replay.clone()),
         _ => None,
     };
-    let observer = Arc::new(Observer {
-        out: ctx.out.clone(),
-        level: ctx.log_level.clone(),
-        tool: logger,
-        // A read, prompt or completion reports no progress.
-        progress: None,
-        asking,
-    });
+    // A read, prompt or completion reports no progress.
+    let observer = Observer::new(ctx.out, &ctx.log_level, logger, None, asking);
     let outcome = prepared.run_on_lane(observer).await;
     if cancel.is_shut_down() {
         return Answer::Error(shutting_down());
@@ -162,8 +154,8 @@ fn error_of(ctx: &Ctx<'_>, request: &OfferRequest, err: &OfferError) -> ErrorObj
         (OfferError::Call(CallError::Run(RunError::InvalidArguments(message))), _) => {
             ErrorObject::invalid_params(message.clone())
         }
+        // Logged for the operator where it was refused (CallError::refused).
         (OfferError::Call(CallError::Refused(refusal)), _) => {
-            tracing::info!("{}: {}", request.method(), refusal.operator_hint);
             ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
         }
         (OfferError::Call(call), _) => ErrorObject::new(

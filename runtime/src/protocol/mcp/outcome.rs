@@ -68,16 +68,39 @@ pub fn shutting_down() -> ErrorObject {
 
 /// Turns the guest's log and progress reports into MCP notifications, and
 /// its requests to the client into requests (or rounds) of the revision.
+/// One for every entry into a guest (a tool call, at once or as a task;
+/// a read, a prompt, a completion): made by [`Observer::new`].
 pub struct Observer {
-    pub out: Outbox,
+    out: Outbox,
     /// Index into `Level::ALL` of the lowest level sent.
-    pub level: Arc<AtomicU8>,
-    pub tool: String,
+    level: Arc<AtomicU8>,
+    /// The `logger` of its log messages: the tool, the URI read, the prompt.
+    logger: String,
     /// The request's `progressToken`; no progress is sent without one.
-    pub progress: Option<Value>,
-    /// How the guest's requests reach the client; `None` for a tool that
+    progress: Option<Value>,
+    /// How the guest's requests reach the client; `None` for an entry that
     /// may ask nothing (the grant has no `ask`).
-    pub asking: Option<Asking>,
+    asking: Option<Asking>,
+}
+
+impl Observer {
+    /// The observer of an entry whose messages go to `out`, its log
+    /// messages from `level` up, named `logger`.
+    pub fn new(
+        out: &Outbox,
+        level: &Arc<AtomicU8>,
+        logger: String,
+        progress: Option<Value>,
+        asking: Option<Asking>,
+    ) -> Arc<Observer> {
+        Arc::new(Observer {
+            out: out.clone(),
+            level: level.clone(),
+            logger,
+            progress,
+            asking,
+        })
+    }
 }
 
 /// How a call's requests to the client are answered.
@@ -96,7 +119,7 @@ impl CallObserver for Observer {
         }
         self.out.notify(jsonrpc::notification(
             "notifications/message",
-            json!({ "level": level.as_str(), "logger": self.tool, "data": message }),
+            json!({ "level": level.as_str(), "logger": self.logger, "data": message }),
         ));
     }
 
@@ -141,13 +164,7 @@ mod tests {
     async fn guest_logs_and_progress_become_notifications() {
         let (out, mut rx) = Outbox::channel();
         let level = Arc::new(AtomicU8::new(Level::Warning as u8));
-        let observer = Observer {
-            out,
-            level: level.clone(),
-            tool: "t".into(),
-            progress: Some(json!("tok")),
-            asking: None,
-        };
+        let observer = Observer::new(&out, &level, "t".into(), Some(json!("tok")), None);
         observer.log(Level::Info, "quiet");
         observer.log(Level::Error, "loud");
         observer.progress(1.0, Some(4.0), Some("a quarter"));
@@ -166,13 +183,7 @@ mod tests {
         assert!(rx.try_recv().is_err());
         // Without a progress token, progress is not reported.
         let (out, mut rx) = Outbox::channel();
-        let observer = Observer {
-            out,
-            level,
-            tool: "t".into(),
-            progress: None,
-            asking: None,
-        };
+        let observer = Observer::new(&out, &level, "t".into(), None, None);
         observer.progress(1.0, None, None);
         assert!(rx.try_recv().is_err());
     }

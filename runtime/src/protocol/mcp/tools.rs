@@ -164,13 +164,8 @@ async fn in_rounds(
         prepared.cancel_token().clone(),
     );
     let _registered = ctx.session.register(ctx.id, cancel.clone());
-    let observer = Arc::new(Observer {
-        out: ctx.out.clone(),
-        level: ctx.log_level.clone(),
-        tool: name.clone(),
-        progress,
-        asking: Some(Asking::Replay(replay.clone())),
-    });
+    let asking = Some(Asking::Replay(replay.clone()));
+    let observer = Observer::new(ctx.out, &ctx.log_level, name.clone(), progress, asking);
     let run = Box::pin(prepared.run_on_lane(observer));
     let outcome = match task {
         None => run.await,
@@ -285,13 +280,7 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
         .asks
         .any()
         .then(|| Asking::InBand(ctx.in_band(cancel.clone())));
-    let observer = Arc::new(Observer {
-        out: ctx.out.clone(),
-        level: ctx.log_level.clone(),
-        tool: name.clone(),
-        progress,
-        asking,
-    });
+    let observer = Observer::new(ctx.out, &ctx.log_level, name.clone(), progress, asking);
     let outcome = prepared.run_on_lane(observer).await;
     if cancel.is_shut_down() {
         return Answer::Error(shutting_down());

@@ -244,13 +244,14 @@ impl Run {
             }
         }
         if !task.cancel_token().is_cancelled() {
-            let observer = Arc::new(Observer {
-                out: out.clone(),
-                level: self.level.clone(),
-                tool: name.clone(),
-                progress: self.progress.clone(),
-                asking: self.in_band(&prepared, &out),
-            });
+            let asking = self.in_band(&prepared, &out);
+            let observer = Observer::new(
+                &out,
+                &self.level,
+                name.clone(),
+                self.progress.clone(),
+                asking,
+            );
             let run = prepared.run_on_lane(observer).await;
             let outcome = task_outcome(&name, self.revision, run);
             if task.finish(outcome) {

@@ -1,0 +1,102 @@
+//! What every entry into a guest leaves behind — a tool call, a resource
+//! read, a prompt, a completion —, whether it ran or was refused before:
+//! its counters, one log line, a warning per request to the client it had
+//! refused, and its audit entry. One function ([`ended`]) for every kind,
+//! parameterised by what was entered ([`Entered`]), so that what one kind
+//! records the others do too.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use super::Caller;
+use crate::audit::{AuditLog, Entry};
+use crate::policy::Grant;
+use crate::sandbox::Teardown;
+use crate::sandbox::asks::AskRecord;
+
+/// What was entered, as the metrics, the log and the audit entry name it.
+pub(super) struct Entered<'a> {
+    /// The call's id (`None` for one refused before it got one).
+    pub id: Option<u64>,
+    /// Its name in the metrics and the log lines: the tool's, or what the
+    /// listings call a read, prompt or completion; `None` when it names
+    /// nothing served (a client's text never becomes a label).
+    pub label: Option<&'a str>,
+    pub caller: &'a Caller,
+    /// SHA-256 of the component, once found.
+    pub digest: Option<&'a str>,
+    /// Its grant, once settled.
+    pub grant: Option<&'a Grant>,
+}
+
+/// What only the audit entry needs, worked out only when a log is kept
+/// (a call without one pays for none of it).
+pub(super) struct Audited<'a> {
+    /// Its name in the audit log: the tool asked for, or the URI read.
+    pub name: Cow<'a, str>,
+    pub bytes_in: usize,
+    pub bytes_out: usize,
+}
+
+/// Records an entry that ended with `outcome` after `took`: counters, the
+/// log line, the warnings of its refused requests to the client and — with
+/// a `log` — its audit entry, with what its `teardown` (none for one that
+/// never ran) knows: the credentials its requests carried, the folder
+/// operations refused, the requests it made of its client.
+pub(super) fn ended<'a>(
+    log: Option<&AuditLog>,
+    entered: &Entered<'_>,
+    outcome: &'static str,
+    took: Duration,
+    teardown: Option<&Teardown>,
+    audited: impl FnOnce() -> Audited<'a>,
+) {
+    let folder_refusals = teardown.and_then(Teardown::folder_refusals);
+    let asks = asks_made(teardown, entered.label.unwrap_or_default(), entered.id);
+    crate::metrics::call_ended(entered.label, outcome, took);
+    tracing::info!(
+        call = entered.id,
+        tool = entered.label.unwrap_or_default(),
+        caller = %entered.caller,
+        caller_kind = entered.caller.kind(),
+        outcome,
+        duration_ms = crate::audit::millis(took),
+        "call ended"
+    );
+    crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
+    if outcome == super::CallError::REFUSED {
+        crate::metrics::refused("call", 1);
+    }
+    let Some(log) = log else {
+        return;
+    };
+    let audited = audited();
+    log.record(&Entry {
+        call: entered.id,
+        tool: &audited.name,
+        digest: entered.digest,
+        caller: &entered.caller.to_string(),
+        caller_kind: entered.caller.kind(),
+        identity: entered.caller.identity(),
+        grant: entered.grant,
+        outcome,
+        duration: took,
+        bytes_in: audited.bytes_in,
+        bytes_out: audited.bytes_out,
+        credentials_used: &teardown.map(Teardown::credentials_used).unwrap_or_default(),
+        folder_refusals,
+        // One refused before any guest ran asked nothing.
+        asks,
+    });
+}
+
+/// The requests an entry made of its client, in order, for its audit
+/// entry; the operator's log gets a warning for each one refused, naming
+/// the key that would have allowed it. `what` names the entry in the log.
+fn asks_made<'t>(teardown: Option<&'t Teardown>, what: &str, id: Option<u64>) -> &'t [AskRecord] {
+    let asks = teardown.map(Teardown::asks).unwrap_or_default();
+    for refusal in asks.iter().filter_map(|ask| ask.refusal.as_deref()) {
+        tracing::warn!(tool = %what, call = id, "{refusal}");
+    }
+    asks
+}
