@@ -9,8 +9,7 @@ use serde_json::{Value, json};
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::catalog::Tool;
-use crate::policy::{Consent, Grant, HttpMethods, NetworkGrant};
-use crate::sandbox::{format_duration, format_size};
+use crate::policy::{Consent, Grant, HttpMethods, NetworkGrant, Shown};
 use crate::source::Source;
 
 /// Show the tools of components: parameters, hints, imports and grants.
@@ -202,23 +201,8 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
         ),
         (
             "limits",
-            json!({
-                "memory": l.memory,
-                "time_ms": l.time.as_millis() as u64,
-                "fuel": l.fuel,
-                "output": l.output,
-                "log": l.log,
-                "concurrency": l.concurrency,
-            }),
-            vec![format!(
-                "limits: memory {}, time {}, output {}, log {}, {} concurrent{}",
-                format_size(l.memory),
-                format_duration(l.time),
-                format_size(l.output),
-                format_size(l.log),
-                l.concurrency,
-                l.fuel.map(|f| format!(", fuel {f}")).unwrap_or_default()
-            )],
+            Value::Object(l.json(Shown::Limits)),
+            vec![l.line()],
         ),
         (
             "destructive",
@@ -231,15 +215,19 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
         ),
         (
             "ask",
-            json!({
-                "granted": grant.asks.names(),
-                "elicitations": l.elicitations,
-                "samplings": l.samplings,
-                "sample_tokens": l.sample_tokens,
-                "elicit_url_hosts": grant.elicit_urls.hosts.as_ref().map(|hosts| {
-                    hosts.iter().map(|p| p.to_string()).collect::<Vec<_>>()
-                }),
-            }),
+            {
+                // The kinds granted, the limits shown with them, the hosts.
+                let mut ask = serde_json::Map::new();
+                ask.insert("granted".into(), json!(grant.asks.names()));
+                ask.extend(l.json(Shown::Ask));
+                let hosts = grant
+                    .elicit_urls
+                    .hosts
+                    .as_ref()
+                    .map(|hosts| hosts.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+                ask.insert("elicit_url_hosts".into(), json!(hosts));
+                Value::Object(ask)
+            },
             vec![asks_line(grant)],
         ),
         (

@@ -113,12 +113,12 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::Deserialize;
 
 use super::error::PolicyError;
-use super::grant::{Asks, Consent, Limits};
+use super::grant::{Asks, Consent};
+use super::limits::{Limits, LimitsPatch};
 use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
 pub use super::token::{Identity, Token, TokenCredential};
 use super::{ElicitUrls, HostPattern};
@@ -199,24 +199,6 @@ impl fmt::Debug for Settings {
     }
 }
 
-/// One limit per field; `None` = inherit from the less specific section.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct LimitsPatch {
-    pub(super) memory: Option<u64>,
-    pub(super) time: Option<Duration>,
-    pub(super) fuel: Option<u64>,
-    pub(super) output: Option<u64>,
-    pub(super) log: Option<u64>,
-    pub(super) concurrency: Option<u32>,
-    pub(super) write: Option<u64>,
-    pub(super) files: Option<u64>,
-    pub(super) open: Option<u64>,
-    pub(super) messages: Option<u64>,
-    pub(super) elicitations: Option<u32>,
-    pub(super) samplings: Option<u32>,
-    pub(super) sample_tokens: Option<u32>,
-}
-
 /// One checked section (defaults, component or tool); `None` = inherit.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(super) struct Section {
@@ -267,21 +249,7 @@ impl Section {
                 hosts: Some(hosts.clone()),
             };
         }
-        let p = &self.limits;
-        let l = &mut s.limits;
-        l.memory = p.memory.unwrap_or(l.memory);
-        l.time = p.time.unwrap_or(l.time);
-        l.fuel = p.fuel.or(l.fuel);
-        l.output = p.output.unwrap_or(l.output);
-        l.log = p.log.unwrap_or(l.log);
-        l.concurrency = p.concurrency.unwrap_or(l.concurrency);
-        l.write = p.write.unwrap_or(l.write);
-        l.files = p.files.unwrap_or(l.files);
-        l.open = p.open.unwrap_or(l.open);
-        l.messages = p.messages.unwrap_or(l.messages);
-        l.elicitations = p.elicitations.unwrap_or(l.elicitations);
-        l.samplings = p.samplings.unwrap_or(l.samplings);
-        l.sample_tokens = p.sample_tokens.unwrap_or(l.sample_tokens);
+        self.limits.apply_to(&mut s.limits);
     }
 }
 

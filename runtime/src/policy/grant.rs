@@ -5,7 +5,8 @@
 //! capabilities. Nothing a client sends can change one.
 
 use std::path::PathBuf;
-use std::time::Duration;
+
+use super::limits::Limits;
 
 /// How a granted folder is mounted for one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -113,60 +114,6 @@ impl Consent {
             Consent::Deny => "deny",
             Consent::Allow => "allow",
             Consent::Confirm => "confirm",
-        }
-    }
-}
-
-/// Resource limits of one call.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Linear memory (all memories of the instance together), in bytes.
-    pub memory: u64,
-    /// Wall-clock time of one call.
-    pub time: Duration,
-    /// Fuel (instructions, roughly); `None` = not metered.
-    pub fuel: Option<u64>,
-    /// Size of the result (content + structured JSON), in bytes.
-    pub output: u64,
-    /// Guest stdout + stderr kept, in bytes; the rest is dropped with a note.
-    pub log: u64,
-    /// Calls of one tool running at the same time.
-    pub concurrency: u32,
-    /// Bytes one call may write into its granted folders (`write`,
-    /// `set-size` growth, file streams together).
-    pub write: u64,
-    /// Files, folders and links one call may create in its granted folders.
-    pub files: u64,
-    /// Descriptors (open files and folders) one call may hold at once.
-    pub open: u64,
-    /// `host::log` and `host::progress` messages one call may send its
-    /// client (their bytes count against `log`).
-    pub messages: u64,
-    /// Elicitation requests (`host.elicit`, `host.elicit-url`) per call.
-    pub elicitations: u32,
-    /// Sampling requests (`host.sample`) per call.
-    pub samplings: u32,
-    /// The most tokens one sampling request may ask for: a request asking
-    /// more is capped to this (the tool sees `stop-reason` `maxTokens`).
-    pub sample_tokens: u32,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            memory: 64 << 20,
-            time: Duration::from_secs(5),
-            fuel: None,
-            output: 1 << 20,
-            log: 64 << 10,
-            concurrency: 16,
-            write: 256 << 20,
-            files: 4096,
-            open: 256,
-            messages: 1000,
-            elicitations: 3,
-            samplings: 3,
-            sample_tokens: 1024,
         }
     }
 }

@@ -18,7 +18,9 @@
 //! - [`effective()`]: settings narrowed by the tool's hints → [`Grant`], the
 //!   only capability input of the sandbox;
 //! - the grant types: [`Grant`], [`Mount`], [`Access`], [`NetworkGrant`],
-//!   [`Consent`], [`Limits`], [`Narrowing`];
+//!   [`Consent`], [`Narrowing`];
+//! - [`limits`](mod@limits): [`Limits`], each limit declared once (its
+//!   key, unit, default, check and how `inspect` shows it);
 //! - [`wassette`]: a wassette policy (YAML) converted into a policy section
 //!   (`airlock policy import`).
 
@@ -29,6 +31,7 @@ mod error;
 pub mod file;
 mod grant;
 pub mod host;
+pub mod limits;
 pub mod network;
 mod network_keys;
 mod oauth;
@@ -47,6 +50,7 @@ pub use file::{
 };
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
+pub use limits::{LIMIT_KEYS, LimitKey, Limits, Shown};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
 pub use oauth::{ClaimGrant, Gives, OAuth, ScopeGrant, ScopedAccess};
 pub use units::{format_duration, format_size};

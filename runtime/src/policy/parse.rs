@@ -13,10 +13,10 @@ use toml::Spanned;
 use super::HostPattern;
 use super::context::Parser;
 use super::error::PolicyError;
-use super::file::{ComponentPolicy, Folder, LimitsPatch, Policy, Section, Token};
+use super::file::{ComponentPolicy, Folder, Policy, Section, Token};
 use super::grant::{Asks, Consent};
-use super::raw::{RawAsk, RawComponent, RawEnv, RawFolder, RawLimits, RawSection, RawVerify};
-use super::units::Size;
+use super::limits::{LimitsPatch, RawLimits};
+use super::raw::{RawAsk, RawComponent, RawEnv, RawFolder, RawSection, RawVerify};
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
 
@@ -397,52 +397,9 @@ impl Parser<'_> {
         Ok((name, value))
     }
 
+    /// A section's limits, as declared in `limits.rs`.
     fn limits(&self, raw: RawLimits) -> LimitsPatch {
-        // A zero limit would make every call fail; it is always a mistake.
-        let nonzero = |name: &str, value: Option<(u64, usize)>| match value {
-            Some((0, at)) => {
-                self.report(self.error(at, format!("limit {name} must be greater than 0")));
-                None
-            }
-            Some((v, _)) => Some(v),
-            None => None,
-        };
-        let time = match raw.time {
-            Some(t) if t.get_ref().0.is_zero() => {
-                self.report(self.error(t.span().start, "limit time must be greater than 0"));
-                None
-            }
-            t => t.map(|t| t.into_inner().0),
-        };
-        let sized = |s: &Option<Spanned<Size>>| s.as_ref().map(|s| (s.get_ref().0, s.span().start));
-        let counted = |n: &Option<Spanned<u64>>| n.as_ref().map(|n| (*n.get_ref(), n.span().start));
-        LimitsPatch {
-            memory: nonzero("memory", sized(&raw.memory)),
-            time,
-            fuel: nonzero("fuel", counted(&raw.fuel)),
-            output: nonzero("output", sized(&raw.output)),
-            log: raw.log.map(|l| l.0),
-            concurrency: nonzero(
-                "concurrency",
-                raw.concurrency
-                    .as_ref()
-                    .map(|c| (u64::from(*c.get_ref()), c.span().start)),
-            )
-            .and_then(|c| u32::try_from(c).ok()),
-            write: nonzero("write", sized(&raw.write)),
-            files: nonzero("files", counted(&raw.files)),
-            open: nonzero("open", counted(&raw.open)),
-            messages: counted(&raw.messages).map(|(n, _)| n),
-            elicitations: raw.elicitations.map(Spanned::into_inner),
-            samplings: raw.samplings.map(Spanned::into_inner),
-            sample_tokens: nonzero(
-                "sample-tokens",
-                raw.sample_tokens
-                    .as_ref()
-                    .map(|n| (u64::from(*n.get_ref()), n.span().start)),
-            )
-            .and_then(|n| u32::try_from(n).ok()),
-        }
+        raw.check(|at, message| self.report(self.error(at, message)))
     }
 }
 

@@ -15,8 +15,8 @@ use toml::de::{DeTable, DeValue};
 
 use super::file::FolderMode;
 use super::grant::Consent;
+use super::limits::RawLimits;
 use super::network::Roots;
-use super::units::{Size, Time};
 
 #[derive(Default)]
 pub(super) struct RawPolicy {
@@ -97,25 +97,6 @@ pub(super) struct RawFolder {
     pub(super) guest: Spanned<String>,
     #[serde(default)]
     pub(super) mode: FolderMode,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawLimits {
-    pub(super) memory: Option<Spanned<Size>>,
-    pub(super) time: Option<Spanned<Time>>,
-    pub(super) fuel: Option<Spanned<u64>>,
-    pub(super) output: Option<Spanned<Size>>,
-    pub(super) log: Option<Size>,
-    pub(super) concurrency: Option<Spanned<u32>>,
-    pub(super) write: Option<Spanned<Size>>,
-    pub(super) files: Option<Spanned<u64>>,
-    pub(super) open: Option<Spanned<u64>>,
-    pub(super) messages: Option<Spanned<u64>>,
-    pub(super) elicitations: Option<Spanned<u32>>,
-    pub(super) samplings: Option<Spanned<u32>>,
-    #[serde(rename = "sample-tokens")]
-    pub(super) sample_tokens: Option<Spanned<u32>>,
 }
 
 /// One kind of request to the client a tool may make (`ask`).

@@ -11,11 +11,11 @@ use serde::de::{self, Deserializer, Visitor};
 /// A size in bytes: an integer, or a string with a unit (`B`, `KiB`, `MiB`,
 /// `GiB`), e.g. `"64MiB"` or `"512 KiB"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Size(pub u64);
+pub struct Size(pub u64);
 
 /// A duration: a string with a unit (`ms`, `s`, `m`), e.g. `"5s"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Time(pub Duration);
+pub struct Time(pub Duration);
 
 /// Splits `"64 MiB"` into `(64, "MiB")`.
 fn split_number(text: &str) -> Option<(u64, &str)> {

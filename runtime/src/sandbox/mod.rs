@@ -163,24 +163,9 @@ pub struct RawOutput {
     pub guest_log: (String, u64),
 }
 
-/// A limit for loading: listing tools must be quick and small.
-pub const DESCRIBE_LIMITS: Limits = Limits {
-    memory: 256 << 20,
-    time: Duration::from_secs(10),
-    fuel: None,
-    output: 8 << 20,
-    log: 64 << 10,
-    concurrency: 1,
-    // Listing gets no folders; these only keep the budgets well-defined.
-    write: 0,
-    files: 0,
-    open: 16,
-    messages: 100,
-    // Listing asks nothing of a client (no grant has `ask`).
-    elicitations: 0,
-    samplings: 0,
-    sample_tokens: 0,
-};
+/// A limit for loading: listing tools must be quick and small (each
+/// limit's value for this is declared with it, in `policy/limits.rs`).
+pub const DESCRIBE_LIMITS: Limits = Limits::DESCRIBE;
 
 /// The engines of both tiers, their linkers and the epoch ticker.
 pub struct Sandbox {
