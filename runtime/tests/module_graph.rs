@@ -726,3 +726,65 @@ fn a_new_project_holds_every_helper_its_files_import() {
         }
     }
 }
+
+/// String literals of one file, outside test code.
+#[derive(Default)]
+struct Literals(Vec<String>);
+
+impl<'ast> Visit<'ast> for Literals {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !is_test(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+        self.0.push(lit.value());
+    }
+}
+
+/// The transports ask the method table what a request is (a session's
+/// opening, a list that waits for loading components, headers to check)
+/// instead of matching method names: no transport file names a method the
+/// table has, outside its tests.
+#[test]
+fn the_transports_name_no_method_of_the_table() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let table = std::fs::read_to_string(src.join("protocol/mcp/dispatch.rs")).expect("dispatch.rs");
+    let methods: BTreeSet<&str> = table
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("name: \""))
+        .filter_map(|rest| rest.split('"').next())
+        .collect();
+    assert!(
+        methods.contains("tools/call") && methods.len() >= 20,
+        "{methods:?}"
+    );
+    for (module, text) in crate_sources(&src, &["main.rs"]) {
+        if module.first().map(String::as_str) != Some("transport") {
+            continue;
+        }
+        let file = syn::parse_file(&text).expect("a transport file parses");
+        let mut literals = Literals::default();
+        literals.visit_file(&file);
+        let named: Vec<&String> = literals
+            .0
+            .iter()
+            .filter(|l| methods.contains(l.as_str()))
+            .collect();
+        assert!(
+            named.is_empty(),
+            "transport::{} names {named:?}: ask the method table \
+             (protocol::mcp::dispatch) instead",
+            module[1..].join("::")
+        );
+    }
+}

@@ -6,29 +6,16 @@
 //! component still loading after the bound joins later, with
 //! `list_changed`, as before.
 
-use crate::protocol::jsonrpc::{Incoming, Message};
+use crate::protocol::jsonrpc::Incoming;
+use crate::protocol::mcp::dispatch;
 use crate::runtime::Runtime;
 use crate::runtime::loading::LIST_WAIT;
 
-/// The requests whose answer lists what the components give.
-const LISTS: [&str; 4] = [
-    "tools/list",
-    "resources/list",
-    "resources/templates/list",
-    "prompts/list",
-];
-
-/// Whether `incoming` lists what components give while some still load:
-/// then it should wait ([`settled`]), beside the reading of what follows.
+/// Whether `incoming` lists what components give (the method table says
+/// which methods do) while some still load: then it should wait
+/// ([`settled`]), beside the reading of what follows.
 pub fn waits(incoming: &Incoming, runtime: &Runtime) -> bool {
-    let lists =
-        |m: &Message| matches!(m, Message::Request(r) if LISTS.contains(&r.method.as_str()));
-    let any = match incoming {
-        Incoming::Single(message) => lists(message),
-        Incoming::Batch(messages) => messages.iter().any(lists),
-        Incoming::Error(_) => false,
-    };
-    any && runtime.still_loading() > 0
+    dispatch::awaits_loading(incoming) && runtime.still_loading() > 0
 }
 
 /// Waits until the start's components have all loaded or been refused, or

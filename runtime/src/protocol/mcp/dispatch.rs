@@ -3,11 +3,13 @@
 //! A method is one entry in [`METHODS`]: its name, the revisions that have
 //! it, what its caller needs (tasks on, a token), what it holds while it
 //! runs (a call, a wait), the params field its `Mcp-Name` header mirrors
-//! (2026-07-28), and its handler. Transports ask the table what a message
-//! is before it runs ([`long_kind`], [`name_field`], [`is_stateless`]) and
-//! get back a typed answer ([`Answered`]: the body and its error code), so
-//! no transport reads an answer's JSON back or decides a method's facts
-//! again. The capabilities `initialize` and `server/discover` announce are
+//! (2026-07-28), what a transport does with it first ([`Before`]: open a
+//! session, wait for loading components, check mirrored headers), and its
+//! handler. Transports ask the table what a message is before it runs
+//! ([`long_kind`], [`name_field`], [`is_stateless`], [`before`],
+//! [`awaits_loading`]) and never match a method's name; they get back a
+//! typed answer ([`Answered`]: the body and its error code), so no
+//! transport reads an answer's JSON back or decides a method's facts again. The capabilities `initialize` and `server/discover` announce are
 //! read from the same table.
 
 use std::future::Future;
@@ -22,7 +24,8 @@ use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_met
 use super::revision::{META_VERSION, Revision};
 use super::server::Server;
 use super::session::Session;
-use super::{completion, lifecycle, prompts, resources, subscriptions, tasks, tools};
+use super::{completion, lifecycle, mirrored, prompts, resources, subscriptions, tasks, tools};
+use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Request};
 use crate::protocol::outbox::Outbox;
 use crate::tool::Level;
@@ -68,6 +71,33 @@ enum Handling {
     Session,
 }
 
+/// A check of a request's HTTP headers against its params (2026-07-28):
+/// `Err` is the error a transport answers with 400.
+pub type HeaderCheck = for<'h> fn(
+    &Server,
+    Option<&Token>,
+    &Request,
+    &'h dyn Fn(&str) -> Option<&'h str>,
+) -> Result<(), ErrorObject>;
+
+/// What a transport does with a request of a method before the dispatch
+/// runs it: asked of the table, so no transport matches a method's name.
+#[derive(Clone, Copy)]
+pub enum Before {
+    /// Nothing: the dispatch runs it.
+    Nothing,
+    /// It opens a session (`initialize`): the transport makes the session
+    /// and names it in the answer.
+    OpensSession,
+    /// It lists what the components offer: while the start's components
+    /// still load it waits for them (bounded), so a first list is not
+    /// empty.
+    AwaitsLoading,
+    /// Over HTTP its headers mirror some of its params, checked before it
+    /// runs.
+    ChecksHeaders(HeaderCheck),
+}
+
 /// One MCP method: everything the server knows of it.
 pub struct Method {
     pub name: &'static str,
@@ -77,6 +107,8 @@ pub struct Method {
     pub long: Option<Long>,
     /// The params field its `Mcp-Name` header mirrors (2026-07-28).
     pub name_field: Option<&'static str>,
+    /// What a transport does with it before it runs.
+    pub before: Before,
     handling: Handling,
 }
 
@@ -100,6 +132,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::OpensSession,
         handling: Handling::Session,
     },
     Method {
@@ -108,6 +141,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: Handling::Session,
     },
     Method {
@@ -116,6 +150,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(
             |ctx, _params| Answer::Result(lifecycle::discover(capabilities(
                 ctx.revision,
@@ -129,6 +164,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| lifecycle::set_level(ctx, &params).into()),
     },
     Method {
@@ -137,6 +173,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::AwaitsLoading,
         handling: handler!(|ctx, params| tools::list(ctx, &params).into()),
     },
     Method {
@@ -145,6 +182,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: Some(Long::Call),
         name_field: Some("name"),
+        before: Before::ChecksHeaders(mirrored::check),
         handling: handler!(|ctx, params| tools::call(ctx, &mut params).await),
     },
     Method {
@@ -153,6 +191,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Tasks,
         long: None,
         name_field: Some("taskId"),
+        before: Before::Nothing,
         handling: handler!(|ctx, params| tasks::get(ctx, &params).await.into()),
     },
     Method {
@@ -161,6 +200,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Tasks,
         long: None,
         name_field: Some("taskId"),
+        before: Before::Nothing,
         handling: handler!(|ctx, params| tasks::cancel(ctx, &params).await.into()),
     },
     Method {
@@ -169,6 +209,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Tasks,
         long: Some(Long::Wait),
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| tasks::result(ctx, &params).await),
     },
     Method {
@@ -177,6 +218,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::TasksAndToken,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| tasks::list(ctx, &params).await.into()),
     },
     Method {
@@ -185,6 +227,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Tasks,
         long: None,
         name_field: Some("taskId"),
+        before: Before::Nothing,
         handling: handler!(|ctx, params| tasks::update(ctx, &params).await.into()),
     },
     Method {
@@ -193,6 +236,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: Some(Long::Wait),
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| subscriptions::listen(ctx, &params).await),
     },
     Method {
@@ -201,6 +245,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::AwaitsLoading,
         handling: handler!(|ctx, params| resources::list(ctx, &params).into()),
     },
     Method {
@@ -209,6 +254,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::AwaitsLoading,
         handling: handler!(|ctx, params| resources::templates(ctx, &params).into()),
     },
     Method {
@@ -217,6 +263,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: Some(Long::Call),
         name_field: Some("uri"),
+        before: Before::Nothing,
         handling: handler!(|ctx, params| resources::read(ctx, &params).await),
     },
     Method {
@@ -225,6 +272,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| resources::subscribe(ctx, &params).into()),
     },
     Method {
@@ -233,6 +281,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| resources::unsubscribe(ctx, &params).into()),
     },
     Method {
@@ -241,6 +290,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: None,
         name_field: None,
+        before: Before::AwaitsLoading,
         handling: handler!(|ctx, params| prompts::list(ctx, &params).into()),
     },
     Method {
@@ -249,6 +299,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: Some(Long::Call),
         name_field: Some("name"),
+        before: Before::Nothing,
         handling: handler!(|ctx, params| prompts::get(ctx, &params).await),
     },
     Method {
@@ -257,6 +308,7 @@ static METHODS: [Method; 20] = [
         needs: Needs::Nothing,
         long: Some(Long::Call),
         name_field: None,
+        before: Before::Nothing,
         handling: handler!(|ctx, params| completion::complete(ctx, &params).await),
     },
 ];
@@ -359,11 +411,27 @@ pub fn name_field(method_name: &str) -> Option<&'static str> {
     method(method_name)?.name_field
 }
 
+/// What a transport does with `request` before the dispatch runs it.
+pub fn before(request: &Request) -> Before {
+    method(&request.method).map_or(Before::Nothing, |m| m.before)
+}
+
+/// Whether a request in `incoming` lists what the components offer, and so
+/// waits for the start's components still loading.
+pub fn awaits_loading(incoming: &Incoming) -> bool {
+    let lists = |m: &Message| matches!(m, Message::Request(r) if matches!(before(r), Before::AwaitsLoading));
+    match incoming {
+        Incoming::Single(message) => lists(message),
+        Incoming::Batch(messages) => messages.iter().any(lists),
+        Incoming::Error(_) => false,
+    }
+}
+
 /// The revision a request declares for itself: 2026-07-28 when its
 /// `_meta` names a revision, or when its method exists only there (it then
 /// fails that revision's checks); `None` for a request of a session.
 pub fn declared(request: &Request) -> Option<Revision> {
-    if request.method == "initialize" {
+    if matches!(before(request), Before::OpensSession) {
         return None;
     }
     let names_one = request
@@ -562,6 +630,45 @@ mod tests {
     }
 
     const META: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+    #[test]
+    fn the_table_says_what_a_transport_does_before_a_request_runs() {
+        let request = |method: &str| {
+            request(&format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"{method}"}}"#
+            ))
+        };
+        assert!(matches!(
+            before(&request("initialize")),
+            Before::OpensSession
+        ));
+        assert!(matches!(
+            before(&request("tools/call")),
+            Before::ChecksHeaders(_)
+        ));
+        for list in [
+            "tools/list",
+            "resources/list",
+            "resources/templates/list",
+            "prompts/list",
+        ] {
+            assert!(
+                matches!(before(&request(list)), Before::AwaitsLoading),
+                "{list}"
+            );
+            let one = Incoming::Single(Message::Request(request(list)));
+            assert!(awaits_loading(&one), "{list}");
+        }
+        for other in ["ping", "tools/call", "resources/read", "no/such"] {
+            let one = Incoming::Single(Message::Request(request(other)));
+            assert!(!awaits_loading(&one), "{other}");
+        }
+        let batch = Incoming::Batch(vec![
+            Message::Request(request("ping")),
+            Message::Request(request("prompts/list")),
+        ]);
+        assert!(awaits_loading(&batch));
+    }
 
     #[test]
     fn stateless_requests_are_recognized() {

@@ -36,6 +36,7 @@ pub mod dispatch;
 pub mod inputs;
 pub mod lifecycle;
 pub mod listeners;
+pub mod mirrored;
 pub mod offers;
 pub mod outcome;
 pub mod prompts;

@@ -21,6 +21,8 @@ pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 pub const MISSING_CAPABILITY: i64 = -32021;
 /// The requested protocol version is not served.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// HTTP headers disagree with the body, or are missing (2026-07-28).
+pub const HEADER_MISMATCH: i64 = -32020;
 
 /// What the client can do, as the request (2026-07-28) or the session's
 /// `initialize` declared it.

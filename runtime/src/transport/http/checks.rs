@@ -19,12 +19,9 @@ pub use crate::args::decode_header_value;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::dispatch::name_field;
-use crate::protocol::mcp::request::{MISSING_CAPABILITY, UNSUPPORTED_VERSION};
+use crate::protocol::mcp::request::{HEADER_MISMATCH, MISSING_CAPABILITY, UNSUPPORTED_VERSION};
 
 type Response = hyper::Response<BoxBody>;
-
-/// HTTP headers disagree with the body, or are missing (2026-07-28).
-pub const HEADER_MISMATCH: i64 = -32020;
 
 /// The host part of `host[:port]` or `[v6]:port`, lower-cased.
 fn host_name(authority: &str) -> &str {

@@ -22,18 +22,15 @@ use super::body::{
     BoxBody, CatchPanic, Panicked, busy, draining, empty, json, refused, rpc_error_status, sse,
     sse_event,
 };
-use super::checks::{
-    HEADER_MISMATCH, check_headers, check_json_content_type, read_body, stateless_status,
-};
+use super::checks::{check_headers, check_json_content_type, read_body, stateless_status};
 use super::shared::{Entry, Shared, stream_slot};
-use crate::args::check_param_headers;
 use crate::call::Caller;
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message};
 use crate::protocol::mcp::Session;
-use crate::protocol::mcp::dispatch::{self, Answered};
+use crate::protocol::mcp::dispatch::{self, Answered, Before};
 use crate::protocol::mcp::request::Meta;
-use crate::protocol::mcp::request::{read_meta, unsupported_version};
+use crate::protocol::mcp::request::{HEADER_MISMATCH, read_meta, unsupported_version};
 use crate::protocol::mcp::revision::{META_VERSION, Revision};
 use crate::protocol::outbox::Outbox;
 use crate::sync::lock;
@@ -89,10 +86,10 @@ async fn post_checked(
         ));
     }
     let stateless = dispatch::is_stateless(version.flatten(), single);
-    if single.is_some_and(|r| r.method == "initialize") {
+    if let Some(opening) = single.filter(|r| matches!(dispatch::before(r), Before::OpensSession)) {
         if stateless {
-            // Revision 2026-07-28 has no initialize.
-            let error = ErrorObject::method_not_found("initialize");
+            // Revision 2026-07-28 opens no session.
+            let error = ErrorObject::method_not_found(&opening.method);
             return Err(json(
                 StatusCode::NOT_FOUND,
                 &jsonrpc::error_response(&id, &error),
@@ -105,7 +102,7 @@ async fn post_checked(
     }
     let (session, meta) = if stateless {
         let meta = check_stateless(&headers, &incoming)?;
-        check_mirrored_params(shared, &headers, single, token.as_ref())?;
+        check_mirrored(shared, &headers, single, token.as_ref())?;
         let caller = Caller::of(token.as_ref(), Caller::Peer(peer));
         (shared.server.open_session(token, caller), meta)
     } else {
@@ -342,42 +339,25 @@ fn check_stateless(
     Ok(Some(meta))
 }
 
-/// Checks a 2026-07-28 `tools/call`'s `Mcp-Param-*` headers against its
-/// arguments, for the parameters its tool mirrors (`x-mcp-header`): 400
-/// with -32020 when one is missing or says something else. A tool that is
-/// not served, or not to this token, is left to the call, which answers it
-/// as unknown (the headers must not tell what the token cannot see).
+/// Runs the header check the method table names for a 2026-07-28 request
+/// (a `tools/call`'s mirrored parameters): 400 with its error when the
+/// headers disagree with the body.
 #[allow(clippy::result_large_err)]
-fn check_mirrored_params(
+fn check_mirrored(
     shared: &Shared,
     headers: &HeaderMap,
     request: Option<&jsonrpc::Request>,
     token: Option<&Token>,
 ) -> Result<(), Response<BoxBody>> {
-    let Some(request) = request.filter(|r| r.method == "tools/call") else {
+    let Some(request) = request else {
         return Ok(());
     };
-    let params = request.params.as_ref();
-    let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
+    let Before::ChecksHeaders(check) = dispatch::before(request) else {
         return Ok(());
     };
-    let catalog = shared.server.runtime.catalog();
-    let Some(tool) = catalog
-        .tool(name)
-        .filter(|_| token.is_none_or(|t| t.allows_tool(name)))
-    else {
-        return Ok(());
-    };
-    let mirrored = tool.args.param_headers();
-    if mirrored.is_empty() {
-        return Ok(());
-    }
-    let empty = Value::Object(Default::default());
-    let arguments = params.and_then(|p| p.get("arguments")).unwrap_or(&empty);
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    check_param_headers(mirrored, arguments, header).map_err(|message| {
+    check(&shared.server, token, request, &header).map_err(|error| {
         let id = request.id.clone().unwrap_or_else(Id::null);
-        let error = ErrorObject::new(HEADER_MISMATCH, message);
         json(
             StatusCode::BAD_REQUEST,
             &jsonrpc::error_response(&id, &error),
