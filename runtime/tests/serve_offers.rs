@@ -348,6 +348,17 @@ impl Stdio2 {
         files: &[std::path::PathBuf],
         extra: &[&str],
     ) -> Stdio2 {
+        Self::spawn(policy, files, extra, None)
+    }
+
+    /// Like [`Self::start_with`]; with a `log`, the runtime's log goes
+    /// there, from `info` up.
+    fn spawn(
+        policy: Option<&std::path::Path>,
+        files: &[std::path::PathBuf],
+        extra: &[&str],
+        log: Option<std::fs::File>,
+    ) -> Stdio2 {
         let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
         command
             .args(["serve", "--stdio", "--load-wait", "600"])
@@ -355,6 +366,10 @@ impl Stdio2 {
         if let Some(policy) = policy {
             command.arg("--policy").arg(policy);
         }
+        match log {
+            Some(log) => command.env("AIRLOCK_LOG", "info").stderr(log),
+            None => command.stderr(Stdio::null()),
+        };
         let mut child = command
             .args(files)
             .env(
@@ -363,7 +378,6 @@ impl Stdio2 {
             )
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
             .expect("start airlock");
         let stdin = child.stdin.take().expect("stdin");
@@ -1327,4 +1341,59 @@ fn a_component_without_tools_is_served_for_what_it_offers() {
         prompts.last().expect("answer")["result"]["prompts"],
         json!([])
     );
+}
+
+/// A prompt's request to the client that its grant refuses leaves in the
+/// runtime's log what a tool call's leaves: a warning naming what was
+/// entered, its call id and the key that would allow it, and the line of
+/// its end — one path records every entry into a guest.
+#[test]
+fn a_refused_request_of_a_prompt_is_a_warning_in_the_log_as_a_tool_calls_is() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log_path = dir.path().join("airlock.log");
+    let log = std::fs::File::create(&log_path).expect("log file");
+    let mut stdio = Stdio2::spawn(None, &offers(), &[], Some(log));
+    stdio.request(
+        0,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {"elicitation": {}},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    stdio.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let prompt = stdio.request(1, "prompts/get", json!({"name": "ask_topic"}));
+    assert_eq!(
+        prompt.last().expect("answer")["error"]["code"],
+        -32000,
+        "{prompt:?}"
+    );
+    let call = stdio.request(
+        2,
+        "tools/call",
+        json!({"name": "open_link", "arguments": {"url": "https://example.com/"}}),
+    );
+    assert_eq!(
+        call.last().expect("answer")["result"]["isError"],
+        true,
+        "{call:?}"
+    );
+    // Both are logged before they are answered: the log is complete.
+    drop(stdio);
+    let text = std::fs::read_to_string(&log_path).expect("log");
+    for entered in ["prompt:ask_topic", "open_link"] {
+        let lines: Vec<&str> = text.lines().filter(|l| l.contains(entered)).collect();
+        let warning = lines
+            .iter()
+            .find(|l| l.contains("WARN"))
+            .unwrap_or_else(|| panic!("no warning naming {entered} in:\n{text}"));
+        assert!(
+            warning.contains("refused an elicitation/create request")
+                && warning.contains("add \"elicit\" to `ask`")
+                && warning.contains("call="),
+            "{warning}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("call ended")),
+            "no end of {entered} in:\n{text}"
+        );
+    }
 }

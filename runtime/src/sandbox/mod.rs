@@ -370,19 +370,36 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<RawOutput, RunError>, Teardown) {
-        let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
-            Ok(run) => run,
-            Err(err) => return (Err(err), Teardown::none()),
-        };
-        let result = match pre {
+        let call = |run: &mut Run| match pre {
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
             Linked::Wasmcp(pre) => run.call_wasmcp(pre, name, arguments),
         };
-        // The one way out of the sandbox for the result: redacted here.
+        self.run_granted(pre, grant, observer, cancel, call, redact::Redactor::output)
+    }
+
+    /// Runs `body` in a fresh instance of `pre`'s component provisioned
+    /// with exactly `grant` — a tool call, a read, a prompt or a
+    /// completion alike. What it hands back passes `redact` (its error the
+    /// redactor's own), the one way out of the sandbox, and comes with the
+    /// run's [`Teardown`].
+    fn run_granted<T>(
+        &self,
+        pre: &Linked,
+        grant: &Grant,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+        body: impl FnOnce(&mut Run) -> Result<T, RunError>,
+        redact: impl FnOnce(&redact::Redactor, T) -> T,
+    ) -> (Result<T, RunError>, Teardown) {
+        let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
+            Ok(run) => run,
+            Err(err) => return (Err(err), Teardown::none()),
+        };
+        let result = body(&mut run);
         let redactor = &run.store.data().redactor;
         let result = result
-            .map(|raw| redactor.output(raw))
+            .map(|answer| redact(redactor, answer))
             .map_err(|err| redactor.error(err));
         let teardown = Teardown {
             store: Some(run.store),

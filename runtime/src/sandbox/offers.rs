@@ -11,7 +11,7 @@ use wasmtime::component::TypedFunc;
 
 use super::bindings::{completions, prompts, resources, types};
 use super::{CallState, CancelToken, Linked, RawOutput, Run, RunError, Sandbox};
-use super::{Teardown, ToolPre, provision};
+use super::{Teardown, ToolPre};
 use crate::observe::CallObserver;
 use crate::offer::{
     Annotations, Completion, CompletionRef, DescribedOffers, MAX_COMPLETIONS, OfferRequest,
@@ -106,35 +106,28 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<OfferOutcome, RunError>, Teardown) {
-        let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
-            Ok(run) => run,
-            Err(err) => return (Err(err), Teardown::none()),
+        let offer = |run: &mut Run| {
+            let returned = match pre {
+                Linked::Tool(pre) => {
+                    let result = tool_offer(run, pre, request);
+                    run.store.data_mut().flush_notices();
+                    run.finish(result)
+                }
+                Linked::Wasmcp(pre) => run.wasmcp_offer(&pre.pre, &pre.offers, request),
+                Linked::Functions(_) => Err(RunError::Setup(
+                    "the component offers no resources or prompts".into(),
+                )),
+            };
+            returned.and_then(|returned| match returned {
+                Ok(outcome) => checked(outcome, run.limits.output),
+                Err(types::Error::InvalidArguments(m)) => Err(RunError::InvalidArguments(m)),
+                Err(types::Error::Failed(m)) => Err(run.failed(m)),
+            })
         };
-        let returned = match pre {
-            Linked::Tool(pre) => {
-                let result = tool_offer(&mut run, pre, request);
-                run.store.data_mut().flush_notices();
-                run.finish(result)
-            }
-            Linked::Wasmcp(pre) => run.wasmcp_offer(&pre.pre, &pre.offers, request),
-            Linked::Functions(_) => Err(RunError::Setup(
-                "the component offers no resources or prompts".into(),
-            )),
+        let redact = |redactor: &super::redact::Redactor, outcome: OfferOutcome| {
+            outcome.map(|offered| redacted(redactor, offered))
         };
-        let outcome = returned.and_then(|returned| match returned {
-            Ok(outcome) => checked(outcome, run.limits.output),
-            Err(types::Error::InvalidArguments(m)) => Err(RunError::InvalidArguments(m)),
-            Err(types::Error::Failed(m)) => Err(run.failed(m)),
-        });
-        // The one way out of the sandbox for the answer: redacted here.
-        let redactor = &run.store.data().redactor;
-        let outcome = outcome
-            .map(|o| o.map(|offered| redacted(redactor, offered)))
-            .map_err(|err| redactor.error(err));
-        let teardown = Teardown {
-            store: Some(run.store),
-        };
-        (outcome, teardown)
+        self.run_granted(pre, grant, observer, cancel, offer, redact)
     }
 }
 
