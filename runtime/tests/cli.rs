@@ -310,6 +310,33 @@ fn check_shows_only_the_roots_limit_for_a_tool_that_may_only_list_roots() {
     assert!(!text.contains("restock:"), "{text}");
 }
 
+/// `limits.roots-requests` (10 a call by default) is the policy's to set:
+/// `check` shows the value given, and refuses a value that is no count.
+#[test]
+fn check_shows_a_roots_requests_limit_below_the_default() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("asks.toml");
+    std::fs::write(
+        &policy,
+        "[components.catalog.tools.lookup_price]\nask = [\"roots\"]\n\
+         limits = { roots-requests = 2 }\n",
+    )
+    .expect("write");
+    let out = airlock(&["check", &path(policy.clone()), &path(component("catalog"))]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  lookup_price: ask: roots (per call: 2 roots request(s))\n"),
+        "{text}"
+    );
+    std::fs::write(&policy, "[defaults.limits]\nroots-requests = \"many\"\n").expect("write");
+    let out = airlock(&["check", &path(policy)]);
+    assert_eq!(out.status.code(), Some(5));
+    let err = stderr(&out);
+    assert!(err.contains("asks.toml:2:18:"), "{err}");
+    assert!(err.contains("invalid type"), "{err}");
+}
+
 #[test]
 fn credentials_are_checked_and_shown_without_their_value() {
     const SECRET: &str = "cli-s3cret-value";

@@ -430,13 +430,7 @@ pub(super) fn asks_line(grant: &Grant) -> String {
                 l.samplings, l.sample_tokens
             ),
         ),
-        (
-            asks.roots,
-            format!(
-                "{} roots request(s)",
-                crate::sandbox::asks::MAX_ROOTS_REQUESTS
-            ),
-        ),
+        (asks.roots, format!("{} roots request(s)", l.roots_requests)),
     ]
     .into_iter()
     .filter_map(|(granted, limit)| granted.then_some(limit))

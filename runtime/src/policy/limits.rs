@@ -318,6 +318,10 @@ limits! {
     /// more is capped to this (the tool sees `stop-reason` `maxTokens`).
     sample_tokens: Count32 = 1024, describe 0,
         key "sample-tokens", zero Refused, Ask "sample_tokens" "";
+    /// `roots/list` requests (`host.roots`) per call: they cost the user
+    /// nothing, but a guest must not flood its client with them.
+    roots_requests: Count32 = 10, describe 0,
+        key "roots-requests", zero Allowed, Ask "roots_requests" "";
 }
 
 impl Default for Limits {
@@ -379,7 +383,7 @@ mod tests {
         );
         assert_eq!(
             serde_json::to_string(&l.json(Shown::Ask)).expect("json"),
-            r#"{"elicitations":3,"samplings":3,"sample_tokens":1024}"#
+            r#"{"elicitations":3,"samplings":3,"sample_tokens":1024,"roots_requests":10}"#
         );
     }
 
@@ -392,6 +396,28 @@ mod tests {
         assert_eq!(unique.len(), keys.len(), "{keys:?}");
         assert_eq!(Limits::DEFAULT.shown().len(), LIMIT_KEYS.len());
         assert!(LIMIT_KEYS.iter().all(|k| !k.doc.trim().is_empty()));
+    }
+
+    /// docs/policy.md's table of limits lists each declared limit, with
+    /// its default and whether 0 is refused.
+    #[test]
+    fn the_reference_lists_every_limit() {
+        let docs = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/policy.md");
+        let docs = std::fs::read_to_string(docs).expect("docs/policy.md");
+        for shown in Limits::DEFAULT.shown() {
+            let key = shown.declared.key;
+            let row = docs
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{key}` |")))
+                .unwrap_or_else(|| panic!("docs/policy.md has no row for limits.{key}"));
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let default = shown.text.unwrap_or_else(|| "none".to_string());
+            let zero = match shown.declared.zero {
+                Zero::Refused => "refused",
+                Zero::Allowed => "allowed",
+            };
+            assert_eq!(cells[3..5], [default.as_str(), zero], "{row}");
+        }
     }
 
     #[test]

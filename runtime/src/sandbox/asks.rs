@@ -5,7 +5,7 @@
 //! elicitation send the user only where a client may (https:, or http: to
 //! this machine; the hosts of `elicit-url-hosts`: [`ElicitUrls`])? is it
 //! within the call's limits (`limits.elicitations`, `samplings`,
-//! `sample-tokens`)?
+//! `sample-tokens`, `roots-requests`)?
 //! Then it becomes MCP params, goes to the call's observer (which asks the
 //! client, within the call's deadline and cancellation), and the answer
 //! comes back as the contract's types. Whatever fails is an `ask-error` the
@@ -35,10 +35,6 @@ use serde_json::{Map, Value, json};
 use super::bindings::{host, types};
 use crate::observe::{Ask, AskFailure, AskKind, CallObserver};
 use crate::policy::{Asks, ElicitUrls, Limits};
-
-/// `roots/list` requests one call may make: they cost the user nothing, but
-/// a guest must not flood its client with them.
-pub const MAX_ROOTS_REQUESTS: u32 = 10;
 
 /// The most bytes of a request's params the audit entry keeps (a sampling
 /// request may carry images).
@@ -169,7 +165,7 @@ impl AskState {
             elicitations_left: limits.elicitations,
             samplings_left: limits.samplings,
             sample_tokens: limits.sample_tokens,
-            roots_left: MAX_ROOTS_REQUESTS,
+            roots_left: limits.roots_requests,
             ..AskState::default()
         }
     }
@@ -217,7 +213,7 @@ impl AskState {
                 (&mut self.elicitations_left, "limits.elicitations")
             }
             AskKind::Sample => (&mut self.samplings_left, "limits.samplings"),
-            AskKind::Roots => (&mut self.roots_left, "at most 10 a call"),
+            AskKind::Roots => (&mut self.roots_left, "limits.roots-requests"),
         };
         if *left == 0 {
             let note = format!(
@@ -723,6 +719,31 @@ mod tests {
             .map(|a| a.index)
             .collect();
         assert_eq!(indices, [0, 1, 2, 3, 4], "refused requests take no index");
+    }
+
+    /// `limits.roots-requests` below its default (10) is what a call gets:
+    /// read from the policy, merged into the tool's settings, enforced here.
+    #[test]
+    fn a_policy_s_roots_requests_limit_is_enforced() {
+        let policy = crate::policy::Policy::parse(
+            "[components.c]\nask = [\"roots\"]\nlimits = { roots-requests = 2 }\n",
+            std::path::Path::new("."),
+        )
+        .expect("policy");
+        let settings = policy.settings_for("c", "t");
+        let grant = crate::policy::effective(&settings, crate::tool::Hints::default());
+        assert_eq!(grant.limits.roots_requests, 2);
+        let client = client(Ok(json!({"roots": []})));
+        let mut state = AskState::new(grant.asks, &grant.limits);
+        let now = Instant::now();
+        let mut ask = || state.ask(AskKind::Roots, json!({}), &client, now).unwrap();
+        assert!(ask().is_ok());
+        assert!(ask().is_ok());
+        assert!(matches!(
+            ask(),
+            Err(host::AskError::OverLimit(why)) if why.contains("limits.roots-requests")
+        ));
+        assert_eq!(client.asked.lock().unwrap().len(), 2);
     }
 
     #[test]
