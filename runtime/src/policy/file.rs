@@ -27,12 +27,8 @@
 //! [defaults]
 //! destructive = "deny"        # deny (default) | allow | confirm
 //! limits = { memory = "64MiB", time = "5s", output = "1MiB", log = "64KiB", concurrency = 16 }
-//! # also in limits, per call: write = "256MiB" (bytes written into granted
-//! # folders), files = 4096 (entries created there), open = 256 (descriptors
-//! # held at once), messages = 1000 (host log and progress messages sent to
-//! # the client; their bytes count against `log`), elicitations = 3 and
-//! # samplings = 3 (requests to the client), sample-tokens = 1024 (the most
-//! # tokens a sampling request may ask for; more is capped to it)
+//! # every limit, with its unit, default and what it bounds, is a row of the
+//! # table in `limits.rs` (for operators: docs/policy.md, "Limits")
 //!
 //! # One section per component; the name is the component's file stem.
 //! [components.catalog]
