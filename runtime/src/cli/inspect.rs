@@ -201,7 +201,7 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
         ),
         (
             "limits",
-            Value::Object(l.json(Shown::Limits)),
+            Value::Object(l.json(|shown| shown == Shown::Limits)),
             vec![l.line()],
         ),
         (
@@ -219,7 +219,7 @@ fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
                 // The kinds granted, the limits shown with them, the hosts.
                 let mut ask = serde_json::Map::new();
                 ask.insert("granted".into(), json!(grant.asks.names()));
-                ask.extend(l.json(Shown::Ask));
+                ask.extend(l.json(|shown| matches!(shown, Shown::Ask(_))));
                 let hosts = grant
                     .elicit_urls
                     .hosts
@@ -421,20 +421,12 @@ pub(super) fn asks_line(grant: &Grant) -> String {
     if !asks.any() {
         return "ask: none (the tool may not ask the client anything)".to_string();
     }
-    let limits: Vec<String> = [
-        (asks.elicit, format!("{} elicitation(s)", l.elicitations)),
-        (
-            asks.sample,
-            format!(
-                "{} sampling request(s) of at most {} tokens",
-                l.samplings, l.sample_tokens
-            ),
-        ),
-        (asks.roots, format!("{} roots request(s)", l.roots_requests)),
-    ]
-    .into_iter()
-    .filter_map(|(granted, limit)| granted.then_some(limit))
-    .collect();
+    // The limits of each kind granted, as their declarations word them.
+    let limits: Vec<String> = asks
+        .names()
+        .into_iter()
+        .filter_map(|kind| l.ask_text(kind))
+        .collect();
     // Where a URL elicitation may send the user, when the policy narrows it.
     let urls = match (asks.elicit, grant.elicit_urls.describe()) {
         (true, Some(hosts)) => format!("; elicit-url-hosts: {hosts}"),

@@ -1,4 +1,4 @@
-//! The limits of one call, each declared once, in [`limits!`]'s table: its
+//! The limits of one call, each declared once, in `limits!`'s table: its
 //! field, unit, default, value while a component is described, key in the
 //! policy file, whether 0 is refused, how `airlock inspect` shows it, and
 //! its doc. From the table come [`Limits`] (what a call gets, with
@@ -150,8 +150,9 @@ pub enum Zero {
 pub enum Shown {
     /// In the `limits` line and `--json`'s `limits` object.
     Limits,
-    /// With the `ask` grant (its line is `inspect`'s own prose).
-    Ask,
+    /// With the `ask` grant, and on its line when the kind it bounds
+    /// (`"elicit"`, `"sample"`, `"roots"`) is granted.
+    Ask(&'static str),
     /// Not shown.
     Hidden,
 }
@@ -167,8 +168,8 @@ pub struct LimitKey {
     pub shown: Shown,
     /// Its key in `inspect --json`.
     pub json: &'static str,
-    /// Its part of `inspect`'s `limits` line, `{}` standing for the value
-    /// (empty: not in the line).
+    /// Its part of `inspect`'s `limits` line, or of the ask line, `{}`
+    /// standing for the value (empty: not in the line).
     pub line: &'static str,
 }
 
@@ -187,7 +188,8 @@ macro_rules! limits {
     ($(
         $(#[doc = $doc:literal])*
         $field:ident: $unit:ident = $default:expr, describe $describe:expr,
-            key $key:literal, zero $zero:ident, $shown:ident $json:literal $line:literal;
+            key $key:literal, zero $zero:ident, $shown:ident $(($kind:literal))?
+            $json:literal $line:literal;
     )*) => {
         /// Resource limits of one call.
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -225,7 +227,7 @@ macro_rules! limits {
             key: $key,
             doc: concat!($($doc, "\n",)*),
             zero: Zero::$zero,
-            shown: Shown::$shown,
+            shown: Shown::$shown $(($kind))?,
             json: $json,
             line: $line,
         },)*];
@@ -310,18 +312,22 @@ limits! {
     /// Elicitation requests (`host.elicit`, `host.elicit-url`) per call.
     /// Listing asks nothing of a client.
     elicitations: Count32 = 3, describe 0,
-        key "elicitations", zero Allowed, Ask "elicitations" "";
+        key "elicitations", zero Allowed, Ask("elicit")
+            "elicitations" "{} elicitation(s)";
     /// Sampling requests (`host.sample`) per call.
     samplings: Count32 = 3, describe 0,
-        key "samplings", zero Allowed, Ask "samplings" "";
+        key "samplings", zero Allowed, Ask("sample")
+            "samplings" "{} sampling request(s)";
     /// The most tokens one sampling request may ask for: a request asking
     /// more is capped to this (the tool sees `stop-reason` `maxTokens`).
     sample_tokens: Count32 = 1024, describe 0,
-        key "sample-tokens", zero Refused, Ask "sample_tokens" "";
+        key "sample-tokens", zero Refused, Ask("sample")
+            "sample_tokens" "of at most {} tokens";
     /// `roots/list` requests (`host.roots`) per call: they cost the user
     /// nothing, but a guest must not flood its client with them.
     roots_requests: Count32 = 10, describe 0,
-        key "roots-requests", zero Allowed, Ask "roots_requests" "";
+        key "roots-requests", zero Allowed, Ask("roots")
+            "roots_requests" "{} roots request(s)";
 }
 
 impl Default for Limits {
@@ -346,12 +352,24 @@ impl Limits {
         format!("limits: {}", parts.join(", "))
     }
 
-    /// `inspect --json`'s values of the limits shown with `shown`, by
+    /// The limits of one kind of `ask` (its policy name), as the ask line
+    /// says them: `1 sampling request(s) of at most 500 tokens`.
+    pub fn ask_text(&self, kind: &str) -> Option<String> {
+        let parts: Vec<String> = self
+            .shown()
+            .into_iter()
+            .filter(|s| matches!(s.declared.shown, Shown::Ask(k) if k == kind))
+            .filter_map(|s| Some(s.declared.line.replace("{}", s.text.as_deref()?)))
+            .collect();
+        (!parts.is_empty()).then(|| parts.join(" "))
+    }
+
+    /// `inspect --json`'s values of the limits where `shown` holds, by
     /// their JSON keys, in the table's order.
-    pub fn json(&self, shown: Shown) -> serde_json::Map<String, Value> {
+    pub fn json(&self, shown: impl Fn(Shown) -> bool) -> serde_json::Map<String, Value> {
         self.shown()
             .into_iter()
-            .filter(|s| s.declared.shown == shown)
+            .filter(|s| shown(s.declared.shown))
             .map(|s| (s.declared.json.to_string(), s.json))
             .collect()
     }
@@ -378,12 +396,27 @@ mod tests {
             "limits: memory 64 MiB, time 5s, output 1 MiB, log 64 KiB, 16 concurrent, fuel 5000"
         );
         assert_eq!(
-            serde_json::to_string(&metered.json(Shown::Limits)).expect("json"),
+            serde_json::to_string(&metered.json(|s| s == Shown::Limits)).expect("json"),
             r#"{"memory":67108864,"time_ms":5000,"fuel":5000,"output":1048576,"log":65536,"concurrency":16}"#
         );
         assert_eq!(
-            serde_json::to_string(&l.json(Shown::Ask)).expect("json"),
+            serde_json::to_string(&l.json(|s| matches!(s, Shown::Ask(_)))).expect("json"),
             r#"{"elicitations":3,"samplings":3,"sample_tokens":1024,"roots_requests":10}"#
+        );
+        let asked = Limits {
+            samplings: 1,
+            sample_tokens: 500,
+            ..l
+        };
+        let kinds = ["elicit", "sample", "roots", "mount"].map(|kind| asked.ask_text(kind));
+        assert_eq!(
+            kinds,
+            [
+                Some("3 elicitation(s)".to_string()),
+                Some("1 sampling request(s) of at most 500 tokens".to_string()),
+                Some("10 roots request(s)".to_string()),
+                None,
+            ]
         );
     }
 
