@@ -1397,3 +1397,79 @@ fn a_refused_request_of_a_prompt_is_a_warning_in_the_log_as_a_tool_calls_is() {
         );
     }
 }
+
+/// A component's reads, prompts and completions share one place under its
+/// section's `limits.concurrency`, as a tool's calls share the tool's: over
+/// it they wait in a queue of four times the limit; one that finds the
+/// queue full, or waits its whole `limits.time`, is refused `busy` (and
+/// audited so); a place given back lets the next one run.
+#[test]
+fn reads_and_prompts_take_places_under_the_components_concurrency_limit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let audit = dir.path().join("audit.jsonl");
+    let policy = format!(
+        "audit = {:?}\n[components.offers]\nlimits = {{ concurrency = 1, time = \"1s\" }}\n",
+        audit.display().to_string()
+    );
+    let runtime = support::runtime(&policy, &offers());
+    let read = || {
+        runtime.prepare_offer(
+            Caller::CommandLine,
+            OfferRequest::Read {
+                uri: "test://static-text".into(),
+            },
+        )
+    };
+    let first = read().expect("the one place");
+    let mut queued: Vec<_> = (0..4)
+        .map(|n| read().unwrap_or_else(|e| panic!("{n}: {e}")))
+        .collect();
+    let full = read().map(|_| ()).expect_err("the queue is full");
+    assert!(
+        full.to_string()
+            .starts_with("busy: offers (reads, prompts and completions) runs 1 calls"),
+        "{full}"
+    );
+    // A prompt takes a place among the same.
+    let prompt = runtime
+        .prepare_offer(
+            Caller::CommandLine,
+            OfferRequest::Prompt {
+                name: "greeting".into(),
+                arguments: vec![("name".into(), "Ada".into())],
+            },
+        )
+        .map(|_| ())
+        .expect_err("the queue is full for prompts too");
+    assert_eq!(prompt.kind(), "busy", "{prompt}");
+    // One that waits its whole limits.time never runs.
+    let waited = queued
+        .pop()
+        .expect("queued")
+        .run(Arc::new(Unobserved))
+        .expect_err("it waited in vain");
+    assert_eq!(waited.kind(), "busy", "{waited}");
+    // The place given back, the next in the queue runs.
+    drop(first);
+    match queued.pop().expect("queued").run(Arc::new(Unobserved)) {
+        Ok(Offered::Contents(contents)) => {
+            assert_eq!(
+                contents[0].body,
+                ResourceBody::Text("This is the content of the static text resource.".into())
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    drop(queued);
+    let entries = support::audit_entries(&audit);
+    let outcomes: Vec<&str> = entries
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(outcomes, ["busy", "busy", "busy", "ok"], "{entries:?}");
+    assert_eq!(
+        entries[0]["tool"], "resource:test://static-text",
+        "{}",
+        entries[0]
+    );
+}

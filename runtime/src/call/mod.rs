@@ -132,7 +132,7 @@ pub fn prepare(
     })
 }
 
-type Checked = (Value, Grant, u64, CancelToken, Place);
+type Checked = (Value, Grant, u64, CancelToken, Place<Tool>);
 
 fn check(setting: &Setting<'_>, tool: &Arc<Tool>, arguments: Value) -> Result<Checked, CallError> {
     let grant = grant_for(setting.policy, tool);
@@ -168,7 +168,7 @@ pub struct PreparedCall {
     updates: Arc<ResourceUpdates>,
     /// Held for the call's lifetime: its place under the tool's limit (or
     /// in the queue before it) and in the registry.
-    place: Place,
+    place: Place<Tool>,
     /// Taken when the call ends (once).
     ending: Option<Ending>,
 }

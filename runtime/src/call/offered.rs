@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::on_lane::on_a_lane;
 use super::record::{self, Audited, Entered};
-use super::running::Registered;
+use super::running::Place;
 use super::updates::Publishing;
 use super::{CallError, Caller, Setting, next_call_id};
 use crate::audit::AuditLog;
@@ -233,9 +233,10 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
     }
 }
 
-/// Everything that can be checked before the guest runs. A refusal is
-/// recorded here (metrics, log, audit); the outcome of one that runs when
-/// it ends.
+/// Everything that can be checked before the guest runs, and its place
+/// under the component's concurrency limit (or in the queue before it). A
+/// refusal is recorded here (metrics, log, audit); the outcome of one that
+/// runs when it ends.
 pub fn prepare_offer(
     setting: &Setting<'_>,
     caller: Caller,
@@ -243,14 +244,15 @@ pub fn prepare_offer(
 ) -> Result<PreparedOffer, OfferError> {
     let started = Instant::now();
     let label = declared_label(setting.catalog, &request);
-    let component = match find(setting.catalog, &request) {
-        Ok(component) => component,
-        Err(err) => {
+    let cancel = CancelToken::new();
+    let (id, component, grant, place) = match placed(setting, &request, &cancel) {
+        Ok(placed) => placed,
+        Err((err, found)) => {
             let entered = Entered {
                 id: None,
                 label: label.as_deref(),
                 caller: &caller,
-                digest: None,
+                digest: found.as_ref().map(|c| c.digest.as_str()),
                 grant: None,
             };
             record::ended(
@@ -268,12 +270,10 @@ pub fn prepare_offer(
             return Err(err);
         }
     };
-    let id = next_call_id();
-    let cancel = CancelToken::new();
     Ok(PreparedOffer {
         id,
-        _registered: Registered::new(setting.running, id, &cancel),
-        grant: grant_for_offers(setting.policy, &component),
+        place,
+        grant,
         component,
         label: label.unwrap_or_default(),
         request,
@@ -287,12 +287,33 @@ pub fn prepare_offer(
     })
 }
 
+type Placed = (u64, Arc<Component>, Grant, Place<Component>);
+
+/// The component that serves `request`, its grant, and the request's id
+/// and place under the component's limit; or why not, with the component
+/// when it was found.
+fn placed(
+    setting: &Setting<'_>,
+    request: &OfferRequest,
+    cancel: &CancelToken,
+) -> Result<Placed, (OfferError, Option<Arc<Component>>)> {
+    let component = find(setting.catalog, request).map_err(|err| (err, None))?;
+    let grant = grant_for_offers(setting.policy, &component);
+    let id = next_call_id();
+    let limit = grant.limits.concurrency;
+    match Place::take(setting.running, id, &component, limit, cancel) {
+        Ok(place) => Ok((id, component, grant, place)),
+        Err(err) => Err((err.into(), Some(component))),
+    }
+}
+
 /// A read, prompt or completion ready to run.
 pub struct PreparedOffer {
     id: u64,
-    /// Its entry among the calls in flight (shutdown counts and stops it),
-    /// held until it is dropped.
-    _registered: Registered,
+    /// Held until it is dropped: its place under the component's limit (or
+    /// in the queue before it) and among the calls in flight (shutdown
+    /// counts and stops it).
+    place: Place<Component>,
     component: Arc<Component>,
     request: OfferRequest,
     /// Its declared name, for the metrics and the log.
@@ -322,18 +343,30 @@ impl PreparedOffer {
         &self.cancel
     }
 
-    /// Runs the guest (blocking) and records the outcome.
-    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<Offered, OfferError> {
+    /// Runs the guest (blocking), after waiting for a place under the
+    /// component's concurrency limit if it has none yet, and records the
+    /// outcome.
+    pub fn run(mut self, observer: Arc<dyn CallObserver>) -> Result<Offered, OfferError> {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
+            return self.refused(err);
+        }
         let (outcome, teardown) = self.run_guest(observer);
         self.record(&outcome, teardown.as_ref());
         outcome
     }
 
     /// Runs the guest on a lane; `None` when the lane's thread died first.
+    /// Over the component's limit, it waits for a place first, without a
+    /// thread.
     pub async fn run_on_lane(
-        self,
+        mut self,
         observer: Arc<dyn CallObserver>,
     ) -> Option<Result<Offered, OfferError>> {
+        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
+        if let Err(err) = self.place.hold(patience, &cancel).await {
+            return Some(self.refused(err));
+        }
         on_a_lane(self.cancel.clone(), move |tx| {
             let (outcome, teardown) = self.run_guest(observer);
             self.record(&outcome, teardown.as_ref());
@@ -373,6 +406,14 @@ impl PreparedOffer {
             Err(err) => Err(OfferError::Call(CallError::Run(err))),
         };
         (outcome, Some(teardown))
+    }
+
+    /// One that never ran (it waited for a place in vain): recorded as
+    /// such, and its error handed back.
+    fn refused(self, err: CallError) -> Result<Offered, OfferError> {
+        let outcome = Err(err.into());
+        self.record(&outcome, None);
+        outcome
     }
 
     fn record(&self, outcome: &Result<Offered, OfferError>, teardown: Option<&Teardown>) {

@@ -1,7 +1,8 @@
 //! The calls prepared and not yet finished: one registry for the whole
 //! process, so that shutdown can count them and stop them, whatever the
 //! door they came through; and each call's place in its tool's
-//! concurrency limit, or in the bounded queue before it.
+//! concurrency limit — a read's, prompt's or completion's in its
+//! component's —, or in the bounded queue before it.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::CallError;
-use crate::catalog::Tool;
+use crate::catalog::{Component, Places, Tool};
 use crate::sandbox::{CancelToken, RunError};
 use crate::sync::lock;
 
@@ -86,35 +87,65 @@ pub const QUEUE_PER_PLACE: u32 = 4;
 /// How often a waiting call looks at its cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(50);
 
-/// A call's place in the registry and in its tool's concurrency limit,
-/// given back when the call is dropped. A call over the limit waits for a
-/// place, in a queue of [`QUEUE_PER_PLACE`] × the limit, at most as long as
-/// its own `limits.time`.
-pub(super) struct Place {
+/// What entries take places under a concurrency limit in: a tool (its
+/// calls), a component (its reads, prompts and completions).
+pub(super) trait Limited: Send + Sync {
+    fn places(&self) -> &Places;
+    /// What a `busy` refusal names.
+    fn busy_name(&self) -> String;
+}
+
+impl Limited for Tool {
+    fn places(&self) -> &Places {
+        &self.places
+    }
+
+    fn busy_name(&self) -> String {
+        self.info.name.clone()
+    }
+}
+
+impl Limited for Component {
+    fn places(&self) -> &Places {
+        &self.offer_places
+    }
+
+    fn busy_name(&self) -> String {
+        format!("{} (reads, prompts and completions)", self.name)
+    }
+}
+
+/// A call's place in the registry and in its tool's concurrency limit (a
+/// read's, prompt's or completion's in its component's), given back when
+/// the call is dropped. A call over the limit waits for a place, in a queue
+/// of [`QUEUE_PER_PLACE`] × the limit, at most as long as its own
+/// `limits.time`.
+pub(super) struct Place<T: Limited> {
     running: Arc<Running>,
     id: u64,
-    tool: Arc<Tool>,
+    tool: Arc<T>,
     limit: u32,
     /// Whether the place under the limit is held (else the call waits).
     held: bool,
 }
 
-impl Place {
+impl<T: Limited> Place<T> {
     /// Registers call `id` of `tool` and takes a place under `limit`, or a
     /// place in the queue; `busy` when the queue is full too.
     pub(super) fn take(
         running: &Arc<Running>,
         id: u64,
-        tool: &Arc<Tool>,
+        tool: &Arc<T>,
         limit: u32,
         cancel: &CancelToken,
-    ) -> Result<Place, CallError> {
-        let held = try_hold(tool, limit);
+    ) -> Result<Self, CallError> {
+        let held = try_hold(tool.places(), limit);
         if !held {
             let queue = limit.saturating_mul(QUEUE_PER_PLACE);
-            if tool.waiting.fetch_add(1, Ordering::AcqRel) >= queue {
-                tool.waiting.fetch_sub(1, Ordering::AcqRel);
-                return Err(busy(tool, limit));
+            let waiting = &tool.places().waiting;
+            if waiting.fetch_add(1, Ordering::AcqRel) >= queue {
+                waiting.fetch_sub(1, Ordering::AcqRel);
+                return Err(busy(&**tool, limit));
             }
         }
         lock(&running.calls).insert(id, cancel.clone());
@@ -147,7 +178,7 @@ impl Place {
         let tool = self.tool.clone();
         while !self.held {
             // Registered before trying, so a place freed in between wakes us.
-            let freed = tool.freed.notified();
+            let freed = tool.places().freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             if self.try_leave_queue() {
@@ -157,7 +188,7 @@ impl Place {
                 return Err(RunError::Cancelled.into());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(busy(&self.tool, self.limit));
+                return Err(busy(&*self.tool, self.limit));
             }
             let check = deadline.min(tokio::time::Instant::now() + CANCEL_CHECK);
             tokio::select! {
@@ -181,7 +212,7 @@ impl Place {
                 return Err(RunError::Cancelled.into());
             }
             if Instant::now() >= deadline {
-                return Err(busy(&self.tool, self.limit));
+                return Err(busy(&*self.tool, self.limit));
             }
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -190,8 +221,8 @@ impl Place {
 
     /// Moves from the queue to a place under the limit, if one is free.
     fn try_leave_queue(&mut self) -> bool {
-        if !self.held && try_hold(&self.tool, self.limit) {
-            self.tool.waiting.fetch_sub(1, Ordering::AcqRel);
+        if !self.held && try_hold(self.tool.places(), self.limit) {
+            self.tool.places().waiting.fetch_sub(1, Ordering::AcqRel);
             self.held = true;
         }
         self.held
@@ -199,56 +230,31 @@ impl Place {
 }
 
 /// Takes a place under `limit` if one is free.
-fn try_hold(tool: &Tool, limit: u32) -> bool {
-    if tool.running.fetch_add(1, Ordering::AcqRel) < limit {
+fn try_hold(places: &Places, limit: u32) -> bool {
+    if places.running.fetch_add(1, Ordering::AcqRel) < limit {
         return true;
     }
-    tool.running.fetch_sub(1, Ordering::AcqRel);
+    places.running.fetch_sub(1, Ordering::AcqRel);
     false
 }
 
-fn busy(tool: &Tool, limit: u32) -> CallError {
+fn busy(tool: &impl Limited, limit: u32) -> CallError {
     CallError::Busy {
-        tool: tool.info.name.clone(),
+        tool: tool.busy_name(),
         limit,
         queue: limit.saturating_mul(QUEUE_PER_PLACE),
     }
 }
 
-impl Drop for Place {
+impl<T: Limited> Drop for Place<T> {
     fn drop(&mut self) {
+        let places = self.tool.places();
         if self.held {
-            self.tool.running.fetch_sub(1, Ordering::AcqRel);
-            self.tool.freed.notify_one();
+            places.running.fetch_sub(1, Ordering::AcqRel);
+            places.freed.notify_one();
         } else {
-            self.tool.waiting.fetch_sub(1, Ordering::AcqRel);
+            places.waiting.fetch_sub(1, Ordering::AcqRel);
         }
-        lock(&self.running.calls).remove(&self.id);
-        self.running.in_flight.leave();
-    }
-}
-
-/// The registry's entry of what runs without a tool's place (a resource
-/// read, a prompt, a completion): counted in flight and stopped at
-/// shutdown like a call; removed when dropped.
-pub(super) struct Registered {
-    running: Arc<Running>,
-    id: u64,
-}
-
-impl Registered {
-    pub(super) fn new(running: &Arc<Running>, id: u64, cancel: &CancelToken) -> Registered {
-        lock(&running.calls).insert(id, cancel.clone());
-        running.in_flight.arrive();
-        Registered {
-            running: running.clone(),
-            id,
-        }
-    }
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
         lock(&self.running.calls).remove(&self.id);
         self.running.in_flight.leave();
     }

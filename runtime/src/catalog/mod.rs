@@ -143,6 +143,9 @@ pub struct Component {
     unoptimized: Mutex<Option<Arc<[u8]>>>,
     /// Its resources, templates and prompts, checked (set once at load).
     offered: OnceLock<Offers>,
+    /// The places of its reads, prompts and completions under its
+    /// section's concurrency limit.
+    pub offer_places: Places,
 }
 
 impl Component {
@@ -185,6 +188,17 @@ impl Component {
     }
 }
 
+/// Places under a concurrency limit (see `call::running`): how many run,
+/// how many wait for a place, and the wake-up of a waiter when a place is
+/// given back. Each tool has its own; a component's reads, prompts and
+/// completions share one.
+#[derive(Default)]
+pub struct Places {
+    pub running: std::sync::atomic::AtomicU32,
+    pub waiting: std::sync::atomic::AtomicU32,
+    pub freed: tokio::sync::Notify,
+}
+
 /// One tool, checked, with its compiled schemas and its component.
 pub struct Tool {
     pub info: ToolInfo,
@@ -194,12 +208,8 @@ pub struct Tool {
     /// Whether the component declares this tool's hints itself (else the
     /// policy may, see [`apply_policy_hints`]).
     pub own_hints: bool,
-    /// Calls of this tool running now (for the per-tool concurrency limit).
-    pub running: std::sync::atomic::AtomicU32,
-    /// Calls waiting for a place under that limit.
-    pub waiting: std::sync::atomic::AtomicU32,
-    /// Woken when a running call gives its place back.
-    pub freed: tokio::sync::Notify,
+    /// Its calls' places under the per-tool concurrency limit.
+    pub places: Places,
     /// How long its recent runs took: whether a call may skip the lanes.
     pub pace: crate::lanes::Pace,
 }
@@ -476,6 +486,7 @@ pub fn load_bytes(
         code: ArcSwap::from_pointee(pre),
         unoptimized: Mutex::new(unoptimized),
         offered: OnceLock::new(),
+        offer_places: Places::default(),
     });
     let code = component.code();
     let listed = match (described, code.as_ref()) {

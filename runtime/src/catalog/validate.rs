@@ -147,9 +147,7 @@ pub fn tools(
             output,
             component: component.clone(),
             own_hints: d.own_hints,
-            running: Default::default(),
-            waiting: Default::default(),
-            freed: Default::default(),
+            places: Default::default(),
             pace: crate::lanes::Pace::new(&component.imports),
         });
     }
