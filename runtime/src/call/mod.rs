@@ -90,25 +90,11 @@ pub fn prepare(
     let (tool, (arguments, grant, id, cancel, place)) = match checked {
         Ok(checked) => checked,
         Err(err) => {
-            let entered = Entered {
-                id: None,
-                label: found.as_ref().map(|t| t.info.name.as_str()),
-                caller: &caller,
-                digest: found.as_ref().map(|t| t.component.digest.as_str()),
-                grant: None,
-            };
-            record::ended(
-                setting.audit.map(|log| &**log),
-                &entered,
-                err.kind(),
-                started.elapsed(),
-                None,
-                || Audited {
-                    name: Cow::Borrowed(name),
-                    bytes_in,
-                    bytes_out: 0,
-                },
-            );
+            let label = found.as_ref().map(|t| t.info.name.as_str());
+            let digest = found.as_ref().map(|t| t.component.digest.as_str());
+            let audited = || (Cow::Borrowed(name), bytes_in);
+            let (log, kind) = (setting.audit, err.kind());
+            record::refused_before(log, &caller, label, digest, kind, started, audited);
             return Err(err);
         }
     };

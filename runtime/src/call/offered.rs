@@ -248,24 +248,17 @@ pub fn prepare_offer(
     let (id, component, grant, place) = match placed(setting, &request, &cancel) {
         Ok(placed) => placed,
         Err((err, found)) => {
-            let entered = Entered {
-                id: None,
-                label: label.as_deref(),
-                caller: &caller,
-                digest: found.as_ref().map(|c| c.digest.as_str()),
-                grant: None,
-            };
-            record::ended(
-                setting.audit.map(|log| &**log),
-                &entered,
-                err.kind(),
-                started.elapsed(),
-                None,
-                || Audited {
-                    name: Cow::Owned(audit_label(&request)),
-                    bytes_in: 0,
-                    bytes_out: 0,
-                },
+            let digest = found.as_ref().map(|c| c.digest.as_str());
+            let audited = || (Cow::Owned(audit_label(&request)), 0);
+            let (log, kind) = (setting.audit, err.kind());
+            record::refused_before(
+                log,
+                &caller,
+                label.as_deref(),
+                digest,
+                kind,
+                started,
+                audited,
             );
             return Err(err);
         }

@@ -6,7 +6,8 @@
 //! records the others do too.
 
 use std::borrow::Cow;
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::Caller;
 use crate::audit::{AuditLog, Entry};
@@ -87,6 +88,36 @@ pub(super) fn ended<'a>(
         folder_refusals,
         // One refused before any guest ran asked nothing.
         asks,
+    });
+}
+
+/// Records an entry refused before it ran, `started` when it came: no id,
+/// no grant, no guest, nothing out. `label` and `digest` as far as it was
+/// found; `audited`, its name in the audit log and the bytes that came in.
+pub(super) fn refused_before<'a>(
+    log: Option<&Arc<AuditLog>>,
+    caller: &Caller,
+    label: Option<&str>,
+    digest: Option<&str>,
+    outcome: &'static str,
+    started: Instant,
+    audited: impl FnOnce() -> (Cow<'a, str>, usize),
+) {
+    let entered = Entered {
+        id: None,
+        label,
+        caller,
+        digest,
+        grant: None,
+    };
+    let took = started.elapsed();
+    ended(log.map(|log| &**log), &entered, outcome, took, None, || {
+        let (name, bytes_in) = audited();
+        Audited {
+            name,
+            bytes_in,
+            bytes_out: 0,
+        }
     });
 }
 
