@@ -566,10 +566,15 @@ fn a_task_asks_once_it_runs_and_tasks_update_answers_it_in_part_or_whole() {
 // the POST's SSE answer, which carries the question, and in 2026-07-28 it
 // races the call against the timer that makes it a task.
 
-/// Fresh servers a test of an inline call tries: whether a call runs inline
-/// depends on how long the tool's last runs took, which a loaded machine
-/// (a debug build beside other tests) stretches past `lanes::SHORT` now and
-/// then; a try where it did not shows nothing and the next starts afresh.
+/// Whether a call runs inline depends on how long its tool's last runs
+/// took, which a loaded machine (a debug build beside other tests)
+/// stretches past `lanes::SHORT`: the servers of these tests run inline
+/// every call that may run there, whatever its pace.
+const ALWAYS_INLINE: &[(&str, &str)] = &[("AIRLOCK_INLINE", "always")];
+
+/// Fresh servers a test of an inline call tries: a call runs inline only
+/// when it is alone and the lanes are idle; a try where the asking call did
+/// not shows nothing and the next starts afresh.
 const TRIES: usize = 10;
 
 /// How many calls ran on the async thread that received them, from
@@ -683,10 +688,11 @@ fn asks_inline_over_http(
 ) {
     let caps: Value = serde_json::from_str(EVERYTHING).expect("capabilities");
     for _try in 0..TRIES {
-        let served = support::http::serve(
+        let served = support::http::serve_with_env(
             &granting(tool, grant),
             &[test_component("conformance")],
             &[],
+            ALWAYS_INLINE,
         );
         let asking = support::http::Mcp::connect(served.addr, caps.clone(), &[]);
         let before = until_inline(served.addr, tool, &arguments, &caps);
@@ -770,10 +776,11 @@ fn a_call_run_inline_that_may_ask_becomes_a_task_while_it_runs() {
     let plain = json!({"elicitation": {}});
     let caps = json!({"elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}});
     for _try in 0..TRIES {
-        let served = support::http::serve(
+        let served = support::http::serve_with_env(
             &granting("slow_compute", "elicit"),
             &[test_component("conformance")],
             &[],
+            ALWAYS_INLINE,
         );
         let addr = served.addr;
         let before = until_inline(addr, "slow_compute", &json!({"seconds": 0}), &plain);

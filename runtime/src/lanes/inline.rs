@@ -54,8 +54,11 @@ pub const SHORT: Duration = Duration::from_micros(500);
 /// times [`SHORT`], which no short tool takes unless the machine stalls it.
 pub const BAR: Duration = Duration::from_millis(20);
 
-/// Turns running calls inline off when `0` (read once): for comparing, as
-/// with [`super::LANES_VAR`]; the default is on.
+/// `0` runs no call inline (for comparing, as with [`super::LANES_VAR`]);
+/// `always` runs inline every call that may run there, whatever its tool's
+/// pace (for a test that needs a call inline on a loaded machine, where a
+/// debug build's runs are not always short); unset or anything else: by
+/// pace, the default. Read once.
 pub const INLINE_VAR: &str = "AIRLOCK_INLINE";
 
 /// Whether a tool's calls may run inline: what its component can reach,
@@ -133,8 +136,13 @@ impl Inline {
     /// the `pace` for it, the call is `alone` in the process, the lanes
     /// are idle and this is a worker of a multi-threaded runtime.
     pub fn try_start(pace: &Pace, alone: impl FnOnce() -> bool) -> Option<Inline> {
+        let paced = match mode() {
+            Mode::Off => return None,
+            Mode::Paced => pace.is_short(),
+            Mode::Always => pace.eligible,
+        };
         // The cheap checks first: most calls of a busy server stop at `alone`.
-        if !pace.is_short() || !alone() || !enabled() || !on_worker_thread() {
+        if !paced || !alone() || !on_worker_thread() {
             return None;
         }
         if !super::global()?.idle() {
@@ -180,9 +188,23 @@ pub fn blocking<R>(wait: impl FnOnce() -> R) -> R {
     }
 }
 
-fn enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var(INLINE_VAR).map_or(true, |v| v.trim() != "0"))
+/// What [`INLINE_VAR`] says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Off,
+    Paced,
+    Always,
+}
+
+fn mode() -> Mode {
+    static MODE: OnceLock<Mode> = OnceLock::new();
+    *MODE.get_or_init(
+        || match std::env::var(INLINE_VAR).as_deref().map(str::trim) {
+            Ok("0") => Mode::Off,
+            Ok("always") => Mode::Always,
+            _ => Mode::Paced,
+        },
+    )
 }
 
 #[cfg(test)]

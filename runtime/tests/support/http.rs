@@ -84,6 +84,18 @@ pub fn serve_with_nofile(policy: &str, files: &[PathBuf], extra: &[&str], nofile
     start(shell, policy, files, extra)
 }
 
+/// [`serve`] with these environment variables set for the server.
+pub fn serve_with_env(
+    policy: &str,
+    files: &[PathBuf],
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> Served {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_airlock"));
+    command.envs(env.iter().copied());
+    start(command, policy, files, extra)
+}
+
 /// [`serve`] with the compile cache in `cache` (a fresh folder makes every
 /// component compile).
 pub fn serve_with_cache(policy: &str, files: &[PathBuf], extra: &[&str], cache: &Path) -> Served {
