@@ -6,7 +6,7 @@
 use hyper::{Response, StatusCode};
 
 use super::body::{BoxBody, plain};
-use super::checks::{authenticate, bearer};
+use super::checks::{authenticate, bearer, closing};
 use super::oauth::{Denied, OAuthGate};
 use crate::policy::Token;
 
@@ -52,5 +52,5 @@ pub async fn authorize(
         hyper::header::WWW_AUTHENTICATE,
         gate.challenge(denied.as_ref()),
     );
-    Err(response)
+    Err(closing(response))
 }

@@ -131,7 +131,19 @@ pub fn authenticate(tokens: &[Token], headers: &HeaderMap) -> Result<Option<Toke
         header::WWW_AUTHENTICATE,
         HeaderValue::from_static(challenge),
     );
-    Err(response)
+    Err(closing(response))
+}
+
+/// A refusal answered before the request's body was read: the connection
+/// cannot carry another request (the unread body is still on it), so the
+/// answer says so, and a client that retries with a token opens a new one
+/// instead of reusing this one as it closes ("server disconnected without
+/// sending a response").
+pub fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
 }
 
 #[allow(clippy::result_large_err)]
@@ -361,6 +373,7 @@ mod tests {
         let response = authenticate(&tokens, &headers(&[])).unwrap_err();
         assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
         assert!(response.headers().contains_key(header::WWW_AUTHENTICATE));
+        assert_eq!(response.headers()[header::CONNECTION], "close");
     }
 
     /// A limited token first and a valid all-tools token second: refused
