@@ -577,25 +577,12 @@ const ALWAYS_INLINE: &[(&str, &str)] = &[("AIRLOCK_INLINE", "always")];
 /// not shows nothing and the next starts afresh.
 const TRIES: usize = 10;
 
-/// How many calls ran on the async thread that received them, from
-/// `/metrics`.
-fn calls_inline(addr: std::net::SocketAddr) -> u64 {
-    let metrics = support::http::http(addr, "GET", "/metrics", &[], b"");
-    assert_eq!(metrics.status, 200, "{}", metrics.body);
-    metrics
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix("airlock_calls_inline_total "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no inline counter in {}", metrics.body))
-}
-
 /// Calls `tool` (2026-07-28, declaring `caps`) one call after another
 /// until one ran inline: a round stops the guest where it asks, so every
 /// run is short. The number of calls run inline then.
 fn until_inline(addr: std::net::SocketAddr, tool: &str, arguments: &Value, caps: &Value) -> u64 {
     use support::http::{body, modern};
-    let start = calls_inline(addr);
+    let start = support::http::calls_inline(addr);
     for n in 1..=300 {
         let params = json!({"name": tool, "arguments": arguments});
         let reply = modern(
@@ -605,7 +592,7 @@ fn until_inline(addr: std::net::SocketAddr, tool: &str, arguments: &Value, caps:
             &[],
         );
         assert!(reply.json()["result"].is_object(), "{}", reply.body);
-        let inline = calls_inline(addr);
+        let inline = support::http::calls_inline(addr);
         if inline > start {
             return inline;
         }
@@ -699,7 +686,7 @@ fn asks_inline_over_http(
         let (request, response) = call_answering(&asking, tool, arguments.clone(), reply.clone());
         assert_eq!(request["method"], method, "{request}");
         assert_eq!(response["result"]["content"][0]["text"], text, "{response}");
-        if calls_inline(served.addr) == before + 1 {
+        if support::http::calls_inline(served.addr) == before + 1 {
             return;
         }
     }
@@ -803,7 +790,7 @@ fn a_call_run_inline_that_may_ask_becomes_a_task_while_it_runs() {
             done["result"]["content"][0]["text"], "computed after 2 s",
             "{done}"
         );
-        if calls_inline(addr) == before + 1 {
+        if support::http::calls_inline(addr) == before + 1 {
             return;
         }
     }

@@ -327,19 +327,6 @@ fn clients_within_max_calls_never_see_busy_with_the_defaults() {
     }
 }
 
-/// How many calls ran on the async thread that received them, from
-/// `/metrics`.
-fn calls_inline(addr: std::net::SocketAddr) -> u64 {
-    let metrics = http(addr, "GET", "/metrics", &[], b"");
-    assert_eq!(metrics.status, 200, "{}", metrics.body);
-    metrics
-        .body
-        .lines()
-        .find_map(|l| l.strip_prefix("airlock_calls_inline_total "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no inline counter in {}", metrics.body))
-}
-
 /// A short call on an otherwise idle server runs on the async thread that
 /// received it, not on a lane. A guest that then waits inside the host (a
 /// clock) waits there without stalling the server: a call arriving
@@ -358,13 +345,13 @@ fn short_calls_on_an_idle_server_run_inline_and_may_wait() {
     for _try in 0..5 {
         // Until the tool's pace is short and the server has been quiet
         // for a while (a few calls; more after a slow one).
-        let (mut naps, start) = (0, calls_inline(addr));
+        let (mut naps, start) = (0, support::http::calls_inline(addr));
         let before = loop {
             let r = rpc(nap);
             assert_eq!(r.status, 200, "{}", r.body);
             assert!(r.json()["error"].is_null(), "{}", r.body);
             naps += 1;
-            let inline = calls_inline(addr);
+            let inline = support::http::calls_inline(addr);
             if inline > start {
                 break inline;
             }
@@ -391,7 +378,7 @@ fn short_calls_on_an_idle_server_run_inline_and_may_wait() {
         let slept = sleeper.join().expect("sleeper");
         assert_eq!(slept.status, 200, "{}", slept.body);
         assert!(slept.json()["error"].is_null(), "{}", slept.body);
-        let after = calls_inline(addr);
+        let after = support::http::calls_inline(addr);
         assert!(
             after <= before + 1,
             "the add beside the sleep ran inline ({before} → {after})"

@@ -400,3 +400,16 @@ pub fn answer(reply: &Reply) -> Value {
         reply.json()
     }
 }
+
+/// How many calls ran on the async thread that received them, from
+/// `/metrics`.
+pub fn calls_inline(addr: std::net::SocketAddr) -> u64 {
+    let metrics = http(addr, "GET", "/metrics", &[], b"");
+    assert_eq!(metrics.status, 200, "{}", metrics.body);
+    metrics
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix("airlock_calls_inline_total "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no inline counter in {}", metrics.body))
+}
