@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::runtime::Handle;
 
+use super::model::client::ErrorReply;
 use super::request::Client;
 use super::revision::Revision;
 use super::session::Session;
@@ -127,11 +128,9 @@ fn out_of_time() -> AskFailure {
 
 /// The tool's view of a JSON-RPC error the client answered with.
 fn client_error(error: &Value) -> AskFailure {
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or("no message");
-    let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+    let reply = ErrorReply::read(error);
+    let message = reply.message.as_deref().unwrap_or("no message");
+    let code = reply.code();
     AskFailure::Failed(format!(
         "the client answered with an error ({code}): {}",
         crate::protocol::jsonrpc::shorten(message, 500)

@@ -3,64 +3,46 @@
 //! a component that completes nothing answers none). A caller completes
 //! only what its token lets it use.
 
-use serde_json::Value;
-
 use super::context::Ctx;
+use super::model::completion::{CompleteParams, Reference, bad_ref};
 use super::offers;
-use super::prompts::string_arguments;
-use super::request::{Answer, required_str};
+use super::request::Answer;
 use crate::offer::{CompletionRef, OfferRequest};
 use crate::protocol::jsonrpc::ErrorObject;
 
-/// The request's `ref`, `argument` and `context`.
-fn request_of(ctx: &Ctx<'_>, params: &Value) -> Result<OfferRequest, ErrorObject> {
-    let reference = params.get("ref").unwrap_or(&Value::Null);
-    let reference = match reference.get("type").and_then(Value::as_str) {
-        Some("ref/prompt") => {
-            let name = required_str(reference, "name", "the prompt whose argument to complete")?;
+/// The request's `ref`, `argument` and `context`, checked in that order.
+fn request_of(ctx: &Ctx<'_>, params: &CompleteParams) -> Result<OfferRequest, ErrorObject> {
+    let reference = match &params.reference {
+        Reference::Prompt(name) => {
             if !ctx.allows_prompt(name) {
                 return Err(ErrorObject::invalid_params(format!(
                     "unknown prompt {name:?}"
                 )));
             }
-            CompletionRef::Prompt(name.to_string())
+            CompletionRef::Prompt(name.clone())
         }
-        Some("ref/resource") => {
-            let uri = required_str(reference, "uri", "the resource template to complete")?;
+        Reference::Template(uri) => {
             if !ctx.allows_resource(uri, None) {
                 return Err(ErrorObject::invalid_params(format!(
                     "unknown resource template {uri:?}"
                 )));
             }
-            CompletionRef::Template(uri.to_string())
+            CompletionRef::Template(uri.clone())
         }
-        _ => {
-            return Err(ErrorObject::invalid_param(
-                "ref",
-                "ref must be {\"type\": \"ref/prompt\", \"name\": …} or {\"type\": \
-                 \"ref/resource\", \"uri\": …}",
-            ));
-        }
-    };
-    let argument = params.get("argument").unwrap_or(&Value::Null);
-    let name = required_str(argument, "name", "the argument to complete")?;
-    let value = argument.get("value").and_then(Value::as_str).unwrap_or("");
-    let context = match params.get("context") {
-        Some(context) => string_arguments(context, "arguments")?,
-        None => Vec::new(),
+        Reference::Missing => return Err(bad_ref()),
     };
     Ok(OfferRequest::Complete {
         reference,
-        argument: name.to_string(),
-        value: value.to_string(),
-        context,
+        argument: params.argument_name()?.to_string(),
+        value: params.argument.value.clone(),
+        context: params.context.clone(),
     })
 }
 
 /// `completion/complete`.
-pub async fn complete(ctx: &Ctx<'_>, params: &Value) -> Answer {
-    match request_of(ctx, params) {
-        Ok(request) => offers::run(ctx, params, request, |_, result| result).await,
+pub async fn complete(ctx: &Ctx<'_>, params: CompleteParams) -> Answer {
+    match request_of(ctx, &params) {
+        Ok(request) => offers::run(ctx, &params.retry, request, |_, result| result).await,
         Err(error) => Answer::Error(error),
     }
 }

@@ -15,6 +15,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::Retry;
+use super::model::client::ElicitAnswer;
 use super::request::{Answer, Client, missing_capability};
 use super::request_state::{call_digest, first_use, now_secs, sign_state, verify_state};
 use super::revision::Revision;
@@ -73,22 +75,22 @@ pub async fn ask(
 pub async fn by_round_trip(
     ctx: &Ctx<'_>,
     prepared: &PreparedCall,
-    params: &Value,
+    retry: &Retry,
 ) -> Result<Confirmation, Answer> {
     let tool = prepared.tool().info.name.as_str();
     let digest = call_digest(ctx.caller().token(), tool, prepared.arguments());
-    if let Some(state) = params.get("requestState") {
-        let (state, expires) = state
-            .as_str()
-            .and_then(|s| Some((s, verify_state(s, &digest, now_secs())?)))
+    if let Some(state) = retry.request_state.as_deref() {
+        let (state, expires) = verify_state(state, &digest, now_secs())
+            .map(|expires| (state, expires))
             .ok_or_else(|| {
                 invalid_state(
                     "requestState is invalid, expired, or belongs to another call; \
                      call again without it",
                 )
             })?;
-        if let Some(response) = params
-            .get("inputResponses")
+        if let Some(response) = retry
+            .input_responses
+            .as_ref()
             .and_then(|r| r.get(CONFIRM_KEY))
         {
             let server = ctx.server();
@@ -141,9 +143,7 @@ fn invalid_state(message: &str) -> Answer {
 
 /// Whether an elicitation result accepts the form.
 fn accepted(result: &Value) -> Confirmation {
-    let yes = result.get("action").and_then(Value::as_str) == Some("accept")
-        && result.pointer("/content/confirm") == Some(&Value::Bool(true));
-    if yes {
+    if ElicitAnswer::read(result).confirms() {
         Confirmation::Accepted
     } else {
         Confirmation::Declined

@@ -7,9 +7,8 @@
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
-use serde_json::Value;
-
 use super::asks::InBand;
+use super::model::Retry;
 use super::replay::{self, Replay};
 use super::request::{Answer, Client};
 use super::revision::Revision;
@@ -80,11 +79,11 @@ impl Ctx<'_> {
     /// The rounds of a 2026-07-28 call bound to `digest`: a first round,
     /// or the one its `requestState` continues (refused when the state is
     /// not good for it).
-    pub async fn replay(&self, params: &Value, digest: &str) -> Result<Replay, Answer> {
+    pub async fn replay(&self, retry: &Retry, digest: &str) -> Result<Replay, Answer> {
         let server = self.server();
         replay::begin(
             Replay::new(self.client, self.revision),
-            params,
+            retry,
             digest,
             server.shared.as_deref(),
             &server.used_states,

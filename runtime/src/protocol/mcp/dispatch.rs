@@ -20,6 +20,7 @@ use std::sync::atomic::AtomicU8;
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::{self, ListParams, NoParams};
 use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_meta};
 use super::revision::{META_VERSION, Revision};
 use super::server::Server;
@@ -112,13 +113,19 @@ pub struct Method {
     handling: Handling,
 }
 
-/// A handler: `|ctx, params| body`, the body an `Answer` (`params` owned
-/// and mutable).
+/// A handler: `|ctx, params: Type| body`, the body an `Answer`; the
+/// params are parsed into their [`model`] type first (-32602 when they do
+/// not fit), owned.
 macro_rules! handler {
-    (|$ctx:ident, $params:ident| $body:expr) => {{
-        #[allow(unused_mut)]
-        fn handle<'c>($ctx: &'c Ctx<'c>, mut $params: Value) -> Handled<'c> {
-            Box::pin(async move { $body })
+    (|$ctx:ident, $params:ident: $ty:ty| $body:expr) => {{
+        fn handle<'c>($ctx: &'c Ctx<'c>, params: Value) -> Handled<'c> {
+            Box::pin(async move {
+                let $params: $ty = match model::parse(params) {
+                    Ok(params) => params,
+                    Err(error) => return Answer::Error(error),
+                };
+                $body
+            })
         }
         Handling::Handler(handle as Handler)
     }};
@@ -151,12 +158,9 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(
-            |ctx, _params| Answer::Result(lifecycle::discover(capabilities(
-                ctx.revision,
-                ctx.caller().token().is_some()
-            )))
-        ),
+        handling: handler!(|ctx, _params: NoParams| Answer::Result(lifecycle::discover(
+            capabilities(ctx.revision, ctx.caller().token().is_some())
+        ))),
     },
     Method {
         name: "logging/setLevel",
@@ -165,7 +169,10 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| lifecycle::set_level(ctx, &params).into()),
+        handling: handler!(
+            |ctx, params: model::lifecycle::SetLevelParams| lifecycle::set_level(ctx, &params)
+                .into()
+        ),
     },
     Method {
         name: "tools/list",
@@ -174,7 +181,7 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::AwaitsLoading,
-        handling: handler!(|ctx, params| tools::list(ctx, &params).into()),
+        handling: handler!(|ctx, params: ListParams| tools::list(ctx, &params).into()),
     },
     Method {
         name: "tools/call",
@@ -183,7 +190,7 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Call),
         name_field: Some("name"),
         before: Before::ChecksHeaders(mirrored::check),
-        handling: handler!(|ctx, params| tools::call(ctx, &mut params).await),
+        handling: handler!(|ctx, params: model::tools::CallParams| tools::call(ctx, params).await),
     },
     Method {
         name: "tasks/get",
@@ -192,7 +199,9 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: Some("taskId"),
         before: Before::Nothing,
-        handling: handler!(|ctx, params| tasks::get(ctx, &params).await.into()),
+        handling: handler!(
+            |ctx, params: model::tasks::TaskParams| tasks::get(ctx, &params).await.into()
+        ),
     },
     Method {
         name: "tasks/cancel",
@@ -201,7 +210,9 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: Some("taskId"),
         before: Before::Nothing,
-        handling: handler!(|ctx, params| tasks::cancel(ctx, &params).await.into()),
+        handling: handler!(
+            |ctx, params: model::tasks::TaskParams| tasks::cancel(ctx, &params).await.into()
+        ),
     },
     Method {
         name: "tasks/result",
@@ -210,7 +221,9 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Wait),
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| tasks::result(ctx, &params).await),
+        handling: handler!(
+            |ctx, params: model::tasks::TaskParams| tasks::result(ctx, &params).await
+        ),
     },
     Method {
         name: "tasks/list",
@@ -219,7 +232,7 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| tasks::list(ctx, &params).await.into()),
+        handling: handler!(|ctx, params: ListParams| tasks::list(ctx, &params).await.into()),
     },
     Method {
         name: "tasks/update",
@@ -228,7 +241,9 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: Some("taskId"),
         before: Before::Nothing,
-        handling: handler!(|ctx, params| tasks::update(ctx, &params).await.into()),
+        handling: handler!(
+            |ctx, params: model::tasks::UpdateParams| tasks::update(ctx, params).await.into()
+        ),
     },
     Method {
         name: "subscriptions/listen",
@@ -237,7 +252,9 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Wait),
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| subscriptions::listen(ctx, &params).await),
+        handling: handler!(|ctx, params: model::subscriptions::ListenParams| {
+            subscriptions::listen(ctx, params).await
+        }),
     },
     Method {
         name: "resources/list",
@@ -246,7 +263,7 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::AwaitsLoading,
-        handling: handler!(|ctx, params| resources::list(ctx, &params).into()),
+        handling: handler!(|ctx, params: ListParams| resources::list(ctx, &params).into()),
     },
     Method {
         name: "resources/templates/list",
@@ -255,7 +272,7 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::AwaitsLoading,
-        handling: handler!(|ctx, params| resources::templates(ctx, &params).into()),
+        handling: handler!(|ctx, params: ListParams| resources::templates(ctx, &params).into()),
     },
     Method {
         name: "resources/read",
@@ -264,7 +281,10 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Call),
         name_field: Some("uri"),
         before: Before::Nothing,
-        handling: handler!(|ctx, params| resources::read(ctx, &params).await),
+        handling: handler!(|ctx, params: model::resources::ReadParams| resources::read(
+            ctx, params
+        )
+        .await),
     },
     Method {
         name: "resources/subscribe",
@@ -273,7 +293,10 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| resources::subscribe(ctx, &params).into()),
+        handling: handler!(
+            |ctx, params: model::resources::SubscribeParams| resources::subscribe(ctx, &params)
+                .into()
+        ),
     },
     Method {
         name: "resources/unsubscribe",
@@ -282,7 +305,9 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| resources::unsubscribe(ctx, &params).into()),
+        handling: handler!(|ctx, params: model::resources::UnsubscribeParams| {
+            resources::unsubscribe(ctx, &params).into()
+        }),
     },
     Method {
         name: "prompts/list",
@@ -291,7 +316,7 @@ static METHODS: [Method; 20] = [
         long: None,
         name_field: None,
         before: Before::AwaitsLoading,
-        handling: handler!(|ctx, params| prompts::list(ctx, &params).into()),
+        handling: handler!(|ctx, params: ListParams| prompts::list(ctx, &params).into()),
     },
     Method {
         name: "prompts/get",
@@ -300,7 +325,9 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Call),
         name_field: Some("name"),
         before: Before::Nothing,
-        handling: handler!(|ctx, params| prompts::get(ctx, &params).await),
+        handling: handler!(
+            |ctx, params: model::prompts::GetParams| prompts::get(ctx, params).await
+        ),
     },
     Method {
         name: "completion/complete",
@@ -309,7 +336,10 @@ static METHODS: [Method; 20] = [
         long: Some(Long::Call),
         name_field: None,
         before: Before::Nothing,
-        handling: handler!(|ctx, params| completion::complete(ctx, &params).await),
+        handling: handler!(
+            |ctx, params: model::completion::CompleteParams| completion::complete(ctx, params)
+                .await
+        ),
     },
 ];
 
@@ -578,7 +608,7 @@ async fn answer(
         None => match (name, session.revision()) {
             ("initialize", _) => {
                 let params = params.unwrap_or(Value::Null);
-                return lifecycle::initialize(session, &params, |revision| {
+                return lifecycle::initialize(session, params, |revision| {
                     capabilities(revision, session.token_name().is_some())
                 })
                 .into();

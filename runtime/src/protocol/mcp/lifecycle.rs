@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::{self, lifecycle::InitializeParams, lifecycle::SetLevelParams};
 use super::request::{Client, bad_level};
 use super::revision::{self, Revision};
 use super::session::Session;
@@ -23,15 +24,12 @@ const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 /// client can do; `capabilities` are the server's in that revision.
 pub fn initialize(
     session: &Session,
-    params: &Value,
+    params: Value,
     capabilities: impl FnOnce(Revision) -> Value,
 ) -> Result<Value, ErrorObject> {
-    let asked = params
-        .get("protocolVersion")
-        .and_then(Value::as_str)
-        .ok_or_else(|| ErrorObject::invalid_params("protocolVersion (a string) is required"))?;
-    let revision = Revision::negotiate(asked);
-    let client = Client::from_capabilities(params.get("capabilities"));
+    let params: InitializeParams = model::parse(params)?;
+    let revision = Revision::negotiate(&params.protocol_version);
+    let client = Client::from_capabilities(&params.capabilities);
     if !session.initialized(revision, client) {
         return Err(ErrorObject::invalid_request(
             "the session is already initialized",
@@ -77,8 +75,8 @@ pub fn decorate(mut result: Value) -> Value {
 }
 
 /// `logging/setLevel`: the session's lowest level of guest log messages.
-pub fn set_level(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let name = params.get("level").and_then(Value::as_str).unwrap_or("");
+pub fn set_level(ctx: &Ctx<'_>, params: &SetLevelParams) -> Result<Value, ErrorObject> {
+    let name = params.level.as_deref().unwrap_or("");
     let level = Level::parse(name).ok_or_else(|| bad_level("level"))?;
     ctx.session.level().store(level as u8, Ordering::Relaxed);
     Ok(json!({}))

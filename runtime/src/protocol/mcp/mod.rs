@@ -3,6 +3,8 @@
 //! by one core.
 //!
 //! The modules, each importing only those listed before it:
+//! - [`model`]: every method's params as types, parsed once at the
+//!   dispatch (serde);
 //! - [`revision`]: the revisions and every way they differ, as predicates;
 //! - [`request`]: what one request carries and answers, apart from where
 //!   it runs: client capabilities, the 2026-07-28 `_meta`, errors, pages;
@@ -37,6 +39,7 @@ pub mod inputs;
 pub mod lifecycle;
 pub mod listeners;
 pub mod mirrored;
+pub mod model;
 pub mod offers;
 pub mod outcome;
 pub mod prompts;

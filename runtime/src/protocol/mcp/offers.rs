@@ -8,6 +8,7 @@
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::Retry;
 use super::outcome::{Asking, Observer, shutting_down};
 use super::request::Answer;
 use super::request_state::call_digest;
@@ -58,11 +59,11 @@ fn digest_of(ctx: &Ctx<'_>, request: &OfferRequest) -> String {
 
 /// Runs `request` for the request's caller and answers its MCP result
 /// (`shape` adds what the method's result carries beside it); a request
-/// the client cancelled gets no answer. `params` are the request's (a
-/// retry of 2026-07-28 brings its `requestState` and `inputResponses`).
+/// the client cancelled gets no answer. `retry` is what a retry of
+/// 2026-07-28 brings (its `requestState` and `inputResponses`).
 pub async fn run(
     ctx: &Ctx<'_>,
-    params: &Value,
+    retry: &Retry,
     request: OfferRequest,
     shape: fn(&Ctx<'_>, Value) -> Value,
 ) -> Answer {
@@ -86,7 +87,7 @@ pub async fn run(
     let digest = digest_of(ctx, &subject);
     let asking = match prepared.grant().asks.any() {
         false => None,
-        true if in_rounds => match ctx.replay(params, &digest).await {
+        true if in_rounds => match ctx.replay(retry, &digest).await {
             Ok(replay) => Some(Asking::Replay(replay)),
             Err(answer) => return answer,
         },

@@ -5,8 +5,10 @@
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::ListParams;
+use super::model::prompts::GetParams;
 use super::offers::{self, with_cache_hints};
-use super::request::{Answer, cursor_after, page, read_cursor, required_str};
+use super::request::{Answer, cursor_after, page, read_cursor};
 use crate::offer::OfferRequest;
 use crate::protocol::jsonrpc::ErrorObject;
 
@@ -14,8 +16,8 @@ use crate::protocol::jsonrpc::ErrorObject;
 pub const PAGE_SIZE: usize = 50;
 
 /// `prompts/list`: the prompts the caller may see, in name order.
-pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = read_cursor(params, "prompt:")?;
+pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params.cursor.as_deref(), "prompt:")?;
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .prompts()
@@ -31,39 +33,15 @@ pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
     Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
 }
 
-/// The `arguments` of `prompts/get`: an object of strings.
-pub fn string_arguments(params: &Value, key: &str) -> Result<Vec<(String, String)>, ErrorObject> {
-    match params.get(key) {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Object(map)) => map
-            .iter()
-            .map(|(k, v)| match v {
-                Value::String(s) => Ok((k.clone(), s.clone())),
-                _ => Err(ErrorObject::invalid_param(
-                    key,
-                    format!("argument {k:?} must be a string"),
-                )),
-            })
-            .collect(),
-        Some(_) => Err(ErrorObject::invalid_param(
-            key,
-            format!("{key} must be an object of strings"),
-        )),
-    }
-}
-
 /// `prompts/get`.
-pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Answer {
-    let name = match required_str(params, "name", "the prompt to get") {
-        Ok(name) => name,
-        Err(error) => return Answer::Error(error),
-    };
-    let arguments = match string_arguments(params, "arguments") {
-        Ok(arguments) => arguments,
-        Err(error) => return Answer::Error(error),
-    };
+pub async fn get(ctx: &Ctx<'_>, params: GetParams) -> Answer {
+    let GetParams {
+        name,
+        arguments,
+        retry,
+    } = params;
     // A prompt the token may not see does not exist for this client.
-    if !ctx.allows_prompt(name) {
+    if !ctx.allows_prompt(&name) {
         let visible: Vec<String> = ctx
             .server()
             .runtime
@@ -81,9 +59,6 @@ pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Answer {
             }
         )));
     }
-    let request = OfferRequest::Prompt {
-        name: name.to_string(),
-        arguments,
-    };
-    offers::run(ctx, params, request, |_, result| result).await
+    let request = OfferRequest::Prompt { name, arguments };
+    offers::run(ctx, &retry, request, |_, result| result).await
 }

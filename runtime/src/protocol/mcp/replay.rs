@@ -32,11 +32,13 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::asks::{for_revision, missing};
 use super::inputs::Inputs;
+use super::model::Retry;
 use super::request::{Answer, Client, META_CAPABILITIES, missing_capability};
 use super::request_state::{UsedStates, first_use, now_secs, sign_round, verify_round};
 use super::revision::Revision;
@@ -215,12 +217,12 @@ fn invalid_state(message: &str) -> Answer {
 /// `shared` (over the replicas) or `used`.
 pub async fn begin(
     mut replay: Replay,
-    params: &Value,
+    retry: &Retry,
     digest: &str,
     shared: Option<&SharedState>,
     used: &UsedStates,
 ) -> Result<Replay, Answer> {
-    let Some(state) = params.get("requestState") else {
+    let Some(state) = retry.request_state.as_deref() else {
         return Ok(replay);
     };
     let refused = || {
@@ -229,7 +231,6 @@ pub async fn begin(
              again without it",
         )
     };
-    let state = state.as_str().ok_or_else(refused)?;
     let (expires, data) = verify_round(state, digest, now_secs()).ok_or_else(refused)?;
     let first = first_use(shared, used, state, expires)
         .await
@@ -241,7 +242,7 @@ pub async fn begin(
         ));
     }
     let recorded: Value = serde_json::from_str(&data).map_err(|_| refused())?;
-    replay.responses = recorded_responses(&recorded, params.get("inputResponses"));
+    replay.responses = recorded_responses(&recorded, retry.input_responses.as_ref());
     Ok(replay)
 }
 
@@ -249,38 +250,54 @@ pub async fn begin(
 /// round's, valid, for the call of `digest` (not marked used: [`begin`]
 /// does that). Such a state was signed after a run of that very call, so a
 /// destructive call's confirmation, given in its first round, holds.
-pub fn continues(params: &Value, digest: &str) -> bool {
-    params
-        .get("requestState")
-        .and_then(Value::as_str)
+pub fn continues(retry: &Retry, digest: &str) -> bool {
+    retry
+        .request_state
+        .as_deref()
         .is_some_and(|state| verify_round(state, digest, now_secs()).is_some())
+}
+
+/// A round's `data`, as signed into its `requestState`.
+#[derive(Debug, Default, Deserialize)]
+struct Recorded {
+    #[serde(default)]
+    responses: Map<String, Value>,
+    #[serde(default)]
+    asked: Asked,
+}
+
+/// What a round asked: `{key the client answers under: key recorded}`, or
+/// (states of before batches) the keys, each both.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Asked {
+    ByWire(BTreeMap<String, String>),
+    Keys(Vec<String>),
+}
+
+impl Default for Asked {
+    fn default() -> Self {
+        Asked::Keys(Vec::new())
+    }
 }
 
 /// The responses of a verified state's `data`, with the retry's answers to
 /// what it `asked` — `{key the client answers under: key recorded}` (a
 /// list of keys, each both, in states of before batches) — each a JSON
 /// object; anything else is asked again.
-fn recorded_responses(recorded: &Value, input: Option<&Value>) -> BTreeMap<String, Value> {
-    let mut responses: BTreeMap<String, Value> = recorded
-        .get("responses")
-        .and_then(Value::as_object)
-        .map(|r| r.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
-        .unwrap_or_default();
-    let asked: Vec<(&str, &str)> = match recorded.get("asked") {
-        Some(Value::Object(asked)) => asked
-            .iter()
-            .filter_map(|(wire, key)| Some((wire.as_str(), key.as_str()?)))
-            .collect(),
-        Some(Value::Array(asked)) => asked
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|key| (key, key))
-            .collect(),
-        _ => Vec::new(),
+fn recorded_responses(
+    recorded: &Value,
+    input: Option<&Map<String, Value>>,
+) -> BTreeMap<String, Value> {
+    let recorded = Recorded::deserialize(recorded).unwrap_or_default();
+    let mut responses: BTreeMap<String, Value> = recorded.responses.into_iter().collect();
+    let asked: Vec<(String, String)> = match recorded.asked {
+        Asked::ByWire(asked) => asked.into_iter().collect(),
+        Asked::Keys(asked) => asked.into_iter().map(|key| (key.clone(), key)).collect(),
     };
     for (wire, key) in asked {
-        if let Some(response) = input.and_then(|i| i.get(wire)).filter(|r| r.is_object()) {
-            responses.insert(key.to_string(), response.clone());
+        if let Some(response) = input.and_then(|i| i.get(&wire)).filter(|r| r.is_object()) {
+            responses.insert(key, response.clone());
         }
     }
     responses
@@ -333,7 +350,7 @@ mod tests {
         let answer = json!({"action": "accept", "content": {"name": "Ada"}});
         let recorded = json!({"responses": {}, "asked": [key_of(&name)]});
         let input = json!({ key_of(&name): answer.clone(), "extra": {"action": "accept"} });
-        let responses = recorded_responses(&recorded, Some(&input));
+        let responses = recorded_responses(&recorded, input.as_object());
         assert_eq!(responses.len(), 1, "keys not asked are ignored");
         let replay = Replay {
             responses,
@@ -369,6 +386,9 @@ mod tests {
     #[tokio::test]
     async fn a_retry_brings_its_rounds_answers_once() {
         use super::super::request_state::call_digest;
+        let retry = |params: &Value| -> Retry {
+            serde_json::from_value(params.clone()).expect("a retry's params")
+        };
         let digest = call_digest(Some("alice"), "ask", &json!({}));
         let name = ask(AskKind::ElicitForm, 0, json!({"message": "Name?"}));
         let data = json!({"responses": {}, "asked": [key_of(&name)]}).to_string();
@@ -377,7 +397,7 @@ mod tests {
         let params = json!({"requestState": state, "inputResponses": {key_of(&name): answer}});
         let used = UsedStates::default();
         let first = Replay::new(Client::default(), Revision::V2026_07_28);
-        let Ok(replay) = begin(first.clone(), &params, &digest, None, &used).await else {
+        let Ok(replay) = begin(first.clone(), &retry(&params), &digest, None, &used).await else {
             panic!("a good state was refused");
         };
         assert_eq!(replay.responses.get(&key_of(&name)), Some(&answer));
@@ -385,7 +405,7 @@ mod tests {
             Answer::Error(error) => error.message,
             _ => panic!("not refused"),
         };
-        let Err(again) = begin(first.clone(), &params, &digest, None, &used).await else {
+        let Err(again) = begin(first.clone(), &retry(&params), &digest, None, &used).await else {
             panic!("a replay was taken");
         };
         assert!(refused(again).contains("answered already"));
@@ -393,20 +413,23 @@ mod tests {
         let bob = call_digest(Some("bob"), "ask", &json!({}));
         let fresh = sign_round(&digest, now_secs() + 60, &data);
         let foreign = json!({"requestState": fresh, "inputResponses": {}});
-        let Err(foreign) = begin(first.clone(), &foreign, &bob, None, &used).await else {
+        let Err(foreign) = begin(first.clone(), &retry(&foreign), &bob, None, &used).await else {
             panic!("another caller's state was taken");
         };
         assert!(refused(foreign).contains("requestState is invalid"));
         // A round's state continues its own call only.
         let next = sign_round(&digest, now_secs() + 60, &data);
-        assert!(continues(&json!({"requestState": next}), &digest));
-        assert!(!continues(&json!({"requestState": next}), &bob));
+        assert!(continues(&retry(&json!({"requestState": next})), &digest));
+        assert!(!continues(&retry(&json!({"requestState": next})), &bob));
         let confirmation = super::super::request_state::sign_state(&digest, now_secs() + 60);
-        assert!(!continues(&json!({"requestState": confirmation}), &digest));
-        assert!(!continues(&json!({}), &digest));
+        assert!(!continues(
+            &retry(&json!({"requestState": confirmation})),
+            &digest
+        ));
+        assert!(!continues(&retry(&json!({})), &digest));
         // No state: a first round, whatever responses come along.
         let none = json!({"inputResponses": {key_of(&name): answer}});
-        let Ok(none) = begin(first, &none, &digest, None, &used).await else {
+        let Ok(none) = begin(first, &retry(&none), &digest, None, &used).await else {
             panic!("a call without a state is a first round");
         };
         assert!(none.responses.is_empty());
@@ -464,7 +487,7 @@ mod tests {
             "client_roots": {"roots": []},
         });
         let replay = Replay {
-            responses: recorded_responses(&asked, Some(&input)),
+            responses: recorded_responses(&asked, input.as_object()),
             ..replay
         };
         assert_eq!(replay.answer(&user_name), Ok(input["user_name"].clone()));
@@ -476,7 +499,7 @@ mod tests {
     fn malformed_responses_are_asked_again() {
         let recorded =
             json!({"responses": {"elicit-0-x": {"action": "decline"}}, "asked": ["sample-1-y"]});
-        let responses = recorded_responses(&recorded, Some(&json!({"sample-1-y": 12345})));
+        let responses = recorded_responses(&recorded, json!({"sample-1-y": 12345}).as_object());
         assert_eq!(responses.keys().collect::<Vec<_>>(), ["elicit-0-x"]);
         assert_eq!(recorded_responses(&recorded, None).len(), 1);
     }

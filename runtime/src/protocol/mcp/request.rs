@@ -7,6 +7,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
+use serde::Deserialize;
+
+use super::model::lifecycle::{ClientCapabilities, WithStatelessMeta};
 use super::revision::{META_VERSION, Revision};
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::tool::Level;
@@ -41,30 +44,20 @@ pub struct Client {
 }
 
 impl Client {
-    /// Reads a `capabilities` object (of `initialize`, or of `_meta`). An
+    /// Reads declared capabilities (of `initialize`, or of `_meta`). An
     /// empty `elicitation` object means form mode (2025-06-18); later
     /// revisions may list the modes.
-    pub fn from_capabilities(capabilities: Option<&Value>) -> Client {
-        let modes = capabilities
-            .and_then(|c| c.get("elicitation"))
-            .and_then(Value::as_object);
-        let elicitation = modes.is_some_and(|m| m.is_empty() || m.contains_key("form"));
-        let elicitation_url = modes.is_some_and(|m| m.contains_key("url"));
-        let declared = |name: &str| {
-            capabilities
-                .and_then(|c| c.get(name))
-                .is_some_and(Value::is_object)
-        };
-        let tasks = capabilities
-            .and_then(|c| c.get("extensions"))
-            .and_then(|e| e.get(TASKS_EXTENSION))
-            .is_some();
+    pub fn from_capabilities(capabilities: &ClientCapabilities) -> Client {
+        let modes = capabilities.elicitation.as_ref();
         Client {
-            elicitation,
-            elicitation_url,
-            sampling: declared("sampling"),
-            roots: declared("roots"),
-            tasks,
+            elicitation: modes.is_some_and(|m| m.is_empty() || m.contains_key("form")),
+            elicitation_url: modes.is_some_and(|m| m.contains_key("url")),
+            sampling: capabilities.sampling.is_some(),
+            roots: capabilities.roots.is_some(),
+            tasks: capabilities
+                .extensions
+                .as_ref()
+                .is_some_and(|e| e.contains_key(TASKS_EXTENSION)),
         }
     }
 }
@@ -80,7 +73,13 @@ pub struct Meta {
 /// Reads and checks the per-request `_meta` fields: -32602 when a required
 /// one is missing or malformed, -32022 for a version not served.
 pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
-    let meta = params.and_then(|p| p.get("_meta"));
+    // Read from the borrowed params: the rest (large arguments) is skipped.
+    let meta = params
+        .filter(|p| p.is_object())
+        .map(WithStatelessMeta::deserialize)
+        .and_then(Result::ok)
+        .unwrap_or_default()
+        .meta;
     let stateless = Revision::V2026_07_28.as_str();
     let missing = |what: &str| {
         ErrorObject::invalid_param(
@@ -90,18 +89,14 @@ pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
             ),
         )
     };
-    let version = meta
-        .and_then(|m| m.get(META_VERSION))
-        .and_then(Value::as_str)
-        .ok_or_else(|| missing(META_VERSION))?;
-    if Revision::parse(version).is_none_or(|r| !r.is_stateless()) {
-        return Err(unsupported_version(version));
+    let version = meta.protocol_version.ok_or_else(|| missing(META_VERSION))?;
+    if Revision::parse(&version).is_none_or(|r| !r.is_stateless()) {
+        return Err(unsupported_version(&version));
     }
     let capabilities = meta
-        .and_then(|m| m.get(META_CAPABILITIES))
-        .filter(|c| c.is_object())
+        .client_capabilities
         .ok_or_else(|| missing(META_CAPABILITIES))?;
-    let log_level = match meta.and_then(|m| m.get(META_LOG_LEVEL)) {
+    let log_level = match meta.log_level {
         None | Some(Value::Null) => None,
         Some(level) => Some(
             level
@@ -110,8 +105,10 @@ pub fn read_meta(params: Option<&Value>) -> Result<Meta, ErrorObject> {
                 .ok_or_else(|| bad_level(&format!("_meta.{META_LOG_LEVEL}")))?,
         ),
     };
+    let capabilities =
+        ClientCapabilities::deserialize(Value::Object(capabilities)).unwrap_or_default();
     Ok(Meta {
-        client: Client::from_capabilities(Some(capabilities)),
+        client: Client::from_capabilities(&capabilities),
         log_level,
     })
 }
@@ -136,32 +133,21 @@ pub fn bad_level(parameter: &str) -> ErrorObject {
     ErrorObject::invalid_param(parameter, format!("{parameter} must be one of {levels}"))
 }
 
-/// The string parameter `key`, described as `what` when it is missing.
-pub fn required_str<'p>(params: &'p Value, key: &str, what: &str) -> Result<&'p str, ErrorObject> {
-    params
-        .get(key)
-        .and_then(Value::as_str)
-        .ok_or_else(|| ErrorObject::invalid_param(key, format!("{key} ({what}) is required")))
-}
-
-/// Where a page starts: after the item named in `params.cursor` (made by
+/// Where a page starts: after the item named in the `cursor` (made by
 /// [`cursor_after`] with the same `kind`); `None` for the first page.
-pub fn read_cursor(params: &Value, kind: &str) -> Result<Option<String>, ErrorObject> {
-    match params.get("cursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(cursor)) => {
-            let bytes = URL_SAFE_NO_PAD
-                .decode(cursor)
-                .map_err(|_| invalid_cursor())?;
-            let text = String::from_utf8(bytes).map_err(|_| invalid_cursor())?;
-            let last = text
-                .strip_prefix("after:")
-                .and_then(|t| t.strip_prefix(kind));
-            last.map(|last| Some(last.to_owned()))
-                .ok_or_else(invalid_cursor)
-        }
-        Some(_) => Err(invalid_cursor()),
-    }
+pub fn read_cursor(cursor: Option<&str>, kind: &str) -> Result<Option<String>, ErrorObject> {
+    let Some(cursor) = cursor else {
+        return Ok(None);
+    };
+    let bytes = URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid_cursor())?;
+    let text = String::from_utf8(bytes).map_err(|_| invalid_cursor())?;
+    let last = text
+        .strip_prefix("after:")
+        .and_then(|t| t.strip_prefix(kind));
+    last.map(|last| Some(last.to_owned()))
+        .ok_or_else(invalid_cursor)
 }
 
 /// A cursor that names no place in the list.
@@ -251,6 +237,10 @@ mod tests {
 
     #[test]
     fn client_capabilities() {
+        let read = |caps: Value| {
+            let caps = ClientCapabilities::deserialize(caps).unwrap_or_default();
+            Client::from_capabilities(&caps)
+        };
         for (caps, elicitation) in [
             (json!({"elicitation": {}}), true),
             (json!({"elicitation": {"form": {}}}), true),
@@ -258,59 +248,41 @@ mod tests {
             (json!({"elicitation": true}), false),
             (json!({}), false),
         ] {
-            assert_eq!(
-                Client::from_capabilities(Some(&caps)).elicitation,
-                elicitation,
-                "{caps}"
-            );
+            assert_eq!(read(caps.clone()).elicitation, elicitation, "{caps}");
         }
-        assert_eq!(Client::from_capabilities(None), Client::default());
-        let all = Client::from_capabilities(Some(&json!({
+        assert_eq!(read(json!("none")), Client::default());
+        let all = read(json!({
             "elicitation": {"form": {}, "url": {}}, "sampling": {}, "roots": {"listChanged": true}
-        })));
+        }));
         assert!(all.elicitation && all.elicitation_url && all.sampling && all.roots);
-        let url_only = Client::from_capabilities(Some(&json!({"elicitation": {"url": {}}})));
+        let url_only = read(json!({"elicitation": {"url": {}}}));
         assert!(url_only.elicitation_url && !url_only.elicitation);
-        let not_objects = Client::from_capabilities(Some(&json!({"sampling": true, "roots": 1})));
+        let not_objects = read(json!({"sampling": true, "roots": 1}));
         assert!(!not_objects.sampling && !not_objects.roots);
     }
 
     #[test]
     fn cursors_round_trip_within_their_kind() {
-        let params = |c: &str| json!({ "cursor": c });
         let tools = cursor_after("", "b_tool");
         assert_eq!(
-            read_cursor(&params(&tools), "").unwrap().as_deref(),
+            read_cursor(Some(&tools), "").unwrap().as_deref(),
             Some("b_tool")
         );
         let tasks = cursor_after("task:", "ab12");
         assert_eq!(
-            read_cursor(&params(&tasks), "task:").unwrap().as_deref(),
+            read_cursor(Some(&tasks), "task:").unwrap().as_deref(),
             Some("ab12")
         );
         assert!(
-            read_cursor(&params(&tools), "task:").is_err(),
+            read_cursor(Some(&tools), "task:").is_err(),
             "another kind's cursor"
         );
-        for bad in [
-            json!({"cursor": "bm9wZQ"}),
-            json!({"cursor": "%%%"}),
-            json!({"cursor": 3}),
-        ] {
-            let err = read_cursor(&bad, "").unwrap_err();
+        for bad in ["bm9wZQ", "%%%"] {
+            let err = read_cursor(Some(bad), "").unwrap_err();
             assert_eq!(err.data, Some(json!({"parameter": "cursor"})), "{bad}");
         }
-        assert_eq!(read_cursor(&json!({}), "").unwrap(), None);
+        assert_eq!(read_cursor(None, "").unwrap(), None);
         assert_eq!(page(1..=5, 2), (vec![1, 2], true));
         assert_eq!(page(1..=2, 2), (vec![1, 2], false));
-    }
-
-    #[test]
-    fn required_strings_name_the_parameter() {
-        let params = json!({"name": "x", "n": 1});
-        assert_eq!(required_str(&params, "name", "the tool").unwrap(), "x");
-        let err = required_str(&params, "n", "a string").unwrap_err();
-        assert_eq!(err.message, "n (a string) is required");
-        assert_eq!(err.data, Some(json!({"parameter": "n"})));
     }
 }

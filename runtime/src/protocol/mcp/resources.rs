@@ -7,8 +7,10 @@
 use serde_json::{Value, json};
 
 use super::context::Ctx;
+use super::model::ListParams;
+use super::model::resources::{ReadParams, SubscribeParams, UnsubscribeParams};
 use super::offers::{self, resource_not_found, with_cache_hints};
-use super::request::{Answer, cursor_after, page, read_cursor, required_str};
+use super::request::{Answer, cursor_after, page, read_cursor};
 use crate::offer::OfferRequest;
 use crate::protocol::jsonrpc::ErrorObject;
 
@@ -16,8 +18,8 @@ use crate::protocol::jsonrpc::ErrorObject;
 pub const PAGE_SIZE: usize = 50;
 
 /// `resources/list`: the resources the caller may see, in URI order.
-pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = read_cursor(params, "resource:")?;
+pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params.cursor.as_deref(), "resource:")?;
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .resources()
@@ -34,8 +36,8 @@ pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 }
 
 /// `resources/templates/list`: the templates the caller may see.
-pub fn templates(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = read_cursor(params, "template:")?;
+pub fn templates(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params.cursor.as_deref(), "template:")?;
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .templates()
@@ -73,19 +75,14 @@ fn visible(ctx: &Ctx<'_>, uri: &str) -> Result<(), ErrorObject> {
 }
 
 /// `resources/read`: runs the component's `read` in a fresh instance.
-pub async fn read(ctx: &Ctx<'_>, params: &Value) -> Answer {
-    let uri = match required_str(params, "uri", "the resource to read") {
-        Ok(uri) => uri,
-        Err(error) => return Answer::Error(error),
-    };
-    if let Err(error) = visible(ctx, uri) {
+pub async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Answer {
+    let ReadParams { uri, retry } = params;
+    if let Err(error) = visible(ctx, &uri) {
         return Answer::Error(error);
     }
-    let request = OfferRequest::Read {
-        uri: uri.to_string(),
-    };
+    let request = OfferRequest::Read { uri };
     // A read's contents may change at any time: cached for no time.
-    offers::run(ctx, params, request, |ctx, result| {
+    offers::run(ctx, &retry, request, |ctx, result| {
         with_cache_hints(ctx, result, 0)
     })
     .await
@@ -93,10 +90,9 @@ pub async fn read(ctx: &Ctx<'_>, params: &Value) -> Answer {
 
 /// `resources/subscribe`: `notifications/resources/updated` for `uri` on
 /// the session's standing stream whenever its component says it changed.
-pub fn subscribe(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let uri = required_str(params, "uri", "the resource to subscribe to")?;
-    visible(ctx, uri)?;
-    if !ctx.session.subscribe(uri) {
+pub fn subscribe(ctx: &Ctx<'_>, params: &SubscribeParams) -> Result<Value, ErrorObject> {
+    visible(ctx, &params.uri)?;
+    if !ctx.session.subscribe(&params.uri) {
         return Err(ErrorObject::invalid_params(format!(
             "the session holds {} subscriptions, the most it may; unsubscribe from one first",
             super::session::MAX_SUBSCRIPTIONS
@@ -106,8 +102,7 @@ pub fn subscribe(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 }
 
 /// `resources/unsubscribe`.
-pub fn unsubscribe(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let uri = required_str(params, "uri", "the resource to unsubscribe from")?;
-    ctx.session.unsubscribe(uri);
+pub fn unsubscribe(ctx: &Ctx<'_>, params: &UnsubscribeParams) -> Result<Value, ErrorObject> {
+    ctx.session.unsubscribe(&params.uri);
     Ok(json!({}))
 }

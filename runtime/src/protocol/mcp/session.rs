@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
+use super::model::client::CancelledParams;
 use super::request::Client;
 use super::revision::Revision;
 use crate::call::Caller;
@@ -263,11 +264,8 @@ impl Session {
         match request.method.as_str() {
             "notifications/initialized" => lock(&self.state).ready = true,
             "notifications/cancelled" => {
-                let Some(id) = request
-                    .params
-                    .as_ref()
-                    .and_then(|p| p.get("requestId"))
-                    .cloned()
+                let Some(id) = CancelledParams::read(request.params.as_ref())
+                    .request_id
                     .and_then(Id::from_value)
                 else {
                     return;

@@ -7,10 +7,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::context::Ctx;
 use super::listeners::{META_SUBSCRIPTION, Subscribed, Wants};
+use super::model::subscriptions::ListenParams;
 use super::request::Answer;
 use super::session::MAX_SUBSCRIPTIONS;
 use crate::protocol::jsonrpc;
@@ -18,29 +19,24 @@ use crate::sandbox::CancelToken;
 
 /// `subscriptions/listen`: acknowledges, then stays open until the client
 /// cancels (no answer then) or the server ends it (a result).
-pub async fn listen(ctx: &Ctx<'_>, params: &Value) -> Answer {
+pub async fn listen(ctx: &Ctx<'_>, params: ListenParams) -> Answer {
     let subscription = ctx.id.as_value().clone();
-    let asked =
-        |key: &str| params.pointer(&format!("/notifications/{key}")) == Some(&Value::Bool(true));
+    let asked = params.notifications;
     let catalog = ctx.server().runtime.catalog();
-    let updates: Vec<String> = params
-        .pointer("/notifications/resourceSubscriptions")
-        .and_then(Value::as_array)
+    let updates: Vec<String> = asked
+        .resource_subscriptions
         .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
         .filter(|uri| {
             catalog.resource_for(uri).is_some_and(|(_, t)| {
                 ctx.allows_resource(uri, t.map(|t| t.info.uri_template.as_str()))
             })
         })
         .take(MAX_SUBSCRIPTIONS)
-        .map(str::to_string)
         .collect();
     let wants = Wants {
-        tools: asked("toolsListChanged"),
-        resources: asked("resourcesListChanged"),
-        prompts: asked("promptsListChanged"),
+        tools: asked.tools_list_changed,
+        resources: asked.resources_list_changed,
+        prompts: asked.prompts_list_changed,
         updates,
     };
     let mut agreed = json!({});

@@ -15,10 +15,12 @@ use serde_json::{Value, json};
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
+use super::model::tools::{CallParams, TaskAsked};
+use super::model::{ListParams, Retry};
 use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
 use super::replay;
 use super::request::{
-    Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor, required_str,
+    Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor,
 };
 use super::request_state::call_digest;
 use super::tasks;
@@ -36,8 +38,8 @@ const ROUNDS_BEFORE_TASK: std::time::Duration = std::time::Duration::from_millis
 pub const PAGE_SIZE: usize = 50;
 
 /// `tools/list`: the tools the caller may see, a page at a time.
-pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = read_cursor(params, "")?;
+pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params.cursor.as_deref(), "")?;
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .tools()
@@ -67,13 +69,16 @@ pub fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 }
 
 /// `tools/call`.
-pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
-    let arguments = take_arguments(params);
-    let params = &*params;
-    let name = match required_str(params, "name", "the tool to call") {
-        Ok(name) => name,
-        Err(error) => return Answer::Error(error),
-    };
+pub async fn call(ctx: &Ctx<'_>, params: CallParams) -> Answer {
+    let progress = params.progress();
+    let CallParams {
+        name,
+        arguments,
+        task,
+        retry,
+        ..
+    } = params;
+    let name = name.as_str();
     let runtime = &ctx.server().runtime;
     let unknown = || Answer::Error(unknown_tool(name, runtime.still_loading()));
     // A tool the token may not see does not exist for this client.
@@ -81,11 +86,10 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
     let Some(support) = support.filter(|_| ctx.allows(name)) else {
         return unknown();
     };
-    let task = match as_task(ctx, name, support, params.get("task")) {
+    let task = match as_task(ctx, name, support, task) {
         Ok(task) => task,
         Err(error) => return Answer::Error(error),
     };
-    let progress = params.pointer("/_meta/progressToken").cloned();
     let mut prepared = match runtime.prepare(ctx.caller().clone(), name, arguments) {
         Ok(prepared) => prepared,
         Err(CallError::UnknownTool(_)) => return unknown(),
@@ -109,19 +113,19 @@ pub async fn call(ctx: &Ctx<'_>, params: &mut Value) -> Answer {
                 &prepared.tool().info.name,
                 prepared.arguments(),
             );
-            replay::continues(params, &digest)
+            replay::continues(&retry, &digest)
         };
         if continued {
             prepared.confirm(Confirmation::Accepted);
         } else {
-            match confirm::by_round_trip(ctx, &prepared, params).await {
+            match confirm::by_round_trip(ctx, &prepared, &retry).await {
                 Ok(answer) => prepared.confirm(answer),
                 Err(answer) => return answer,
             }
         }
     }
     if ctx.revision.is_stateless() && prepared.grant().asks.any() {
-        return in_rounds(ctx, prepared, progress, params, task).await;
+        return in_rounds(ctx, prepared, progress, &retry, task).await;
     }
     match task {
         Some(ttl) => tasks::start(ctx, prepared, progress, ttl).await.into(),
@@ -140,7 +144,7 @@ async fn in_rounds(
     ctx: &Ctx<'_>,
     prepared: PreparedCall,
     progress: Option<Value>,
-    params: &Value,
+    retry: &Retry,
     task: Option<Option<u64>>,
 ) -> Answer {
     let digest = call_digest(
@@ -149,7 +153,7 @@ async fn in_rounds(
         prepared.arguments(),
     );
     let server = ctx.server();
-    let replay = match ctx.replay(params, &digest).await {
+    let replay = match ctx.replay(retry, &digest).await {
         Ok(replay) => replay,
         Err(answer) => return answer,
     };
@@ -213,7 +217,7 @@ fn as_task(
     ctx: &Ctx<'_>,
     name: &str,
     support: TaskSupport,
-    task: Option<&Value>,
+    task: Option<TaskAsked>,
 ) -> Result<Option<Option<u64>>, ErrorObject> {
     if ctx.revision.has_core_tasks() {
         return match (support, task) {
@@ -231,7 +235,8 @@ fn as_task(
                      \"forbidden\"): call it without \"task\""
                 ),
             )),
-            (_, Some(task)) => tasks::ttl(task, "ttl").map(Some),
+            (_, Some(TaskAsked::Ttl(ttl))) => Ok(Some(ttl)),
+            (_, Some(TaskAsked::Malformed)) => Err(tasks::malformed_task("ttl")),
             (_, None) => Ok(None),
         };
     }
@@ -289,12 +294,4 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
         return Answer::Nothing;
     }
     outcome_of(&name, outcome).into()
-}
-
-/// Moves `arguments` out of `tools/call` params (absent: no arguments).
-fn take_arguments(params: &mut Value) -> Value {
-    params
-        .as_object_mut()
-        .and_then(|params| params.remove("arguments"))
-        .unwrap_or_else(|| json!({}))
 }

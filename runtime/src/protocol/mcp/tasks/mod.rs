@@ -32,8 +32,10 @@ use super::asks::{InBand, OnWait};
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
+use super::model::ListParams;
+use super::model::tasks::{TaskParams, UpdateParams};
 use super::outcome::{Asking, Observer, outcome_of};
-use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor, required_str};
+use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor};
 use super::revision::Revision;
 use super::session::Session;
 use crate::call::{CallError, PreparedCall};
@@ -43,29 +45,15 @@ use crate::sandbox::{CancelToken, RunError};
 use crate::tool::Level;
 use crate::tool::Output;
 
-/// The lifetime asked in a `task` parameter (`ttl` in 2025-11-25); `task`
-/// must be an object.
-pub fn ttl(task: &Value, key: &str) -> Result<Option<u64>, ErrorObject> {
-    let invalid = || {
-        ErrorObject::invalid_param(
-            "task",
-            format!(
-                "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
-            ),
-        )
-    };
-    let map = task.as_object().ok_or_else(invalid)?;
-    match map.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(value) => match value.as_u64() {
-            Some(ms) => Ok(Some(ms)),
-            // Big or fractional numbers: take what fits.
-            None => match value.as_f64() {
-                Some(ms) if ms >= 0.0 => Ok(Some(ms.min(u64::MAX as f64) as u64)),
-                _ => Err(invalid()),
-            },
-        },
-    }
+/// The error for a `task` that is not an object with a lifetime under
+/// `key` (milliseconds, a non-negative integer).
+pub fn malformed_task(key: &str) -> ErrorObject {
+    ErrorObject::invalid_param(
+        "task",
+        format!(
+            "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
+        ),
+    )
 }
 
 /// The `CreateTaskResult` in the request's revision.
@@ -342,8 +330,7 @@ async fn relay(session: Arc<Session>, task: Arc<Task>, mut inbox: Inbox) {
 
 /// The task `params.taskId` names, here or on another replica, if the
 /// caller owns it.
-async fn find<'c>(ctx: &'c Ctx<'_>, params: &Value) -> Result<Found<'c>, ErrorObject> {
-    let id = required_str(params, "taskId", "a string")?;
+async fn find<'c>(ctx: &'c Ctx<'_>, id: &str) -> Result<Found<'c>, ErrorObject> {
     let owner = ctx.owner();
     ctx.server()
         .tasks
@@ -353,8 +340,8 @@ async fn find<'c>(ctx: &'c Ctx<'_>, params: &Value) -> Result<Found<'c>, ErrorOb
 }
 
 /// `tasks/get`.
-pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    Ok(match find(ctx, params).await? {
+pub async fn get(ctx: &Ctx<'_>, params: &TaskParams) -> Result<Value, ErrorObject> {
+    Ok(match find(ctx, &params.task_id).await? {
         Found::Here(task) => task.to_mcp(ctx.revision),
         Found::Elsewhere(_, record) => record.task.to_mcp(ctx.revision),
     })
@@ -366,19 +353,9 @@ pub async fn get(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
 ///
 /// The answers reach a guest only on the replica that runs it: a task
 /// waiting for input on another replica is refused, saying so.
-pub async fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let responses = match params.get("inputResponses") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(map)) => Some(map),
-        Some(_) => {
-            return Err(ErrorObject::invalid_param(
-                "inputResponses",
-                "inputResponses must be an object: the responses by the keys of the task's \
-                 inputRequests",
-            ));
-        }
-    };
-    match (find(ctx, params).await?, responses) {
+pub async fn update(ctx: &Ctx<'_>, params: UpdateParams) -> Result<Value, ErrorObject> {
+    let responses = params.input_responses.as_ref();
+    match (find(ctx, &params.task_id).await?, responses) {
         (Found::Here(task), Some(responses)) => {
             if let Some(inputs) = task.inputs() {
                 let answered = inputs.answer(responses);
@@ -402,9 +379,9 @@ pub async fn update(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject>
 /// `tasks/cancel`: the task becomes `cancelled` and its guest stops (on
 /// another replica: within a moment, once it sees the cancel). A task
 /// already terminal is an error in 2025-11-25, a no-op in 2026-07-28.
-pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
+pub async fn cancel(ctx: &Ctx<'_>, params: &TaskParams) -> Result<Value, ErrorObject> {
     const WHY: &str = "The task was cancelled by request.";
-    let (cancelled, task) = match find(ctx, params).await? {
+    let (cancelled, task) = match find(ctx, &params.task_id).await? {
         Found::Here(task) => (task.cancel(WHY), task.summary()),
         Found::Elsewhere(shared, record) => {
             let before = record.task.clone();
@@ -437,8 +414,8 @@ pub async fn cancel(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject>
 /// `tasks/result` (2025-11-25): waits until the task is terminal, relaying
 /// its messages (an elicitation request) meanwhile, then answers what the
 /// call would have answered.
-pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
-    let (id, outcome) = match find(ctx, params).await {
+pub async fn result(ctx: &Ctx<'_>, params: &TaskParams) -> Answer {
+    let (id, outcome) = match find(ctx, &params.task_id).await {
         Ok(Found::Here(task)) => {
             task.listen(ctx.out.clone());
             task.wait().await;
@@ -463,8 +440,8 @@ pub async fn result(ctx: &Ctx<'_>, params: &Value) -> Answer {
 
 /// `tasks/list` (2025-11-25, authenticated callers): the caller's tasks,
 /// oldest first, a page at a time.
-pub async fn list(ctx: &Ctx<'_>, params: &Value) -> Result<Value, ErrorObject> {
-    let after = read_cursor(params, "task:")?;
+pub async fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
+    let after = read_cursor(params.cursor.as_deref(), "task:")?;
     let tasks = &ctx.server().tasks;
     let (page, more) =
         (tasks.list_all(&ctx.owner(), after.as_deref()).await?).ok_or_else(invalid_cursor)?;
@@ -494,15 +471,5 @@ mod tests {
         // Tasks of 2025-11-25 keep a call's answer (isError) for a fault.
         let result = task_outcome("t", Revision::V2025_11_25, panic()).unwrap();
         assert_eq!(result["isError"], true);
-    }
-
-    #[test]
-    fn task_params() {
-        assert_eq!(ttl(&json!({}), "ttl").unwrap(), None);
-        assert_eq!(ttl(&json!({"ttl": 5000}), "ttl").unwrap(), Some(5000));
-        assert_eq!(ttl(&json!({"ttl": 1e30}), "ttl").unwrap(), Some(u64::MAX));
-        assert!(ttl(&json!({"ttl": -1}), "ttl").is_err());
-        assert!(ttl(&json!({"ttl": "1"}), "ttl").is_err());
-        assert!(ttl(&json!(true), "ttl").is_err());
     }
 }
