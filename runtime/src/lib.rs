@@ -14,6 +14,8 @@
 //! source    (references to registries and URLs, the content-addressed
 //!            store, the lock, cosign signatures: reference → verified bytes)
 //! policy    (policy file, grants, hints → effective grant)
+//! confine   (the serving process confines itself: a plan from the policy
+//!            and serving's needs, applied with Landlock and seccomp)
 //! args      (parse, coerce, default, validate arguments)
 //! functions (plain WIT functions: types → schemas, JSON ↔ values)
 //! wasmcp    (wasmcp components: their records ↔ tools and content, and
@@ -47,6 +49,7 @@ pub mod audit;
 pub mod call;
 pub mod catalog;
 pub mod cli;
+pub mod confine;
 pub mod functions;
 pub mod json;
 pub mod lanes;

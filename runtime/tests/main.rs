@@ -13,6 +13,8 @@ mod audit;
 mod budgets;
 mod calls;
 mod cli;
+#[cfg(target_os = "linux")]
+mod confine;
 mod contract;
 mod doc_links;
 mod first_day;

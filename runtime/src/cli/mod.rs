@@ -305,7 +305,12 @@ impl LoadOptions {
     /// the sandbox's pool (calls that may run at once), `tiered` is as for
     /// [`sandbox_for`].
     fn empty_runtime(&self, instances: u32, tiered: bool) -> Result<Runtime, Exit> {
-        let policy = self.policy()?;
+        self.runtime_with(self.policy()?, instances, tiered)
+    }
+
+    /// As [`LoadOptions::empty_runtime`], with the policy already read
+    /// (`serve` confines itself between the two).
+    fn runtime_with(&self, policy: Policy, instances: u32, tiered: bool) -> Result<Runtime, Exit> {
         let sandbox = sandbox_for(&policy, self.no_cache, instances, tiered)?;
         let resolver = self.fetch.resolver(self.policy.as_deref());
         Runtime::try_new(sandbox, policy)

@@ -2,7 +2,7 @@
 //! plain JSON-RPC (HTTP), until stdin ends or SIGINT/SIGTERM.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,6 +11,8 @@ pub use super::serve_args::Args;
 use super::serve_args::DEFAULT_LISTEN;
 use super::serve_config::ServeConfig;
 use super::serve_signals::shutdown_signal;
+use crate::confine::{self, Confinement, Scope, Serving};
+use crate::policy::Policy;
 use crate::protocol::mcp::Server;
 use crate::runtime::loading::Loading;
 use crate::runtime::reload::Watcher;
@@ -38,8 +40,17 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     // once, not after the components compiled.
     let (args, listen, wait) = settings(args, matches)?;
     let tls = tls(&args)?;
-    let runtime = build_runtime(&args)?;
-    check_exposure(&args, listen, &runtime)?;
+    let policy = args.load.policy()?;
+    check_exposure(&args, listen, &policy)?;
+    // Before the first thread starts: every thread after inherits it.
+    confine(&args, listen, &policy)?;
+    if !args.confine_probe.is_empty() {
+        for probe in &args.confine_probe {
+            println!("{}", crate::confine::probe::attempt(probe));
+        }
+        return Ok(());
+    }
+    let runtime = build_runtime(&args, policy)?;
     let tokio = async_runtime()?;
     let transport = tokio.block_on(open_transport(&args, listen))?;
     let loading = load(&args, &runtime, wait)?;
@@ -140,11 +151,11 @@ fn tls(args: &Args) -> Result<Option<ServerTls>, Exit> {
 
 /// Refuses to serve HTTP beyond this machine without bearer tokens, unless
 /// `--allow-unauthenticated` says so.
-fn check_exposure(args: &Args, listen: SocketAddr, runtime: &Runtime) -> Result<(), Exit> {
+fn check_exposure(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit> {
     if !args.stdio
         && !listen.ip().is_loopback()
-        && runtime.policy().tokens().is_empty()
-        && runtime.policy().oauth().is_none()
+        && policy.tokens().is_empty()
+        && policy.oauth().is_none()
         && !args.allow_unauthenticated
     {
         eprintln!(
@@ -152,6 +163,98 @@ fn check_exposure(args: &Args, listen: SocketAddr, runtime: &Runtime) -> Result<
              tokens; add [[tokens]] or [oauth] to the policy, or pass --allow-unauthenticated"
         );
         return Err(Exit::Usage);
+    }
+    Ok(())
+}
+
+/// What serving with `args` needs besides the grants: the paths it
+/// serves, its cache, store and lock, certificates, listener and Redis.
+pub(super) fn serving(args: &Args, listen: SocketAddr) -> Serving {
+    let resolver = args.load.fetch.resolver(args.load.policy.as_deref());
+    let cache = match args.load.no_cache {
+        true => None,
+        false => crate::sandbox::CompileCache::default_dir()
+            .ok()
+            .map(|c| c.dir),
+    };
+    let certificates: Vec<PathBuf> = args.tls_cert.iter().chain(&args.tls_key).cloned().collect();
+    Serving {
+        components: args.paths.clone(),
+        watch: args.watch,
+        cache,
+        store: resolver.store().dir().to_path_buf(),
+        lock: resolver.lock_path().map(Path::to_path_buf),
+        insecure_registries: args.load.fetch.insecure_registry.clone(),
+        certificate_folders: confine::certificate_folders(&certificates),
+        listen: (!args.stdio).then_some(listen),
+        state: args.state.clone(),
+        ca_paths: confine::environment_ca_paths(),
+    }
+}
+
+/// What `check` and `inspect --policy` show of the confinement of a server
+/// with `serving`'s settings under `policy`, indented under a heading.
+pub(super) fn confinement_lines(policy: &Policy, serving: &Serving) -> Vec<String> {
+    let plan = Confinement::plan(policy, serving, &Scope::Server);
+    let heading = match confine::SUPPORTED {
+        true => "confined when served (Landlock and seccomp; serve --no-confine turns it off):",
+        false => "not confined when served: confinement needs Linux (Landlock, seccomp)",
+    };
+    let mut lines = vec![heading.to_string()];
+    if confine::SUPPORTED {
+        lines.extend(plan.lines().into_iter().map(|line| format!("  {line}")));
+        lines.push(format!("  {:<10} {REFUSED}", "refused"));
+    }
+    lines
+}
+
+/// The system calls seccomp refuses whatever the plan, in words.
+const REFUSED: &str = "running programs, reaching into other processes, mounts, namespaces, \
+                       kernel modules, keyrings, BPF (seccomp)";
+
+/// Confines this process to what serving needs (Linux: Landlock and
+/// seccomp), saying to what; `--no-confine` skips it with a warning, a
+/// kernel without Landlock gets a warning, and a failure stops the start.
+fn confine(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit> {
+    if args.no_confine {
+        eprintln!(
+            "warning: --no-confine: this server runs unconfined; a tool that escapes the \
+             WebAssembly sandbox reaches everything this user can"
+        );
+        return Ok(());
+    }
+    if !confine::SUPPORTED {
+        eprintln!(
+            "warning: not confined: confinement needs Linux (Landlock, seccomp); a tool that \
+             escapes the WebAssembly sandbox reaches everything this user can"
+        );
+        return Ok(());
+    }
+    let serving = serving(args, listen);
+    let plan = Confinement::plan(policy, &serving, &Scope::Server);
+    let applied = confine::apply(&plan).map_err(|err| {
+        eprintln!(
+            "error: cannot confine the server: {err}; this kernel supports it, so serving \
+             stops here (--no-confine serves without, not advised)"
+        );
+        Exit::LoadFailed
+    })?;
+    if applied.landlock == confine::Landlock::Unsupported {
+        eprintln!(
+            "warning: this kernel has no Landlock (Linux 5.13 or later, with landlock in its \
+             lsm= list): files and ports are not confined; seccomp still holds"
+        );
+    }
+    let lines = confinement_lines(policy, &serving);
+    eprintln!("airlock: confined ({}); it may:", applied.summary());
+    for line in lines.iter().skip(1) {
+        eprintln!("{line}");
+    }
+    if !applied.skipped.is_empty() {
+        tracing::debug!(
+            "confinement: not on this system: {}",
+            applied.skipped.join(", ")
+        );
     }
     Ok(())
 }
@@ -318,14 +421,14 @@ fn warn_unmatched_sections(runtime: &Runtime, paths: &[PathBuf]) {
 }
 
 /// The runtime and its policy, with nothing loaded yet.
-fn build_runtime(args: &Args) -> Result<Arc<Runtime>, Exit> {
+fn build_runtime(args: &Args, policy: Policy) -> Result<Arc<Runtime>, Exit> {
     // The pool must hold every call the HTTP limit lets in, plus room for
     // background tasks and stdio calls, which that limit does not count.
     let instances = u32::try_from(args.max_calls)
         .unwrap_or(u32::MAX)
         .saturating_add(192)
         .max(256);
-    let runtime = Arc::new(args.load.empty_runtime(instances, true)?);
+    let runtime = Arc::new(args.load.runtime_with(policy, instances, true)?);
     // Big components start on quick-tier code; their optimised code is
     // compiled behind them as they load.
     if let Err(err) = runtime.optimize_in_background() {

@@ -26,7 +26,11 @@ use super::serve_config::ServeConfig;
                         SIGINT/SIGTERM drain: /readyz turns 503 and new calls get 503 with \
                         Retry-After while running calls get --grace seconds to finish; then the \
                         rest are cancelled and serve exits 0. Several replicas behind a load \
-                        balancer share their tasks with --state redis://HOST:PORT/DB."
+                        balancer share their tasks with --state redis://HOST:PORT/DB.\n\n\
+                        On Linux the process confines itself before it loads anything (Landlock: \
+                        only the granted folders, its own files and the ports it needs; seccomp: \
+                        no new programs, no reaching into other processes); it says to what at \
+                        the start, and `airlock check` shows it beforehand. --no-confine turns it off."
 )]
 pub struct Args {
     /// Component files (.wasm), folders of them, or references
@@ -97,6 +101,17 @@ pub struct Args {
     /// given here wins over its key.
     #[arg(long, value_name = "FILE")]
     pub(super) config: Option<PathBuf>,
+    /// Serve without confining the process (on Linux, serve restricts itself
+    /// with Landlock and seccomp to what the policy grants and serving
+    /// needs, so a tool that escapes the WebAssembly sandbox reaches nothing
+    /// else). Not advised: say why in the log.
+    #[arg(long)]
+    pub(super) no_confine: bool,
+    /// Confine as serving would, then try each probe (read:PATH,
+    /// write:FOLDER, connect:ADDR, exec:PROGRAM), print what the kernel
+    /// answered, and exit: how the tests see that an escape is refused.
+    #[arg(long, value_name = "PROBE", hide = true)]
+    pub(super) confine_probe: Vec<crate::confine::probe::Probe>,
     #[command(flatten)]
     pub(super) load: LoadOptions,
 }

@@ -95,6 +95,17 @@ impl HostPattern {
         self.scheme == Some(Scheme::Http)
     }
 
+    /// The TCP ports the pattern lets a tool connect to: its own, else its
+    /// scheme's default, else 80 and 443 (the rule of `port_allowed`). The
+    /// serving process's confinement (`crate::confine`) opens these.
+    pub fn ports(&self) -> Vec<u16> {
+        match (self.port, self.scheme) {
+            (Some(port), _) => vec![port],
+            (None, Some(scheme)) => vec![scheme.default_port()],
+            (None, None) => vec![80, 443],
+        }
+    }
+
     /// Whether an outgoing HTTP request to `scheme://host:port` is allowed.
     /// `scheme` is `"http"` or `"https"` (anything else is refused); `host`
     /// may be a name or an IP literal (IPv6 with or without brackets).
