@@ -144,7 +144,7 @@ impl Entry<'_> {
             "component_sha256": self.digest,
             "caller": self.caller,
             "caller_kind": self.caller_kind,
-            "grant": self.grant.map(grant_summary),
+            "grant": self.grant.map(Grant::audited),
             "outcome": self.outcome,
             "duration_ms": millis(self.duration),
             "bytes_in": self.bytes_in,
@@ -160,33 +160,6 @@ impl Entry<'_> {
         }
         entry
     }
-}
-
-fn grant_summary(grant: &Grant) -> Value {
-    let mut summary = json!({
-        "folders": grant.mounts.iter()
-            .map(|m| format!("{} ({})", m.guest, m.access))
-            .collect::<Vec<_>>(),
-        "network": grant.network.as_ref().map(|n| {
-            n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>()
-        }),
-        "env": grant.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
-        "credentials": grant.network.as_ref().map(|n| {
-            n.credentials.iter().map(|c| c.describe()).collect::<Vec<_>>()
-        }),
-        "memory": grant.limits.memory,
-        "time_ms": grant.limits.time.as_millis() as u64,
-        "fuel": grant.limits.fuel,
-    });
-    // Only a tool that may ask its client has an `ask` grant to record.
-    if let (true, Some(map)) = (grant.asks.any(), summary.as_object_mut()) {
-        map.insert("ask".into(), json!(grant.asks.names()));
-    }
-    // Only a destructive tool has a consent rule to record.
-    if let (Some(consent), Some(map)) = (grant.consent, summary.as_object_mut()) {
-        map.insert("destructive".into(), consent.as_str().into());
-    }
-    summary
 }
 
 /// `duration` in milliseconds to the microsecond (`3.04`, not

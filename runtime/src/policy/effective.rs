@@ -16,9 +16,9 @@
 //! lists.
 //!
 //! The sandbox then provisions the grant capability by capability
-//! (`sandbox/provision.rs`, laid out as these rules are): a kind of grant
-//! is parsed in `raw`, `parse` and `file`, narrowed here, provisioned there
-//! and shown by `airlock inspect`.
+//! (`sandbox/provision.rs`, laid out as these rules are): a key of a
+//! section is declared in the table of `keys.rs` (read, checked, merged,
+//! shown), narrowed here unless the grant copies it, provisioned there.
 
 use super::file::{FolderMode, Settings};
 use super::grant::{Access, Grant, HttpMethods, Mount, Narrowing, NetworkGrant, Offline};
@@ -111,17 +111,15 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
     } else {
         Offline::NotListed
     };
+    // The rest (env, config, limits, asks, elicit-url-hosts) the grant
+    // takes as the settings give it: the `copied` keys of `keys.rs`.
     Grant {
         mounts,
         network,
         offline,
-        env: settings.env.clone(),
-        config: settings.config.clone(),
-        limits: settings.limits,
         consent,
-        asks: settings.asks,
-        elicit_urls: settings.elicit_urls.clone(),
         narrowings,
+        ..Grant::copied(settings)
     }
 }
 

@@ -100,154 +100,21 @@
 //! Sizes: an integer (bytes) or a string with `B`, `KiB`, `MiB` or `GiB`.
 //! Durations: a string with `ms`, `s` or `m`.
 //!
-//! Merging: defaults ← component ← tool, key by key. `limits` merge limit by
-//! limit; `folders`, `network` (with its headers), `env` and `config` are
+//! Merging: defaults ← component ← tool, key by key, as the table of keys
+//! (`keys.rs`) declares each. `limits` merge limit by limit; `folders`, `network` (with its headers), `env` and `config` are
 //! replaced as a whole by a more specific section (so a tool section can
 //! take a folder away), and so are `tls` and `ca`. The network keys are
 //! checked in `network_keys.rs`, into the types of [`super::network`].
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use super::error::PolicyError;
-use super::grant::{Asks, Consent};
-use super::limits::{Limits, LimitsPatch};
-use super::network::{CaBundle, Credential, NetworkList, Roots, Trust};
+use super::keys::Section;
+pub use super::settings::{Folder, FolderMode, Settings};
 pub use super::token::{Identity, Token, TokenCredential};
-use super::{ElicitUrls, HostPattern};
 use crate::source::{PublicKey, Source};
 use crate::tool::Hints;
-
-/// How the policy mounts a folder (before the tool's hints narrow it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum FolderMode {
-    #[default]
-    ReadOnly,
-    ReadWrite,
-}
-
-impl FolderMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FolderMode::ReadOnly => "read-only",
-            FolderMode::ReadWrite => "read-write",
-        }
-    }
-}
-
-/// A folder the policy grants: `host` is resolved against the policy file's
-/// folder and existed when the policy was loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Folder {
-    pub host: PathBuf,
-    pub guest: String,
-    pub mode: FolderMode,
-}
-
-/// What the policy grants one tool, all sections merged; the input of
-/// [`super::effective`].
-#[derive(Clone, PartialEq, Eq, Default)]
-pub struct Settings {
-    pub folders: Vec<Folder>,
-    pub network: Vec<HostPattern>,
-    /// Headers added to requests to hosts of `network`; values are secrets.
-    pub credentials: Vec<Credential>,
-    /// What https certificates are checked against.
-    pub trust: Trust,
-    /// Resolved values, in name order.
-    pub env: Vec<(String, String)>,
-    /// `wasi:config/store` values, resolved, in key order.
-    pub config: Vec<(String, String)>,
-    pub limits: Limits,
-    /// What to do with a destructive call.
-    pub destructive: Consent,
-    /// Requests to the client the tool may make.
-    pub asks: Asks,
-    /// Where its URL elicitations may send the user.
-    pub elicit_urls: ElicitUrls,
-    /// No policy was loaded ([`Policy::default`]): refusals say so.
-    pub no_policy: bool,
-}
-
-// Hand-written so that environment values (often secrets) never reach a log.
-impl fmt::Debug for Settings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Settings")
-            .field("folders", &self.folders)
-            .field("network", &self.network)
-            .field("credentials", &self.credentials)
-            .field("trust", &self.trust)
-            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
-            .field(
-                "config",
-                &self.config.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            )
-            .field("limits", &self.limits)
-            .field("destructive", &self.destructive)
-            .field("asks", &self.asks)
-            .field("elicit_urls", &self.elicit_urls)
-            .field("no_policy", &self.no_policy)
-            .finish()
-    }
-}
-
-/// One checked section (defaults, component or tool); `None` = inherit.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(super) struct Section {
-    pub(super) folders: Option<Vec<Folder>>,
-    pub(super) network: Option<NetworkList>,
-    pub(super) tls: Option<Roots>,
-    pub(super) ca: Option<CaBundle>,
-    pub(super) env: Option<Vec<(String, String)>>,
-    pub(super) config: Option<Vec<(String, String)>>,
-    pub(super) limits: LimitsPatch,
-    pub(super) destructive: Option<Consent>,
-    pub(super) asks: Option<Asks>,
-    /// `elicit-url-hosts`.
-    pub(super) elicit_url_hosts: Option<Vec<HostPattern>>,
-}
-
-impl Section {
-    fn apply_to(&self, s: &mut Settings) {
-        if let Some(f) = &self.folders {
-            s.folders = f.clone();
-        }
-        if let Some(n) = &self.network {
-            s.network = n.allow.clone();
-            s.credentials = n.credentials.clone();
-        }
-        if let Some(roots) = self.tls {
-            s.trust.roots = roots;
-        }
-        if let Some(ca) = &self.ca {
-            s.trust.ca = Some(ca.clone());
-        }
-        if let Some(e) = &self.env {
-            s.env = e.clone();
-        }
-        if let Some(c) = &self.config {
-            s.config = c.clone();
-        }
-        if let Some(d) = self.destructive {
-            s.destructive = d;
-        }
-        // Replaced as a whole, like `folders`: a tool section can take a
-        // request away that its component grants.
-        if let Some(asks) = self.asks {
-            s.asks = asks;
-        }
-        if let Some(hosts) = &self.elicit_url_hosts {
-            s.elicit_urls = ElicitUrls {
-                hosts: Some(hosts.clone()),
-            };
-        }
-        self.limits.apply_to(&mut s.limits);
-    }
-}
 
 /// A component's own section.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,16 +132,21 @@ pub struct ComponentPolicy {
     /// reach the network its section grants (default: they may not).
     pub offers_network: bool,
     pub(super) section: Section,
+    /// Its tool sections; their `hints` are those of tools that carry
+    /// none (plain functions).
     pub(super) tools: BTreeMap<String, Section>,
-    /// Hints the policy declares for tools that carry none (plain
-    /// functions), by tool name.
-    pub(super) hints: BTreeMap<String, Hints>,
-    /// `hints` of the component's own section: those of every tool
-    /// without a tool section's `hints`.
-    pub(super) component_hints: Option<Hints>,
     /// Line and column of the section's name, and of each tool section's.
     pub(super) position: (usize, usize),
     pub(super) tool_positions: BTreeMap<String, (usize, usize)>,
+}
+
+impl ComponentPolicy {
+    /// The tools it has a section for (`[components.NAME.tools.TOOL]`), in
+    /// name order: each may grant other folders and hosts than the
+    /// component's own section.
+    pub fn tool_sections(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
 }
 
 /// A checked policy. [`Policy::default`] grants nothing: no folders, no
@@ -286,9 +158,8 @@ pub struct Policy {
     pub(super) audit: Option<PathBuf>,
     /// `audit-answers`: the audit log keeps the client's answers.
     pub(super) audit_answers: bool,
+    /// `[defaults]`, with its `verify`.
     pub(super) defaults: Section,
-    /// `verify` of `[defaults]`.
-    pub(super) verify: Option<PublicKey>,
     pub(super) components: BTreeMap<String, ComponentPolicy>,
     pub(super) tokens: Vec<Token>,
     pub(super) oauth: Option<super::OAuth>,
@@ -336,7 +207,7 @@ impl Policy {
         self.components
             .get(component)
             .and_then(|c| c.verify.as_ref())
-            .or(self.verify.as_ref())
+            .or(self.defaults.verify.as_ref())
     }
 
     /// The component section whose `source` is `label` (a reference as
@@ -362,10 +233,11 @@ impl Policy {
     /// (`[components.NAME]` or `[components.NAME.tools.TOOL]`).
     pub fn hints_declared(&self, component: &str, tool: &str) -> Option<(Hints, String)> {
         let c = self.components.get(component)?;
-        if let Some(hints) = c.hints.get(tool) {
-            return Some((*hints, format!("[components.{component}.tools.{tool}]")));
+        if let Some(hints) = c.tools.get(tool).and_then(|t| t.hints) {
+            return Some((hints, format!("[components.{component}.tools.{tool}]")));
         }
-        c.component_hints
+        c.section
+            .hints
             .map(|h| (h, format!("[components.{component}]")))
     }
 
@@ -464,7 +336,8 @@ impl Policy {
     /// Whether any section sets a fuel limit, so the engine must meter fuel
     /// (metering costs time on every call, so it is off unless asked for).
     pub fn uses_fuel(&self) -> bool {
-        self.sections().any(|s| s.limits.fuel.is_some())
+        self.sections()
+            .any(|s| s.limits.is_some_and(|l| l.fuel.is_some()))
     }
 
     /// Whether any section gives credentials to inject.

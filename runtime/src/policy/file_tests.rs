@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::*;
+use crate::policy::{Asks, Consent, Limits};
 
 /// A cosign public key (ECDSA P-256), as `cosign generate-key-pair` writes it.
 const ACME_PUB: &str = "-----BEGIN PUBLIC KEY-----

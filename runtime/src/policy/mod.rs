@@ -4,9 +4,14 @@
 //!   checked [`Policy`], and the merged [`Settings`] of one tool (defaults ←
 //!   component ← tool);
 //! - reading it, from the bottom up: `error` ([`PolicyError`], naming
-//!   file:line:column), `raw` (the TOML as written), `context` (the parser's
-//!   state), `network_keys` (the network keys checked), `parse` (the rest
-//!   checked, and [`Policy::load`] / [`Policy::parse`]);
+//!   file:line:column), `context` (the parser's state), `key` (what a key
+//!   of a section is: `SectionKey`), each key beside its checks
+//!   (`folders`, `network_keys`, `values`: env and config, `ask_keys`,
+//!   `component_keys`: hints and verify), `keys` (the table of every key
+//!   of a section, from which the section's forms, its check, its merge and
+//!   how its grant is shown come), `raw` (the TOML as written), `parse`
+//!   (the whole file checked, and [`Policy::load`] / [`Policy::parse`]);
+//! - `settings`: [`Settings`], one tool's sections merged;
 //! - `oauth`: the `[oauth]` section ([`OAuth`]): the issuers whose access
 //!   tokens are accepted, this server's resource identifier, what scopes
 //!   give;
@@ -24,21 +29,28 @@
 //! - [`wassette`]: a wassette policy (YAML) converted into a policy section
 //!   (`airlock policy import`).
 
+mod ask_keys;
+mod component_keys;
 mod context;
 mod effective;
 mod elicit_url;
 mod error;
 pub mod file;
+mod folders;
 mod grant;
 pub mod host;
+mod key;
+mod keys;
 pub mod limits;
 pub mod network;
 mod network_keys;
 mod oauth;
 mod parse;
 mod raw;
+mod settings;
 mod token;
 mod units;
+mod values;
 pub mod wassette;
 
 pub use context::UNSET;
@@ -50,6 +62,8 @@ pub use file::{
 };
 pub use grant::*;
 pub use host::{HostPattern, HostPatternError};
+pub use key::ShownGrant;
+pub use keys::SECTION_KEYS;
 pub use limits::{LIMIT_KEYS, LimitKey, Limits, Shown};
 pub use network::{CaBundle, Credential, Roots, Secret, Trust};
 pub use oauth::{ClaimGrant, Gives, OAuth, ScopeGrant, ScopedAccess};

@@ -1,16 +1,23 @@
-//! Checking the network keys of a policy section as written (`raw.rs`)
-//! into what they grant (`network.rs`): `network`, in either form or by
-//! the name of a `[networks.NAME]`, and the `ca` bundle. Each error points
-//! at the value (the [`Parser`]'s line:column); a secret's value never
-//! appears in one.
+//! The network keys of a policy section: as written, checked into what
+//! they grant (`network.rs`), and shown: `network`, in either form or by
+//! the name of a `[networks.NAME]`, `tls` and the `ca` bundle (all three
+//! shown together, as the grant's network). Each error points at the value
+//! (the [`Parser`]'s line:column); a secret's value never appears in one.
 
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::json;
 use toml::Spanned;
 
 use super::context::Parser;
 use super::error::PolicyError;
+use super::grant::{Grant, HttpMethods, NetworkGrant};
 use super::host::{HostPattern, HostPatternError};
-use super::network::{CaBundle, Credential, MIN_SECRET_LEN, NetworkList, Secret};
-use super::raw::{RawHeader, RawNetwork};
+use super::key::{SectionKey, ShownGrant};
+use super::network::{CaBundle, Credential, MIN_SECRET_LEN, NetworkList, Roots, Secret};
+use super::settings::Settings;
 
 /// Headers the connection itself owns; a credential may not set them.
 const RESERVED_HEADERS: &[&str] = &[
@@ -25,6 +32,204 @@ const RESERVED_HEADERS: &[&str] = &[
     "proxy-connection",
     "http2-settings",
 ];
+
+/// `network = [...]` or `[X.network."pattern"]` tables (checked in
+/// `network_keys.rs`).
+pub(super) enum RawNetwork {
+    List(Vec<Spanned<String>>),
+    Table(Vec<(Spanned<String>, RawHost)>),
+    /// `network = "NAME"`: the grant of `[networks.NAME]`.
+    Named(String),
+}
+
+/// The table of one pattern in the long form.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHost {
+    pub(super) headers: Option<Pairs<Spanned<RawHeader>>>,
+}
+
+/// A header of one pattern: `{ from = "VAR", format = "Bearer {}" }`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHeader {
+    pub(super) from: Spanned<String>,
+    pub(super) format: Option<Spanned<String>>,
+}
+
+impl<'de> Deserialize<'de> for RawNetwork {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawNetwork;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str(
+                    "a list of host patterns, one table per pattern \
+                     ([components.NAME.network.\"PATTERN\"]), or the name of a [networks.NAME]",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawNetwork, E> {
+                Ok(RawNetwork::Named(name.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNetwork, A::Error> {
+                let mut list = Vec::new();
+                while let Some(p) = seq.next_element::<Spanned<String>>()? {
+                    list.push(p);
+                }
+                Ok(RawNetwork::List(list))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNetwork, A::Error> {
+                let mut table = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    table.push((key, map.next_value::<RawHost>()?));
+                }
+                Ok(RawNetwork::Table(table))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+// `headers = { A = {...}, B = {...} }` in document order (a map, read as
+// pairs so the spans of names survive).
+pub(super) struct Pairs<T>(pub(super) Vec<(Spanned<String>, T)>);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Pairs<T>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<T>, A::Error> {
+                let mut pairs = Vec::new();
+                while let Some(key) = map.next_key::<Spanned<String>>()? {
+                    pairs.push((key, map.next_value::<T>()?));
+                }
+                Ok(Pairs(pairs))
+            }
+        }
+        deserializer.deserialize_map(V(std::marker::PhantomData))
+    }
+}
+
+/// `network = [...]`, a table per pattern, or `"NAME"`: replaced as a
+/// whole, headers included, by a more specific section.
+pub(super) struct Network;
+
+impl SectionKey for Network {
+    type Raw = Spanned<RawNetwork>;
+    type Checked = NetworkList;
+
+    fn check(parser: &Parser<'_>, raw: Self::Raw) -> Option<NetworkList> {
+        let at = raw.span().start;
+        parser.keep(parser.network(raw.into_inner(), at))
+    }
+
+    fn merge(list: &NetworkList, settings: &mut Settings) {
+        settings.network.clone_from(&list.allow);
+        settings.credentials.clone_from(&list.credentials);
+    }
+
+    /// With its methods, the credentials injected (never a value) and
+    /// what https is checked against (`tls`, `ca`).
+    fn shown(grant: &Grant) -> Option<ShownGrant> {
+        let network = grant.network.as_ref();
+        let json = json!(network.map(|n| json!({
+            "allow": n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+            "methods": match n.methods {
+                HttpMethods::Any => "any",
+                HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
+            },
+            // Which header goes where and from which variable; never a value.
+            "credentials": n.credentials.iter().map(|c| json!({
+                "header": c.header, "host": c.host.to_string(), "from": c.from,
+            })).collect::<Vec<_>>(),
+            "tls": {
+                "roots": n.trust.roots.as_str(),
+                "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
+            },
+        })));
+        let audit = vec![
+            (
+                "network",
+                json!(network.map(|n| n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>())),
+            ),
+            (
+                "credentials",
+                json!(network.map(|n| {
+                    n.credentials
+                        .iter()
+                        .map(|c| c.describe())
+                        .collect::<Vec<_>>()
+                })),
+            ),
+        ];
+        Some(ShownGrant {
+            json,
+            lines: network_text(network),
+            audit,
+        })
+    }
+}
+
+fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
+    let Some(n) = network else {
+        return vec!["network: none".to_string()];
+    };
+    let hosts = n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+    let methods = match n.methods {
+        HttpMethods::Any => "any method",
+        HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
+    };
+    let mut lines = vec![format!("network: {} ({methods})", hosts.join(", "))];
+    for c in &n.credentials {
+        lines.push(format!("injects {} (value hidden)", c.describe()));
+    }
+    lines.push(format!(
+        "tls: {} roots{}",
+        n.trust.roots.as_str(),
+        n.trust
+            .ca
+            .as_ref()
+            .map(|ca| format!(" + CA bundle {}", ca.path.display()))
+            .unwrap_or_default()
+    ));
+    lines
+}
+
+/// `tls = "bundled" | "system"`: shown with the network.
+pub(super) struct Tls;
+
+impl SectionKey for Tls {
+    type Raw = Roots;
+    type Checked = Roots;
+
+    fn check(_: &Parser<'_>, roots: Roots) -> Option<Roots> {
+        Some(roots)
+    }
+
+    fn merge(roots: &Roots, settings: &mut Settings) {
+        settings.trust.roots = *roots;
+    }
+}
+
+/// `ca = "certs/corp-ca.pem"`: shown with the network.
+pub(super) struct Ca;
+
+impl SectionKey for Ca {
+    type Raw = Spanned<String>;
+    type Checked = CaBundle;
+
+    fn check(parser: &Parser<'_>, path: Spanned<String>) -> Option<CaBundle> {
+        parser.keep(parser.ca(&path))
+    }
+
+    fn merge(ca: &CaBundle, settings: &mut Settings) {
+        settings.trust.ca = Some(ca.clone());
+    }
+}
 
 impl Parser<'_> {
     /// Checks a section's `network` key (written at byte `at`).

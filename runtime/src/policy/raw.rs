@@ -6,17 +6,15 @@
 //! wrong key does not hide the next: `airlock check` reports every error.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IntoDeserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::IntoDeserializer;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::file::FolderMode;
-use super::grant::Consent;
+use super::keys::RawSection;
 use super::limits::RawLimits;
-use super::network::Roots;
+use super::network_keys::RawNetwork;
 
 #[derive(Default)]
 pub(super) struct RawPolicy {
@@ -30,36 +28,6 @@ pub(super) struct RawPolicy {
     pub(super) oauth: Option<super::oauth::RawOAuth>,
     /// `[networks.NAME]`: name, where it is written, the grant.
     pub(super) networks: Vec<(String, usize, RawNetwork)>,
-}
-
-/// A section of grants: `[defaults]`, `[components.X.tools.Y]`, and the
-/// grants of `[components.X]` itself. One struct for the three, so a new
-/// kind of grant is one field here.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawSection {
-    pub(super) folders: Option<Spanned<Vec<RawFolder>>>,
-    pub(super) network: Option<Spanned<RawNetwork>>,
-    pub(super) tls: Option<Roots>,
-    pub(super) ca: Option<Spanned<String>>,
-    pub(super) env: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    pub(super) config: Option<BTreeMap<Spanned<String>, Spanned<RawEnv>>>,
-    pub(super) limits: Option<RawLimits>,
-    pub(super) destructive: Option<RawConsent>,
-    /// `ask = ["elicit", "sample", "roots"]`: requests to the client.
-    pub(super) ask: Option<Vec<RawAsk>>,
-    /// `elicit-url-hosts = ["example.com", "*.example.org"]`: the only
-    /// hosts a URL elicitation may send the user to.
-    #[serde(rename = "elicit-url-hosts")]
-    pub(super) elicit_url_hosts: Option<Vec<Spanned<String>>>,
-    /// Only in a component's or a tool's section: the hints of a tool that
-    /// declares none (a tool section's own win over its component's).
-    pub(super) hints: Option<Spanned<Vec<Spanned<String>>>>,
-    /// Only in `[defaults]` (and a component's own section).
-    pub(super) verify: Option<Spanned<RawVerify>>,
-    /// Where the section's name is (byte offset), for errors about it.
-    #[serde(skip)]
-    pub(super) at: usize,
 }
 
 /// `[components.X]`: its section of grants, plus what only a component
@@ -83,85 +51,6 @@ pub(super) struct RawComponent {
     pub(super) tools: BTreeMap<String, RawSection>,
 }
 
-/// `verify = { key = "keys/acme.pub" }`: the signature a component needs.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawVerify {
-    pub(super) key: Spanned<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawFolder {
-    pub(super) host: Spanned<String>,
-    pub(super) guest: Spanned<String>,
-    #[serde(default)]
-    pub(super) mode: FolderMode,
-}
-
-/// One kind of request to the client a tool may make (`ask`).
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub(super) enum RawAsk {
-    Elicit,
-    Sample,
-    Roots,
-}
-
-#[derive(Deserialize, Clone, Copy)]
-#[serde(rename_all = "lowercase")]
-pub(super) enum RawConsent {
-    Deny,
-    Allow,
-    Confirm,
-}
-
-impl From<RawConsent> for Consent {
-    fn from(c: RawConsent) -> Consent {
-        match c {
-            RawConsent::Deny => Consent::Deny,
-            RawConsent::Allow => Consent::Allow,
-            RawConsent::Confirm => Consent::Confirm,
-        }
-    }
-}
-
-/// An environment value: `"literal"` or `{ from = "VAR" }`.
-pub(super) enum RawEnv {
-    Literal(String),
-    From(String),
-}
-
-impl<'de> Deserialize<'de> for RawEnv {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawEnv;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string, or a table { from = \"VARIABLE\" }")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawEnv, E> {
-                Ok(RawEnv::Literal(v.to_string()))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawEnv, A::Error> {
-                let mut from = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key != "from" {
-                        return Err(de::Error::unknown_field(&key, &["from"]));
-                    }
-                    if from.is_some() {
-                        return Err(de::Error::duplicate_field("from"));
-                    }
-                    from = Some(map.next_value::<String>()?);
-                }
-                from.map(RawEnv::From)
-                    .ok_or_else(|| de::Error::missing_field("from"))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawToken {
@@ -173,87 +62,6 @@ pub(super) struct RawToken {
     /// Prompts it may list and get.
     pub(super) prompts: Option<Vec<String>>,
     pub(super) metrics: Option<bool>,
-}
-
-/// `network = [...]` or `[X.network."pattern"]` tables (checked in
-/// `network_keys.rs`).
-pub(super) enum RawNetwork {
-    List(Vec<Spanned<String>>),
-    Table(Vec<(Spanned<String>, RawHost)>),
-    /// `network = "NAME"`: the grant of `[networks.NAME]`.
-    Named(String),
-}
-
-/// The table of one pattern in the long form.
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHost {
-    pub(super) headers: Option<Pairs<Spanned<RawHeader>>>,
-}
-
-/// A header of one pattern: `{ from = "VAR", format = "Bearer {}" }`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(super) struct RawHeader {
-    pub(super) from: Spanned<String>,
-    pub(super) format: Option<Spanned<String>>,
-}
-
-impl<'de> Deserialize<'de> for RawNetwork {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawNetwork;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str(
-                    "a list of host patterns, one table per pattern \
-                     ([components.NAME.network.\"PATTERN\"]), or the name of a [networks.NAME]",
-                )
-            }
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<RawNetwork, E> {
-                Ok(RawNetwork::Named(name.to_string()))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<RawNetwork, A::Error> {
-                let mut list = Vec::new();
-                while let Some(p) = seq.next_element::<Spanned<String>>()? {
-                    list.push(p);
-                }
-                Ok(RawNetwork::List(list))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawNetwork, A::Error> {
-                let mut table = Vec::new();
-                while let Some(key) = map.next_key::<Spanned<String>>()? {
-                    table.push((key, map.next_value::<RawHost>()?));
-                }
-                Ok(RawNetwork::Table(table))
-            }
-        }
-        deserializer.deserialize_any(V)
-    }
-}
-
-// `headers = { A = {...}, B = {...} }` in document order (a map, read as
-// pairs so the spans of names survive).
-pub(super) struct Pairs<T>(pub(super) Vec<(Spanned<String>, T)>);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Pairs<T> {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct V<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Pairs<T>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a table")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Pairs<T>, A::Error> {
-                let mut pairs = Vec::new();
-                while let Some(key) = map.next_key::<Spanned<String>>()? {
-                    pairs.push((key, map.next_value::<T>()?));
-                }
-                Ok(Pairs(pairs))
-            }
-        }
-        deserializer.deserialize_map(V(std::marker::PhantomData))
-    }
 }
 
 /// An error found while reading: the byte offset it points at, and what

@@ -28,7 +28,7 @@ use std::path::Path;
 use saphyr::{LoadableYamlNode, Scalar, YamlData};
 
 use super::HostPattern;
-use super::parse::inside;
+use super::folders::inside;
 use super::units::{format_size, parse_time};
 use section::{Folder, Mode, Section};
 use write::{mode_name, toml_key};
