@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::{Exit, LoadOptions};
 use crate::Runtime;
 use crate::catalog::Tool;
-use crate::policy::{Consent, Grant, HttpMethods, NetworkGrant, Shown};
+use crate::policy::Grant;
 use crate::source::Source;
 
 /// Show the tools of components: parameters, hints, imports and grants.
@@ -140,142 +140,14 @@ fn as_json(runtime: &Runtime, with_grants: bool) -> Value {
     json!({ "tools": tools, "components": components })
 }
 
-/// A grant shown one capability at a time (in the order `sandbox::provision`
-/// provisions them): its `--json` key and value beside its lines of text,
-/// so that a new kind of grant is shown by one entry here.
-fn shown(grant: &Grant) -> [(&'static str, Value, Vec<String>); 8] {
-    let keys = |pairs: &[(String, String)]| -> Vec<String> {
-        pairs.iter().map(|(k, _)| k.clone()).collect()
-    };
-    let listed = |names: &[String]| match names.is_empty() {
-        true => "none".to_string(),
-        false => names.join(", "),
-    };
-    let l = &grant.limits;
-    [
-        (
-            "folders",
-            json!(grant.mounts.iter().map(|m| json!({
-                "host": m.host.display().to_string(), "guest": m.guest, "access": m.access.as_str(),
-            })).collect::<Vec<_>>()),
-            match grant.mounts.is_empty() {
-                true => vec!["folders: none".to_string()],
-                false => grant
-                    .mounts
-                    .iter()
-                    .map(|m| format!("folder {} → {} ({})", m.host.display(), m.guest, m.access))
-                    .collect(),
-            },
-        ),
-        (
-            "network",
-            json!(grant.network.as_ref().map(|n| json!({
-                "allow": n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
-                "methods": match n.methods {
-                    HttpMethods::Any => "any",
-                    HttpMethods::SafeOnly => "GET, HEAD, OPTIONS",
-                },
-                // Which header goes where and from which variable; never a value.
-                "credentials": n.credentials.iter().map(|c| json!({
-                    "header": c.header, "host": c.host.to_string(), "from": c.from,
-                })).collect::<Vec<_>>(),
-                "tls": {
-                    "roots": n.trust.roots.as_str(),
-                    "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
-                },
-            }))),
-            network_text(grant.network.as_ref()),
-        ),
-        (
-            "env",
-            json!(keys(&grant.env)),
-            vec![format!("env: {}", listed(&keys(&grant.env)))],
-        ),
-        (
-            "config",
-            json!(keys(&grant.config)),
-            match grant.config.is_empty() {
-                true => Vec::new(),
-                false => vec![format!("config: {}", keys(&grant.config).join(", "))],
-            },
-        ),
-        (
-            "limits",
-            Value::Object(l.json(|shown| shown == Shown::Limits)),
-            vec![l.line()],
-        ),
-        (
-            "destructive",
-            json!(grant.consent.map(Consent::as_str)),
-            grant
-                .consent
-                .map(|consent| format!("destructive calls: {}", consent.as_str()))
-                .into_iter()
-                .collect(),
-        ),
-        (
-            "ask",
-            {
-                // The kinds granted, the limits shown with them, the hosts.
-                let mut ask = serde_json::Map::new();
-                ask.insert("granted".into(), json!(grant.asks.names()));
-                ask.extend(l.json(|shown| matches!(shown, Shown::Ask(_))));
-                let hosts = grant
-                    .elicit_urls
-                    .hosts
-                    .as_ref()
-                    .map(|hosts| hosts.iter().map(|p| p.to_string()).collect::<Vec<_>>());
-                ask.insert("elicit_url_hosts".into(), json!(hosts));
-                Value::Object(ask)
-            },
-            vec![asks_line(grant)],
-        ),
-        (
-            "narrowings",
-            json!(
-                grant
-                    .narrowings
-                    .iter()
-                    .map(|n| n.to_string())
-                    .collect::<Vec<_>>()
-            ),
-            grant
-                .narrowings
-                .iter()
-                .map(|n| format!("narrowed {n}"))
-                .collect(),
-        ),
-    ]
-}
-
-fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
-    let Some(n) = network else {
-        return vec!["network: none".to_string()];
-    };
-    let hosts = n.allow.iter().map(|p| p.to_string()).collect::<Vec<_>>();
-    let methods = match n.methods {
-        HttpMethods::Any => "any method",
-        HttpMethods::SafeOnly => "GET, HEAD, OPTIONS only",
-    };
-    let mut lines = vec![format!("network: {} ({methods})", hosts.join(", "))];
-    for c in &n.credentials {
-        lines.push(format!("injects {} (value hidden)", c.describe()));
-    }
-    lines.push(format!(
-        "tls: {} roots{}",
-        n.trust.roots.as_str(),
-        n.trust
-            .ca
-            .as_ref()
-            .map(|ca| format!(" + CA bundle {}", ca.path.display()))
-            .unwrap_or_default()
-    ));
-    lines
-}
-
+/// A grant as `--json` shows it: each key's value by the policy's name
+/// of the key (`policy::Grant::shown`, in the order of the table of keys).
 fn grant_json(grant: &Grant) -> Value {
-    let shown = shown(grant).map(|(key, value, _)| (key.to_string(), value));
-    Value::Object(shown.into_iter().collect())
+    let shown = grant
+        .shown()
+        .into_iter()
+        .map(|(key, shown)| (key.to_string(), shown.json));
+    Value::Object(shown.collect())
 }
 
 fn as_text(runtime: &Runtime, with_grants: bool) -> String {
@@ -389,8 +261,8 @@ fn tool_text(out: &mut String, tool: &Tool) {
 
 fn grant_text(out: &mut String, grant: &Grant) {
     let _ = writeln!(out, "    effective grant:");
-    for (_, _, lines) in shown(grant) {
-        for line in lines {
+    for (_, shown) in grant.shown() {
+        for line in shown.lines {
             let _ = writeln!(out, "      {line}");
         }
     }
@@ -413,28 +285,8 @@ fn holds_components(folder: &std::path::Path) -> bool {
     })
 }
 
-/// What a grant lets a call ask the client, in one line: the kinds
-/// granted, the per-call limits of those kinds only, and the hosts a URL
-/// elicitation may name when the policy lists them.
+/// What a grant lets a call ask the client, in one line (`check` shows it
+/// too): the policy's [`Grant::ask_line`].
 pub(super) fn asks_line(grant: &Grant) -> String {
-    let (asks, l) = (grant.asks, &grant.limits);
-    if !asks.any() {
-        return "ask: none (the tool may not ask the client anything)".to_string();
-    }
-    // The limits of each kind granted, as their declarations word them.
-    let limits: Vec<String> = asks
-        .names()
-        .into_iter()
-        .filter_map(|kind| l.ask_text(kind))
-        .collect();
-    // Where a URL elicitation may send the user, when the policy narrows it.
-    let urls = match (asks.elicit, grant.elicit_urls.describe()) {
-        (true, Some(hosts)) => format!("; elicit-url-hosts: {hosts}"),
-        _ => String::new(),
-    };
-    format!(
-        "ask: {} (per call: {}{urls})",
-        asks.names().join(", "),
-        limits.join(", ")
-    )
+    grant.ask_line()
 }
