@@ -49,7 +49,7 @@ pub struct InBand {
 pub fn missing(client: Client, revision: Revision, kind: AskKind) -> Option<&'static str> {
     let declared = match kind {
         AskKind::ElicitForm => client.elicitation,
-        AskKind::ElicitUrl => client.elicitation_url && revision.elicitation_has_mode(),
+        AskKind::ElicitUrl => client.elicitation_url && revision.wire().elicitation_has_mode(),
         AskKind::Sample => client.sampling,
         AskKind::Roots => client.roots,
     };
@@ -65,7 +65,7 @@ pub fn missing(client: Client, revision: Revision, kind: AskKind) -> Option<&'st
 /// `mode`.
 pub fn for_revision(revision: Revision, kind: AskKind, mut params: Value) -> Value {
     if kind == AskKind::ElicitForm
-        && !revision.elicitation_has_mode()
+        && !revision.wire().elicitation_has_mode()
         && let Some(form) = params.as_object_mut()
     {
         form.remove("mode");

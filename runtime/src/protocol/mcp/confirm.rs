@@ -49,7 +49,7 @@ pub async fn ask(
         return Confirmation::Unavailable;
     }
     let mut params = form(tool, arguments);
-    if !revision.elicitation_has_mode()
+    if !revision.wire().elicitation_has_mode()
         && let Some(form) = params.as_object_mut()
     {
         form.remove("mode");

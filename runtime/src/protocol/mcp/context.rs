@@ -1,8 +1,9 @@
 //! The context of one request being answered: the server, the session it
 //! came through, its id, its revision, the client's capabilities, the log
 //! level it asked for, and where its messages go. Every handler takes a
-//! [`Ctx`]; what differs between revisions is read from `ctx.revision`'s
-//! predicates, never decided again by a handler.
+//! [`Ctx`]; what differs between revisions is asked of
+//! `ctx.revision.wire()` ([`super::revision::Wire`]), never decided again
+//! by a handler.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
@@ -59,7 +60,7 @@ impl Ctx<'_> {
     /// Whether tasks are on for this request: in the core protocol, or
     /// through the extension the request declares.
     pub fn tasks_on(&self) -> bool {
-        self.revision.has_core_tasks() || (self.revision.is_stateless() && self.client.tasks)
+        self.revision.wire().tasks_on(self.client.tasks)
     }
 
     /// Sends what a call asks its client on this request's own stream

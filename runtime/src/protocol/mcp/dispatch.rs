@@ -17,8 +17,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+pub use super::answered::Answered;
 use super::context::Ctx;
 use super::model::{self, ListParams, NoParams};
 use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_meta};
@@ -27,7 +28,7 @@ use super::server::Server;
 use super::session::Session;
 use super::{completion, lifecycle, mirrored, prompts, resources, subscriptions, tasks, tools};
 use crate::policy::Token;
-use crate::protocol::jsonrpc::{self, ErrorObject, Id, Incoming, Message, Request};
+use crate::protocol::jsonrpc::{ErrorObject, Id, Incoming, Message, Request};
 use crate::protocol::outbox::Outbox;
 use crate::tool::Level;
 
@@ -381,8 +382,8 @@ impl Method {
                 json!({ "extensions": { TASKS_EXTENSION: {} } }),
             ));
         }
-        let tasks_on = revision.has_core_tasks() || stateless;
-        if !tasks_on || (self.needs == Needs::TasksAndToken && !token) {
+        if !revision.wire().tasks_on(client_tasks) || (self.needs == Needs::TasksAndToken && !token)
+        {
             return Err(not_found());
         }
         Ok(())
@@ -395,36 +396,26 @@ impl Method {
 pub fn capabilities(revision: Revision, token: bool) -> Value {
     let reached =
         |name: &str| method(name).is_some_and(|m| m.reached(revision, true, token).is_ok());
-    let mut capabilities = json!({ "logging": {} });
+    let mut capabilities = Map::new();
+    capabilities.insert("logging".into(), json!({}));
     if reached("tools/list") {
-        capabilities["tools"] = json!({ "listChanged": true });
+        capabilities.insert("tools".into(), json!({ "listChanged": true }));
     }
     // Announced whether or not a component offers any yet: one may load
     // later (list_changed then says so), as tools may.
     if reached("resources/list") {
-        // 2026-07-28 subscribes through subscriptions/listen.
-        let subscribe = reached("resources/subscribe") || revision.is_stateless();
-        capabilities["resources"] = json!({ "subscribe": subscribe, "listChanged": true });
+        let subscribe = reached("resources/subscribe");
+        let resources = json!({ "subscribe": subscribe, "listChanged": true });
+        capabilities.insert("resources".into(), resources);
     }
     if reached("prompts/list") {
-        capabilities["prompts"] = json!({ "listChanged": true });
+        capabilities.insert("prompts".into(), json!({ "listChanged": true }));
     }
     if reached("completion/complete") {
-        capabilities["completions"] = json!({});
+        capabilities.insert("completions".into(), json!({}));
     }
-    if revision.has_core_tasks() {
-        let mut tasks = json!({ "requests": { "tools": { "call": {} } } });
-        for (method, key) in [("tasks/cancel", "cancel"), ("tasks/list", "list")] {
-            if reached(method) {
-                tasks[key] = json!({});
-            }
-        }
-        capabilities["tasks"] = tasks;
-    }
-    if revision.is_stateless() {
-        capabilities["extensions"] = json!({ TASKS_EXTENSION: {} });
-    }
-    capabilities
+    revision.wire().announce(&mut capabilities, &reached);
+    Value::Object(capabilities)
 }
 
 /// Whether handling `message` may take long, and what it holds meanwhile,
@@ -483,45 +474,6 @@ pub fn is_stateless(header: Option<&str>, request: Option<&Request>) -> bool {
         .and_then(Revision::parse)
         .is_some_and(Revision::is_stateless)
         || request.and_then(declared).is_some()
-}
-
-/// What the server answers to a body or line: the response to send (none
-/// for notifications, replies and cancelled requests) and, for a single
-/// error response, its code (a transport's status depends on it).
-#[derive(Debug)]
-pub struct Answered {
-    pub body: Option<Value>,
-    pub error: Option<i64>,
-}
-
-impl Answered {
-    fn of(id: &Id, answer: Answer) -> Answered {
-        match answer {
-            Answer::Result(result) => Answered {
-                body: Some(jsonrpc::response(id, result)),
-                error: None,
-            },
-            Answer::Error(error) => Answered {
-                error: Some(error.code),
-                body: Some(jsonrpc::error_response(id, &error)),
-            },
-            Answer::Nothing => Answered::nothing(),
-        }
-    }
-
-    fn nothing() -> Answered {
-        Answered {
-            body: None,
-            error: None,
-        }
-    }
-
-    fn error(id: &Id, error: &ErrorObject) -> Answered {
-        Answered {
-            body: Some(jsonrpc::error_response(id, error)),
-            error: Some(error.code),
-        }
-    }
 }
 
 /// Handles a whole body or line that came through `session`: a single
@@ -641,9 +593,7 @@ async fn answer(
         _ => return Answer::Error(ErrorObject::method_not_found(name)),
     };
     match handler(&ctx, params.unwrap_or_else(|| json!({}))).await {
-        Answer::Result(result) if revision.is_stateless() => {
-            Answer::Result(lifecycle::decorate(result))
-        }
+        Answer::Result(result) => Answer::Result(revision.wire().decorate(result)),
         other => other,
     }
 }
@@ -651,6 +601,7 @@ async fn answer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::jsonrpc;
 
     fn request(text: &str) -> Request {
         match jsonrpc::message(serde_json::from_str(text).expect("json")) {

@@ -18,7 +18,6 @@ use crate::tool::Level;
 pub const LIST_TTL_MS: u64 = 60_000;
 const INSTRUCTIONS: &str = "Tools run in a WebAssembly sandbox with only the capabilities the \
                             operator granted; a destructive tool may ask you to confirm.";
-const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
 /// `initialize`: negotiates the session's revision and reads what the
 /// client can do; `capabilities` are the server's in that revision.
@@ -58,22 +57,6 @@ pub fn discover(capabilities: Value) -> Value {
     })
 }
 
-/// Adds `resultType` (when absent) and the server's identity to a result
-/// of revision 2026-07-28.
-pub fn decorate(mut result: Value) -> Value {
-    if let Some(map) = result.as_object_mut() {
-        map.entry("resultType").or_insert_with(|| "complete".into());
-        let meta = map.entry("_meta").or_insert_with(|| json!({}));
-        if let Some(meta) = meta.as_object_mut() {
-            meta.insert(
-                META_SERVER_INFO.into(),
-                json!({ "name": "airlock", "version": env!("CARGO_PKG_VERSION") }),
-            );
-        }
-    }
-    result
-}
-
 /// `logging/setLevel`: the session's lowest level of guest log messages.
 pub fn set_level(ctx: &Ctx<'_>, params: &SetLevelParams) -> Result<Value, ErrorObject> {
     let name = params.level.as_deref().unwrap_or("");
@@ -87,12 +70,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn stateless_results_are_decorated_with_server_info() {
-        let r = decorate(json!({"tools": []}));
-        assert_eq!(r["resultType"], "complete");
-        assert_eq!(r["_meta"][META_SERVER_INFO]["name"], "airlock");
-        let r = decorate(json!({"resultType": "task"}));
-        assert_eq!(r["resultType"], "task");
+    fn discovery_names_the_revisions_and_caching() {
         let d = discover(json!({"tools": {}}));
         assert_eq!(d["supportedVersions"][0], "2026-07-28");
         assert_eq!(d["capabilities"], json!({"tools": {}}));

@@ -5,10 +5,13 @@
 //! The modules, each importing only those listed before it:
 //! - [`model`]: every method's params as types, parsed once at the
 //!   dispatch (serde);
-//! - [`revision`]: the revisions and every way they differ, as predicates;
+//! - [`revision`]: the revisions, and what differs between them behind one
+//!   interface ([`revision::Wire`]): `sessions` (2025-*), `stateless`
+//!   (2026-07-28);
 //! - [`request`]: what one request carries and answers, apart from where
 //!   it runs: client capabilities, the 2026-07-28 `_meta`, errors, pages;
 //! - [`request_state`]: the signed `requestState` of a multi round-trip;
+//! - [`answered`]: what a body or line is answered, typed for the transport;
 //! - [`session`]: one client's session (who, what `initialize` settled,
 //!   its streams and running requests);
 //! - [`asks`]: a running tool's requests to the client, in band;
@@ -30,6 +33,7 @@
 //! A call goes through [`crate::call`] on behalf of the request's caller,
 //! so the audit log names it whatever the revision.
 
+pub mod answered;
 pub mod asks;
 pub mod completion;
 pub mod confirm;

@@ -5,21 +5,18 @@
 //! in band (sessions) or in rounds (2026-07-28, [`super::replay`]), as a
 //! tool call's; and what an error becomes in MCP.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::context::Ctx;
 use super::model::Retry;
 use super::outcome::{Asking, Observer, shutting_down};
 use super::request::Answer;
 use super::request_state::call_digest;
+use super::revision::AskingBy;
 use crate::call::{CallError, OfferError};
 use crate::offer::{CompletionRef, OfferRequest, Offered};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::sandbox::RunError;
-
-/// MCP's "Resource not found" of the revisions with sessions; 2026-07-28
-/// answers -32602 (Invalid Params) instead (SEP-2164).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// What a round's `requestState` is bound to: the caller, the method and
 /// what it was asked for (a retry for anything else is refused).
@@ -83,7 +80,7 @@ pub async fn run(
     };
     let cancel = prepared.cancel_token().clone();
     let _registered = ctx.session.register(ctx.id, cancel.clone());
-    let in_rounds = ctx.revision.is_stateless() && prepared.grant().asks.any();
+    let in_rounds = ctx.revision.wire().asking_by() == AskingBy::Rounds;
     let digest = digest_of(ctx, &subject);
     let asking = match prepared.grant().asks.any() {
         false => None,
@@ -133,11 +130,7 @@ pub async fn run(
 
 /// What an unknown resource is answered, as the revision says.
 pub fn resource_not_found(ctx: &Ctx<'_>, uri: &str, message: String) -> ErrorObject {
-    let code = if ctx.revision.is_stateless() {
-        jsonrpc::INVALID_PARAMS
-    } else {
-        RESOURCE_NOT_FOUND
-    };
+    let code = ctx.revision.wire().resource_not_found();
     ErrorObject::new(code, message).with_data(json!({ "uri": jsonrpc::shorten(uri, 2048) }))
 }
 
@@ -176,17 +169,12 @@ pub fn listed_tool(tool: &crate::catalog::Tool) -> Value {
     listed
 }
 
-/// A list result with the caching hints of 2026-07-28 (a token sees only
-/// what it may: not for shared caches).
-pub fn with_cache_hints(ctx: &Ctx<'_>, mut result: Value, ttl_ms: u64) -> Value {
-    if ctx.revision.is_stateless() {
-        result["ttlMs"] = ttl_ms.into();
-        let scope = if ctx.caller().token().is_some() {
-            "private"
-        } else {
-            "public"
-        };
-        result["cacheScope"] = scope.into();
-    }
-    result
+/// A list result with the caching hints of its revision (a token sees
+/// only what it may: not for shared caches).
+pub fn with_cache_hints(ctx: &Ctx<'_>, mut result: Map<String, Value>, ttl_ms: u64) -> Value {
+    let private = ctx.caller().token().is_some();
+    ctx.revision
+        .wire()
+        .cache_hints(&mut result, ttl_ms, private);
+    Value::Object(result)
 }

@@ -2,11 +2,11 @@
 //! prompts its token's `prompts` list; a prompt runs in its component like
 //! a call, read-only, after the runtime checked its arguments.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::context::Ctx;
-use super::model::ListParams;
 use super::model::prompts::GetParams;
+use super::model::{ListParams, Page};
 use super::offers::{self, with_cache_hints};
 use super::request::{Answer, cursor_after, page, read_cursor};
 use crate::offer::OfferRequest;
@@ -25,12 +25,22 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
         .filter(|p| ctx.allows_prompt(&p.name))
         .filter(|p| after.as_deref().is_none_or(|a| p.name.as_str() > a));
     let (prompts, more) = page(visible, PAGE_SIZE);
-    let mut result = json!({});
-    result["prompts"] = prompts.iter().map(|p| p.to_mcp()).collect();
-    if more && let Some(last) = prompts.last() {
-        result["nextCursor"] = cursor_after("prompt:", &last.name).into();
-    }
-    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+    let result = Page {
+        key: "prompts",
+        items: prompts.iter().map(|p| p.to_mcp()).collect(),
+        next_cursor: more
+            .then(|| {
+                prompts
+                    .last()
+                    .map(|last| cursor_after("prompt:", &last.name))
+            })
+            .flatten(),
+    };
+    Ok(with_cache_hints(
+        ctx,
+        result.into_map(),
+        super::lifecycle::LIST_TTL_MS,
+    ))
 }
 
 /// `prompts/get`.

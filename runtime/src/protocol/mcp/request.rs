@@ -10,18 +10,15 @@ use serde_json::{Value, json};
 use serde::Deserialize;
 
 use super::model::lifecycle::{ClientCapabilities, WithStatelessMeta};
+pub use super::revision::stateless::{
+    META_CAPABILITIES, MISSING_CAPABILITY, TASKS_EXTENSION, missing_capability,
+};
 use super::revision::{META_VERSION, Revision};
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::tool::Level;
 
-/// The `_meta` key of the client's capabilities (2026-07-28).
-pub const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 /// The `_meta` key of the log level a request asks for (2026-07-28).
 pub const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-/// The tasks extension's identifier (2026-07-28).
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
-/// The request needs a client capability it did not declare.
-pub const MISSING_CAPABILITY: i64 = -32021;
 /// The requested protocol version is not served.
 pub const UNSUPPORTED_VERSION: i64 = -32022;
 /// HTTP headers disagree with the body, or are missing (2026-07-28).
@@ -119,12 +116,6 @@ pub fn unsupported_version(requested: &str) -> ErrorObject {
         "supported": super::revision::all_as_json(),
         "requested": crate::protocol::jsonrpc::shorten(requested, 100),
     }))
-}
-
-/// -32021: the request needs a capability (`required`) it did not declare.
-pub fn missing_capability(message: String, required: Value) -> ErrorObject {
-    ErrorObject::new(MISSING_CAPABILITY, message)
-        .with_data(json!({ "requiredCapabilities": required }))
 }
 
 /// The error for a log level that is not one of [`Level::ALL`].

@@ -4,11 +4,11 @@
 //! `subscriptions/listen`). A caller sees and reads only what its token's
 //! `resources` list; a read runs in the component like a call, read-only.
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::context::Ctx;
-use super::model::ListParams;
 use super::model::resources::{ReadParams, SubscribeParams, UnsubscribeParams};
+use super::model::{EmptyResult, ListParams, Page, to_value};
 use super::offers::{self, resource_not_found, with_cache_hints};
 use super::request::{Answer, cursor_after, page, read_cursor};
 use crate::offer::OfferRequest;
@@ -27,12 +27,22 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
         .filter(|r| ctx.allows_resource(&r.uri, None))
         .filter(|r| after.as_deref().is_none_or(|a| r.uri.as_str() > a));
     let (resources, more) = page(visible, PAGE_SIZE);
-    let mut result = json!({});
-    result["resources"] = resources.iter().map(|r| r.to_mcp()).collect();
-    if more && let Some(last) = resources.last() {
-        result["nextCursor"] = cursor_after("resource:", &last.uri).into();
-    }
-    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+    let result = Page {
+        key: "resources",
+        items: resources.iter().map(|r| r.to_mcp()).collect(),
+        next_cursor: more
+            .then(|| {
+                resources
+                    .last()
+                    .map(|last| cursor_after("resource:", &last.uri))
+            })
+            .flatten(),
+    };
+    Ok(with_cache_hints(
+        ctx,
+        result.into_map(),
+        super::lifecycle::LIST_TTL_MS,
+    ))
 }
 
 /// `resources/templates/list`: the templates the caller may see.
@@ -45,12 +55,21 @@ pub fn templates(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObjec
         .filter(|t| ctx.allows_resource(&t.uri_template, None))
         .filter(|t| after.as_deref().is_none_or(|a| t.uri_template.as_str() > a));
     let (templates, more) = page(visible, PAGE_SIZE);
-    let mut result = json!({});
-    result["resourceTemplates"] = templates.iter().map(|t| t.to_mcp()).collect();
-    if more && let Some(last) = templates.last() {
-        result["nextCursor"] = cursor_after("template:", &last.uri_template).into();
-    }
-    Ok(with_cache_hints(ctx, result, super::lifecycle::LIST_TTL_MS))
+    let result = Page {
+        key: "resourceTemplates",
+        items: templates.iter().map(|t| t.to_mcp()).collect(),
+        next_cursor: more
+            .then(|| {
+                let last = templates.last()?;
+                Some(cursor_after("template:", &last.uri_template))
+            })
+            .flatten(),
+    };
+    Ok(with_cache_hints(
+        ctx,
+        result.into_map(),
+        super::lifecycle::LIST_TTL_MS,
+    ))
 }
 
 /// Whether the caller may read `uri`, a resource or a match of a template
@@ -82,8 +101,9 @@ pub async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Answer {
     }
     let request = OfferRequest::Read { uri };
     // A read's contents may change at any time: cached for no time.
-    offers::run(ctx, &retry, request, |ctx, result| {
-        with_cache_hints(ctx, result, 0)
+    offers::run(ctx, &retry, request, |ctx, result| match result {
+        Value::Object(result) => with_cache_hints(ctx, result, 0),
+        other => other,
     })
     .await
 }
@@ -98,11 +118,11 @@ pub fn subscribe(ctx: &Ctx<'_>, params: &SubscribeParams) -> Result<Value, Error
             super::session::MAX_SUBSCRIPTIONS
         )));
     }
-    Ok(json!({}))
+    Ok(to_value(EmptyResult {}))
 }
 
 /// `resources/unsubscribe`.
 pub fn unsubscribe(ctx: &Ctx<'_>, params: &UnsubscribeParams) -> Result<Value, ErrorObject> {
     ctx.session.unsubscribe(&params.uri);
-    Ok(json!({}))
+    Ok(to_value(EmptyResult {}))
 }

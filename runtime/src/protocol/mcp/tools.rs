@@ -10,24 +10,23 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
-use super::model::tools::{CallParams, TaskAsked};
-use super::model::{ListParams, Retry};
+use super::model::tools::CallParams;
+use super::model::{ListParams, Page, Retry};
+use super::offers::with_cache_hints;
 use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
 use super::replay;
-use super::request::{
-    Answer, TASKS_EXTENSION, cursor_after, missing_capability, page, read_cursor,
-};
+use super::request::{Answer, cursor_after, page, read_cursor};
 use super::request_state::call_digest;
+use super::revision::{AskingBy, Confirming};
 use super::tasks;
 use crate::call::{CallError, Confirmation, PreparedCall};
-use crate::protocol::jsonrpc::{self, ErrorObject};
+use crate::protocol::jsonrpc::ErrorObject;
 use crate::sandbox::RunError;
-use crate::tool::TaskSupport;
 
 /// How long a 2026-07-28 call that runs as a task and may ask its client
 /// runs in its request first: a question within it is a round (no task
@@ -46,26 +45,21 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
         .filter(|t| ctx.allows(&t.info.name))
         .filter(|t| after.as_deref().is_none_or(|a| t.info.name.as_str() > a));
     let (tools, more) = page(visible, PAGE_SIZE);
-    // Assigned, not interpolated into `json!`, which would copy it again.
-    let mut result = json!({});
-    result["tools"] = tools
-        .iter()
-        .map(|t| super::offers::listed_tool(t))
-        .collect();
-    if more && let Some(last) = tools.last() {
-        result["nextCursor"] = cursor_after("", &last.info.name).into();
-    }
-    if ctx.revision.is_stateless() {
-        result["ttlMs"] = super::lifecycle::LIST_TTL_MS.into();
-        // A token sees only its tools: not for shared caches.
-        let scope = if ctx.caller().token().is_some() {
-            "private"
-        } else {
-            "public"
-        };
-        result["cacheScope"] = scope.into();
-    }
-    Ok(result)
+    let result = Page {
+        key: "tools",
+        items: tools
+            .iter()
+            .map(|t| super::offers::listed_tool(t))
+            .collect(),
+        next_cursor: more
+            .then(|| tools.last().map(|last| cursor_after("", &last.info.name)))
+            .flatten(),
+    };
+    Ok(with_cache_hints(
+        ctx,
+        result.into_map(),
+        super::lifecycle::LIST_TTL_MS,
+    ))
 }
 
 /// `tools/call`.
@@ -86,7 +80,8 @@ pub async fn call(ctx: &Ctx<'_>, params: CallParams) -> Answer {
     let Some(support) = support.filter(|_| ctx.allows(name)) else {
         return unknown();
     };
-    let task = match as_task(ctx, name, support, task) {
+    let wire = ctx.revision.wire();
+    let task = match wire.task_of_call(name, support, task, ctx.client.tasks) {
         Ok(task) => task,
         Err(error) => return Answer::Error(error),
     };
@@ -95,16 +90,16 @@ pub async fn call(ctx: &Ctx<'_>, params: CallParams) -> Answer {
         Err(CallError::UnknownTool(_)) => return unknown(),
         Err(err) => {
             return match task {
-                Some(ttl) if ctx.revision.refusals_become_tasks() => {
-                    tasks::refused(ctx, name, ttl, tool_error(&err))
-                        .await
-                        .into()
-                }
+                // 2025-11-25 answers a (failed) task; 2026-07-28 the tool
+                // error itself, whose `resultType` says what it is.
+                Some(ttl) if wire.core_tasks() => tasks::refused(ctx, name, ttl, tool_error(&err))
+                    .await
+                    .into(),
                 _ => Answer::Result(tool_error(&err)),
             };
         }
     };
-    if prepared.needs_confirmation() && ctx.revision.confirms_by_round_trip() {
+    if prepared.needs_confirmation() && wire.confirming() == Confirming::ByRoundTrip {
         // A later round of a tool that asks: its state was signed after a
         // run of this very call, which only a confirmation let happen.
         let continued = prepared.grant().asks.any() && {
@@ -124,7 +119,7 @@ pub async fn call(ctx: &Ctx<'_>, params: CallParams) -> Answer {
             }
         }
     }
-    if ctx.revision.is_stateless() && prepared.grant().asks.any() {
+    if wire.asking_by() == AskingBy::Rounds && prepared.grant().asks.any() {
         return in_rounds(ctx, prepared, progress, &retry, task).await;
     }
     match task {
@@ -207,56 +202,6 @@ async fn in_rounds(
         }
         (outcome, None) => outcome_of(&name, outcome).into(),
         (outcome, Some(ttl)) => tasks::settled(ctx, &name, ttl, outcome).await.into(),
-    }
-}
-
-/// Whether a call runs as a task, with the lifetime asked (`Some(None)`:
-/// a task with the default lifetime). A tool's `taskSupport` is enforced
-/// both ways.
-fn as_task(
-    ctx: &Ctx<'_>,
-    name: &str,
-    support: TaskSupport,
-    task: Option<TaskAsked>,
-) -> Result<Option<Option<u64>>, ErrorObject> {
-    if ctx.revision.has_core_tasks() {
-        return match (support, task) {
-            (TaskSupport::Required, None) => Err(ErrorObject::new(
-                jsonrpc::METHOD_NOT_FOUND,
-                format!(
-                    "{name} must be called as a task (its execution.taskSupport is \
-                     \"required\"): add \"task\": {{}} to the params"
-                ),
-            )),
-            (TaskSupport::Forbidden, Some(_)) => Err(ErrorObject::new(
-                jsonrpc::METHOD_NOT_FOUND,
-                format!(
-                    "{name} cannot be called as a task (its execution.taskSupport is \
-                     \"forbidden\"): call it without \"task\""
-                ),
-            )),
-            (_, Some(TaskAsked::Ttl(ttl))) => Ok(Some(ttl)),
-            (_, Some(TaskAsked::Malformed)) => Err(tasks::malformed_task("ttl")),
-            (_, None) => Ok(None),
-        };
-    }
-    if !ctx.revision.is_stateless() {
-        return Ok(None);
-    }
-    // 2026-07-28: the server decides. With the tasks extension a tool that
-    // supports tasks runs as one; without it, an optional one runs at once
-    // and a required one cannot run.
-    match (support, ctx.client.tasks) {
-        (TaskSupport::Required, false) => Err(missing_capability(
-            format!(
-                "{name} runs only as a task: declare the {TASKS_EXTENSION} extension in \
-                 _meta[\"{}\"].extensions",
-                super::request::META_CAPABILITIES
-            ),
-            json!({ "extensions": { TASKS_EXTENSION: {} } }),
-        )),
-        (TaskSupport::Required | TaskSupport::Optional, true) => Ok(Some(None)),
-        _ => Ok(None),
     }
 }
 

@@ -155,6 +155,27 @@ pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     Ok(Value::deserialize(d)? == Value::Bool(true))
 }
 
+/// A page of a list result: its items under `key` (`tools`,
+/// `resources`…), and the cursor of the next page when more follow. The
+/// items are moved into the result, not copied.
+#[derive(Debug)]
+pub struct Page {
+    pub key: &'static str,
+    pub items: Vec<Value>,
+    pub next_cursor: Option<String>,
+}
+
+impl Page {
+    pub fn into_map(self) -> Map<String, Value> {
+        let mut result = Map::new();
+        result.insert(self.key.into(), Value::Array(self.items));
+        if let Some(cursor) = self.next_cursor {
+            result.insert("nextCursor".into(), cursor.into());
+        }
+        result
+    }
+}
+
 /// The result of a method that answers nothing but success.
 #[derive(Debug, Default, Serialize)]
 pub struct EmptyResult {}

@@ -32,8 +32,8 @@ use super::asks::{InBand, OnWait};
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
-use super::model::ListParams;
 use super::model::tasks::{TaskParams, UpdateParams};
+use super::model::{EmptyResult, ListParams, Page, to_value};
 use super::outcome::{Asking, Observer, outcome_of};
 use super::request::{Answer, Client, cursor_after, invalid_cursor, read_cursor};
 use super::revision::Revision;
@@ -45,31 +45,9 @@ use crate::sandbox::{CancelToken, RunError};
 use crate::tool::Level;
 use crate::tool::Output;
 
-/// The error for a `task` that is not an object with a lifetime under
-/// `key` (milliseconds, a non-negative integer).
-pub fn malformed_task(key: &str) -> ErrorObject {
-    ErrorObject::invalid_param(
-        "task",
-        format!(
-            "task must be an object with an optional {key} (milliseconds, a non-negative integer)"
-        ),
-    )
-}
-
 /// The `CreateTaskResult` in the request's revision.
 fn created(ctx: &Ctx<'_>, task: &Task) -> Value {
-    if !ctx.revision.is_stateless() {
-        let mut result = json!({});
-        result["task"] = task.to_mcp(ctx.revision);
-        return result;
-    }
-    let mut result = task.to_mcp(ctx.revision);
-    if let Some(map) = result.as_object_mut() {
-        map.remove("result");
-        map.remove("error");
-        map.insert("resultType".into(), "task".into());
-    }
-    result
+    ctx.revision.wire().created_task(task.to_mcp(ctx.revision))
 }
 
 /// A task-augmented call refused before it ran (arguments, policy, busy):
@@ -176,7 +154,7 @@ pub async fn start(
         .await?;
     tracing::info!(task = %task.id, tool = %name, caller = %ctx.caller(), "task created");
     // A task of the 2026-07-28 extension carries no messages.
-    let messages = ctx.revision.has_core_tasks();
+    let messages = ctx.revision.wire().core_tasks();
     let run = Run {
         session: ctx.session.clone(),
         task: task.clone(),
@@ -256,7 +234,7 @@ impl Run {
     /// `input_required` while it waits). A task of the 2026-07-28
     /// extension has no such channel: its requests are unavailable.
     fn in_band(&self, prepared: &PreparedCall, out: &Outbox) -> Option<Asking> {
-        if !prepared.grant().asks.any() || !self.revision.has_core_tasks() {
+        if !prepared.grant().asks.any() || !self.revision.wire().core_tasks() {
             return None;
         }
         let (session, task, revision) = (self.session.clone(), self.task.clone(), self.revision);
@@ -291,7 +269,7 @@ impl Run {
 /// `notifications/tasks/status` on the standing stream, in the revisions
 /// that have it.
 fn status_changed(session: &Session, revision: Revision, task: &Snapshot) {
-    if revision.has_core_tasks() {
+    if revision.wire().core_tasks() {
         let status = task.to_mcp(revision);
         session.notify_standing(jsonrpc::notification("notifications/tasks/status", status));
     }
@@ -373,7 +351,7 @@ pub async fn update(ctx: &Ctx<'_>, params: UpdateParams) -> Result<Value, ErrorO
         }
         _ => {}
     }
-    Ok(json!({}))
+    Ok(to_value(EmptyResult {}))
 }
 
 /// `tasks/cancel`: the task becomes `cancelled` and its guest stops (on
@@ -396,7 +374,7 @@ pub async fn cancel(ctx: &Ctx<'_>, params: &TaskParams) -> Result<Value, ErrorOb
             tracing::info!(task = %task.id, tool = %task.tool, "task cancelled by the client");
             status_changed(ctx.session, ctx.revision, &task);
         }
-        Err(_) if ctx.revision.is_stateless() => {}
+        Err(_) if !ctx.revision.wire().cancelling_an_ended_task_fails() => {}
         Err(status) => {
             return Err(ErrorObject::invalid_params(format!(
                 "Cannot cancel task: already in terminal status '{}'",
@@ -404,11 +382,10 @@ pub async fn cancel(ctx: &Ctx<'_>, params: &TaskParams) -> Result<Value, ErrorOb
             )));
         }
     }
-    Ok(if ctx.revision.is_stateless() {
-        json!({})
-    } else {
-        task.to_mcp(ctx.revision)
-    })
+    Ok(ctx
+        .revision
+        .wire()
+        .cancelled_task(task.to_mcp(ctx.revision)))
 }
 
 /// `tasks/result` (2025-11-25): waits until the task is terminal, relaying
@@ -445,12 +422,14 @@ pub async fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObje
     let tasks = &ctx.server().tasks;
     let (page, more) =
         (tasks.list_all(&ctx.owner(), after.as_deref()).await?).ok_or_else(invalid_cursor)?;
-    let mut result = json!({});
-    result["tasks"] = page.iter().map(|t| t.to_mcp(ctx.revision)).collect();
-    if more && let Some(last) = page.last() {
-        result["nextCursor"] = cursor_after("task:", &last.id).into();
-    }
-    Ok(result)
+    let result = Page {
+        key: "tasks",
+        items: page.iter().map(|t| t.to_mcp(ctx.revision)).collect(),
+        next_cursor: more
+            .then(|| page.last().map(|last| cursor_after("task:", &last.id)))
+            .flatten(),
+    };
+    Ok(Value::Object(result.into_map()))
 }
 
 #[cfg(test)]

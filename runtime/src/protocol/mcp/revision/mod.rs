@@ -1,11 +1,21 @@
-//! The MCP revisions airlock speaks, and every way they differ, as
-//! predicates consulted at the few points where the wire shape differs.
+//! The MCP revisions airlock speaks, and everything that differs between
+//! them, behind one interface ([`Wire`]) over the revision-independent
+//! core: [`sessions`] (2025-03-26, 2025-06-18, 2025-11-25) and
+//! [`stateless`] (2026-07-28), the way wasmtime-wasi keeps p1 and p2 over
+//! one core. A handler asks `revision.wire()` how its answer is shaped,
+//! never which revision it serves.
 //!
 //! Sessions (2025-03-26 … 2025-11-25) start with `initialize`, which
 //! negotiates a revision for the session's life. Revision 2026-07-28 has no
 //! session: each request carries its revision and the client's
 //! capabilities in its own `_meta`, so one server (and one stdio process)
 //! serves both kinds of clients side by side.
+
+pub mod sessions;
+pub mod stateless;
+pub mod wire;
+
+pub use wire::{AskingBy, Confirming, Wire};
 
 use serde_json::Value;
 
@@ -53,36 +63,20 @@ impl Revision {
             .unwrap_or(Self::NEWEST_SESSION)
     }
 
+    /// What the revision's wire is: how its answers are shaped.
+    pub fn wire(self) -> &'static dyn Wire {
+        match self {
+            Revision::V2025_03_26 => &sessions::BEFORE_TASKS,
+            Revision::V2025_06_18 => &sessions::BEFORE_TASKS,
+            Revision::V2025_11_25 => &sessions::WITH_TASKS,
+            Revision::V2026_07_28 => &stateless::STATELESS,
+        }
+    }
+
     /// Each request stands alone: per-request `_meta`, no `initialize`,
-    /// no session, every result decorated with `resultType`.
+    /// no session ([`Wire::stateless`]).
     pub fn is_stateless(self) -> bool {
-        self >= Revision::V2026_07_28
-    }
-
-    /// Tasks are in the core protocol: the `task` parameter of
-    /// `tools/call`, `tasks/result`, `tasks/list`, status notifications.
-    /// (2026-07-28 has them as an extension the client declares.)
-    pub fn has_core_tasks(self) -> bool {
-        self == Revision::V2025_11_25
-    }
-
-    /// An elicitation request carries `mode` (older clients do not know it).
-    pub fn elicitation_has_mode(self) -> bool {
-        self >= Revision::V2025_11_25
-    }
-
-    /// A destructive call is confirmed through a multi round-trip
-    /// (`input_required` with a signed `requestState`), not through an
-    /// elicitation request sent while the call waits.
-    pub fn confirms_by_round_trip(self) -> bool {
-        self.is_stateless()
-    }
-
-    /// A task-augmented call refused before it runs still answers a task
-    /// (a failed one), as 2025-11-25 asks; 2026-07-28 answers the tool
-    /// error itself, whose `resultType` says what it is.
-    pub fn refusals_become_tasks(self) -> bool {
-        self.has_core_tasks()
+        self.wire().stateless()
     }
 }
 
@@ -113,7 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn predicates_per_revision() {
+    fn each_revision_has_its_wire() {
         use Revision::*;
         for (r, stateless, tasks, mode) in [
             (V2025_03_26, false, false, false),
@@ -121,11 +115,17 @@ mod tests {
             (V2025_11_25, false, true, true),
             (V2026_07_28, true, false, true),
         ] {
-            assert_eq!(r.is_stateless(), stateless, "{r:?}");
-            assert_eq!(r.confirms_by_round_trip(), stateless, "{r:?}");
-            assert_eq!(r.has_core_tasks(), tasks, "{r:?}");
-            assert_eq!(r.refusals_become_tasks(), tasks, "{r:?}");
-            assert_eq!(r.elicitation_has_mode(), mode, "{r:?}");
+            let wire = r.wire();
+            assert_eq!(wire.stateless(), stateless, "{r:?}");
+            let confirming = match stateless {
+                true => Confirming::ByRoundTrip,
+                false => Confirming::ByElicitation,
+            };
+            assert_eq!(wire.confirming(), confirming, "{r:?}");
+            assert_eq!(wire.core_tasks(), tasks, "{r:?}");
+            assert_eq!(wire.elicitation_has_mode(), mode, "{r:?}");
+            assert_eq!(wire.tasks_on(false), tasks, "{r:?}");
+            assert_eq!(wire.tasks_on(true), tasks || stateless, "{r:?}");
         }
     }
 }
