@@ -151,16 +151,13 @@ mod tests {
             },
             env: vec![("API_URL".to_string(), "https://api.example.com".to_string())],
             config: vec![("region".to_string(), "eu-west".to_string())],
-            credentials: Vec::new(),
-            trust: Default::default(),
             limits: Limits {
                 memory: 1 << 20,
                 ..Limits::default()
             },
             destructive,
-            asks: Default::default(),
-            elicit_urls: Default::default(),
-            no_policy: false,
+            // The rest as no section sets them: a new key needs no edit here.
+            ..Settings::default()
         }
     }
 
