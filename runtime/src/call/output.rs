@@ -1,38 +1,15 @@
-//! What a guest hands back, checked before anyone sees it: its captured
-//! output goes to the operator's log (escaped, marked as the tool's), its
+//! What a tool's guest hands back, checked before anyone sees it: its
 //! structured result must match the tool's own output schema.
 
 use serde_json::Value;
 
 use super::error::CallError;
 use crate::catalog::Tool;
-use crate::logtext::GuestText;
-use crate::policy::Grant;
-use crate::sandbox::{RawOutput, RunError, format_size};
+use crate::sandbox::{RawOutput, RunError};
 use crate::tool::{Content, Output};
 
-/// Logs what call `id` of `tool` printed and checks its result.
-pub(super) fn check(
-    tool: &Tool,
-    id: u64,
-    grant: &Grant,
-    raw: RawOutput,
-) -> Result<Output, CallError> {
-    let (log, dropped) = &raw.guest_log;
-    // One log line per line the guest printed, escaped and marked as the
-    // tool's, so that no guest text reads as the runtime's own line.
-    for line in log.trim_end().lines() {
-        tracing::info!(tool = %tool.info.name, call = id, "guest: {}", GuestText(line));
-    }
-    if *dropped > 0 {
-        tracing::info!(
-            tool = %tool.info.name,
-            call = id,
-            "guest output: {} more dropped (log limit {})",
-            format_size(*dropped),
-            format_size(grant.limits.log)
-        );
-    }
+/// Checks the result of a call of `tool`.
+pub(super) fn check(tool: &Tool, raw: RawOutput) -> Result<Output, CallError> {
     finish(tool, raw.content, raw.structured)
 }
 

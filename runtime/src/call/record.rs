@@ -1,7 +1,7 @@
 //! What every entry into a guest leaves behind — a tool call, a resource
 //! read, a prompt, a completion —, whether it ran or was refused before:
-//! its counters, one log line, a warning per request to the client it had
-//! refused, and its audit entry. One function ([`ended`]) for every kind,
+//! its counters, one log line, what its guest printed, a warning per
+//! request to the client it had refused, and its audit entry. One function ([`ended`]) for every kind,
 //! parameterised by what was entered ([`Entered`]), so that what one kind
 //! records the others do too.
 
@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use super::Caller;
 use crate::audit::{AuditLog, Entry};
-use crate::policy::Grant;
+use crate::logtext::GuestText;
+use crate::policy::{Grant, format_size};
 use crate::sandbox::Teardown;
 use crate::sandbox::asks::AskRecord;
 
@@ -53,7 +54,11 @@ pub(super) fn ended<'a>(
     audited: impl FnOnce() -> Audited<'a>,
 ) {
     let folder_refusals = teardown.and_then(Teardown::folder_refusals);
-    let asks = asks_made(teardown, entered.label.unwrap_or_default(), entered.id);
+    let what = entered.label.unwrap_or_default();
+    if let Some(teardown) = teardown {
+        guest_printed(teardown, what, entered.id, entered.grant);
+    }
+    let asks = asks_made(teardown, what, entered.id);
     crate::metrics::call_ended(entered.label, outcome, took);
     tracing::info!(
         call = entered.id,
@@ -119,6 +124,25 @@ pub(super) fn refused_before<'a>(
             bytes_out: 0,
         }
     });
+}
+
+/// What the guest printed, one log line per line, escaped and marked as
+/// the guest's, so that no guest text reads as the runtime's own line.
+fn guest_printed(teardown: &Teardown, what: &str, id: Option<u64>, grant: Option<&Grant>) {
+    let (log, dropped) = teardown.guest_log();
+    for line in log.trim_end().lines() {
+        tracing::info!(tool = %what, call = id, "guest: {}", GuestText(line));
+    }
+    if dropped > 0 {
+        let cap = grant.map_or(0, |grant| grant.limits.log);
+        tracing::info!(
+            tool = %what,
+            call = id,
+            "guest output: {} more dropped (log limit {})",
+            format_size(dropped),
+            format_size(cap)
+        );
+    }
 }
 
 /// The requests an entry made of its client, in order, for its audit

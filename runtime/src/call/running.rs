@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::error::CallError;
-use crate::catalog::{Component, Places, Tool};
+use crate::catalog::Places;
 use crate::sandbox::{CancelToken, RunError};
 use crate::sync::lock;
 
@@ -87,65 +87,39 @@ pub const QUEUE_PER_PLACE: u32 = 4;
 /// How often a waiting call looks at its cancel token.
 const CANCEL_CHECK: Duration = Duration::from_millis(50);
 
-/// What entries take places under a concurrency limit in: a tool (its
-/// calls), a component (its reads, prompts and completions).
-pub(super) trait Limited: Send + Sync {
-    fn places(&self) -> &Places;
-    /// What a `busy` refusal names.
-    fn busy_name(&self) -> String;
-}
-
-impl Limited for Tool {
-    fn places(&self) -> &Places {
-        &self.places
-    }
-
-    fn busy_name(&self) -> String {
-        self.info.name.clone()
-    }
-}
-
-impl Limited for Component {
-    fn places(&self) -> &Places {
-        &self.offer_places
-    }
-
-    fn busy_name(&self) -> String {
-        format!("{} (reads, prompts and completions)", self.name)
-    }
-}
-
 /// A call's place in the registry and in its tool's concurrency limit (a
 /// read's, prompt's or completion's in its component's), given back when
 /// the call is dropped. A call over the limit waits for a place, in a queue
 /// of [`QUEUE_PER_PLACE`] × the limit, at most as long as its own
 /// `limits.time`.
-pub(super) struct Place<T: Limited> {
+pub(super) struct Place {
     running: Arc<Running>,
     id: u64,
-    tool: Arc<T>,
+    places: Arc<Places>,
     limit: u32,
     /// Whether the place under the limit is held (else the call waits).
     held: bool,
 }
 
-impl<T: Limited> Place<T> {
-    /// Registers call `id` of `tool` and takes a place under `limit`, or a
-    /// place in the queue; `busy` when the queue is full too.
+impl Place {
+    /// Registers call `id` and takes one of `places` under `limit`, or a
+    /// place in the queue; `busy` (naming what `busy` says) when the queue
+    /// is full too.
     pub(super) fn take(
         running: &Arc<Running>,
         id: u64,
-        tool: &Arc<T>,
+        places: &Arc<Places>,
         limit: u32,
         cancel: &CancelToken,
+        busy_name: impl FnOnce() -> String,
     ) -> Result<Self, CallError> {
-        let held = try_hold(tool.places(), limit);
+        let held = try_hold(places, limit);
         if !held {
             let queue = limit.saturating_mul(QUEUE_PER_PLACE);
-            let waiting = &tool.places().waiting;
+            let waiting = &places.waiting;
             if waiting.fetch_add(1, Ordering::AcqRel) >= queue {
                 waiting.fetch_sub(1, Ordering::AcqRel);
-                return Err(busy(&**tool, limit));
+                return Err(busy(busy_name(), limit));
             }
         }
         lock(&running.calls).insert(id, cancel.clone());
@@ -153,7 +127,7 @@ impl<T: Limited> Place<T> {
         Ok(Place {
             running: running.clone(),
             id,
-            tool: tool.clone(),
+            places: places.clone(),
             limit,
             held,
         })
@@ -173,12 +147,13 @@ impl<T: Limited> Place<T> {
         &mut self,
         patience: Duration,
         cancel: &CancelToken,
+        busy_name: impl FnOnce() -> String,
     ) -> Result<(), CallError> {
         let deadline = tokio::time::Instant::now() + patience;
-        let tool = self.tool.clone();
+        let places = self.places.clone();
         while !self.held {
             // Registered before trying, so a place freed in between wakes us.
-            let freed = tool.places().freed.notified();
+            let freed = places.freed.notified();
             tokio::pin!(freed);
             freed.as_mut().enable();
             if self.try_leave_queue() {
@@ -188,7 +163,7 @@ impl<T: Limited> Place<T> {
                 return Err(RunError::Cancelled.into());
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(busy(&*self.tool, self.limit));
+                return Err(busy(busy_name(), self.limit));
             }
             let check = deadline.min(tokio::time::Instant::now() + CANCEL_CHECK);
             tokio::select! {
@@ -205,6 +180,7 @@ impl<T: Limited> Place<T> {
         &mut self,
         patience: Duration,
         cancel: &CancelToken,
+        busy_name: impl FnOnce() -> String,
     ) -> Result<(), CallError> {
         let deadline = Instant::now() + patience;
         while !self.try_leave_queue() {
@@ -212,7 +188,7 @@ impl<T: Limited> Place<T> {
                 return Err(RunError::Cancelled.into());
             }
             if Instant::now() >= deadline {
-                return Err(busy(&*self.tool, self.limit));
+                return Err(busy(busy_name(), self.limit));
             }
             std::thread::sleep(Duration::from_millis(1));
         }
@@ -221,8 +197,8 @@ impl<T: Limited> Place<T> {
 
     /// Moves from the queue to a place under the limit, if one is free.
     fn try_leave_queue(&mut self) -> bool {
-        if !self.held && try_hold(self.tool.places(), self.limit) {
-            self.tool.places().waiting.fetch_sub(1, Ordering::AcqRel);
+        if !self.held && try_hold(&self.places, self.limit) {
+            self.places.waiting.fetch_sub(1, Ordering::AcqRel);
             self.held = true;
         }
         self.held
@@ -238,17 +214,17 @@ fn try_hold(places: &Places, limit: u32) -> bool {
     false
 }
 
-fn busy(tool: &impl Limited, limit: u32) -> CallError {
+fn busy(name: String, limit: u32) -> CallError {
     CallError::Busy {
-        tool: tool.busy_name(),
+        tool: name,
         limit,
         queue: limit.saturating_mul(QUEUE_PER_PLACE),
     }
 }
 
-impl<T: Limited> Drop for Place<T> {
+impl Drop for Place {
     fn drop(&mut self) {
-        let places = self.tool.places();
+        let places = &self.places;
         if self.held {
             places.running.fetch_sub(1, Ordering::AcqRel);
             places.freed.notify_one();

@@ -145,7 +145,7 @@ pub struct Component {
     offered: OnceLock<Offers>,
     /// The places of its reads, prompts and completions under its
     /// section's concurrency limit.
-    pub offer_places: Places,
+    pub offer_places: Arc<Places>,
 }
 
 impl Component {
@@ -209,7 +209,7 @@ pub struct Tool {
     /// policy may, see [`apply_policy_hints`]).
     pub own_hints: bool,
     /// Its calls' places under the per-tool concurrency limit.
-    pub places: Places,
+    pub places: Arc<Places>,
     /// How long its recent runs took: whether a call may skip the lanes.
     pub pace: crate::lanes::Pace,
 }
@@ -486,7 +486,7 @@ pub fn load_bytes(
         code: ArcSwap::from_pointee(pre),
         unoptimized: Mutex::new(unoptimized),
         offered: OnceLock::new(),
-        offer_places: Places::default(),
+        offer_places: Arc::default(),
     });
     let code = component.code();
     let listed = match (described, code.as_ref()) {

@@ -39,12 +39,12 @@ mod provision;
 pub mod redact;
 mod refusals;
 mod run;
+mod skills;
 mod sockets;
 pub mod tier;
 mod tls;
 mod waits;
 mod wasmcp;
-mod wasmcp_offers;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,8 +159,6 @@ pub struct RawOutput {
     pub content: Vec<Content>,
     /// Parsed from the guest's JSON text (so redacted as decoded values).
     pub structured: Option<serde_json::Value>,
-    /// Captured stdout/stderr (capped) and how many bytes were dropped.
-    pub guest_log: (String, u64),
 }
 
 /// A limit for loading: listing tools must be quick and small (each
@@ -401,8 +399,12 @@ impl Sandbox {
         let result = result
             .map(|answer| redact(redactor, answer))
             .map_err(|err| redactor.error(err));
+        // What it printed, whatever the outcome (a failure's output is
+        // often the reason).
+        let guest_log = redactor.log(run.output.take());
         let teardown = Teardown {
             store: Some(run.store),
+            guest_log,
         };
         (result, teardown)
     }
@@ -432,12 +434,24 @@ impl Sandbox {
 pub struct Teardown {
     /// Held to be dropped, and asked what the call's requests carried.
     store: Option<Store<CallState>>,
+    /// What the guest printed (stdout and stderr, capped and redacted) and
+    /// how many bytes the cap dropped.
+    guest_log: (String, u64),
 }
 
 impl Teardown {
     /// Nothing to tear down: the call never got a store.
     pub(crate) fn none() -> Self {
-        Teardown { store: None }
+        Teardown {
+            store: None,
+            guest_log: (String::new(), 0),
+        }
+    }
+
+    /// What the guest printed to stdout and stderr (redacted, up to the
+    /// grant's `limits.log`), and how many more bytes were dropped.
+    pub fn guest_log(&self) -> (&str, u64) {
+        (&self.guest_log.0, self.guest_log.1)
     }
 
     /// The injected credentials the call's requests carried, each once, as

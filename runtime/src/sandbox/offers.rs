@@ -113,7 +113,7 @@ impl Sandbox {
                     run.store.data_mut().flush_notices();
                     run.finish(result)
                 }
-                Linked::Wasmcp(pre) => run.wasmcp_offer(&pre.pre, &pre.offers, request),
+                Linked::Wasmcp(pre) => run.wasmcp_offer(pre, request),
                 Linked::Functions(_) => Err(RunError::Setup(
                     "the component offers no resources or prompts".into(),
                 )),
@@ -227,7 +227,6 @@ fn redacted(redactor: &super::redact::Redactor, offered: Offered) -> Offered {
             .output(RawOutput {
                 content,
                 structured: None,
-                guest_log: (String::new(), 0),
             })
             .content
     };

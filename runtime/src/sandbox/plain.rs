@@ -80,12 +80,10 @@ impl Run {
         });
         self.store.data_mut().flush_notices();
         self.finish(called)?;
-        let guest_log = self.output.take();
         match value::returned(function.result.as_ref(), &results) {
             Ok(Returned::Ok { structured, text }) => self.checked(
                 text.map(Content::Text).into_iter().collect(),
                 Some(Structured::Value(structured)),
-                guest_log,
             ),
             Ok(Returned::Err(message)) => Err(self.failed(message)),
             Err(why) => Err(RunError::BadOutput(why)),

@@ -149,17 +149,24 @@ impl Redactor {
         if self.inner.is_none() {
             return raw;
         }
-        let (log, dropped) = raw.guest_log;
+        RawOutput {
+            content: raw.content.into_iter().map(|c| self.content(c)).collect(),
+            structured: raw.structured.map(|v| self.value(v)),
+        }
+    }
+
+    /// What a guest printed (and how many bytes the cap dropped) with every
+    /// secret replaced, a secret the cap cut in two included.
+    pub fn log(&self, (log, dropped): (String, u64)) -> (String, u64) {
+        if self.inner.is_none() {
+            return (log, dropped);
+        }
         let log = if dropped > 0 {
             self.truncated(log)
         } else {
             self.string(log)
         };
-        RawOutput {
-            content: raw.content.into_iter().map(|c| self.content(c)).collect(),
-            structured: raw.structured.map(|v| self.value(v)),
-            guest_log: (log, dropped),
-        }
+        (log, dropped)
     }
 
     /// A JSON value with every string, key and number redacted (a numeric
@@ -441,7 +448,6 @@ mod tests {
         let raw = RawOutput {
             content: vec![],
             structured: Some(parsed),
-            guest_log: (String::new(), 0),
         };
         let out = r.output(raw).structured.expect("structured");
         assert_eq!(
@@ -494,11 +500,12 @@ mod tests {
                 },
             ],
             structured: Some(serde_json::json!({ "h": SECRET })),
-            guest_log: (format!("printed {SECRET}\n"), 0),
         };
         let out = r.output(raw);
-        let shown = format!("{:?} {:?} {:?}", out.content, out.structured, out.guest_log);
+        let (log, _) = r.log((format!("printed {SECRET}\n"), 0));
+        let shown = format!("{:?} {:?} {log:?}", out.content, out.structured);
         assert!(!shown.contains("s3cret"), "{shown}");
+        assert_eq!(log, "printed [redacted]\n");
         let err = r.error(RunError::Failed(format!("server said {SECRET}")));
         assert_eq!(err.to_string(), "server said [redacted]");
     }

@@ -35,12 +35,10 @@ impl Run {
             .map(|(returned,)| returned);
         self.store.data_mut().flush_notices();
         let returned = self.finish(result)?;
-        let guest_log = self.output.take();
         match returned {
             Ok(out) => self.checked(
                 out.content.into_iter().map(Content::from).collect(),
                 out.structured.map(Structured::Text),
-                guest_log,
             ),
             Err(types::Error::InvalidArguments(message)) => {
                 Err(RunError::InvalidArguments(message))
@@ -57,7 +55,6 @@ impl Run {
         &self,
         content: Vec<Content>,
         structured: Option<Structured>,
-        guest_log: (String, u64),
     ) -> Result<RawOutput, RunError> {
         let size = content_size(&content) + structured.as_ref().map_or(0, Structured::len);
         if size > self.limits.output {
@@ -77,7 +74,6 @@ impl Run {
         Ok(RawOutput {
             content,
             structured,
-            guest_log,
         })
     }
 

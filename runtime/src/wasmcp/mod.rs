@@ -27,10 +27,10 @@
 //! # Resources, prompts and completions
 //!
 //! A component may also export wasmcp's `resources`, `prompts` and
-//! `completions` interfaces ([`OFFERS`]), beside `tools` or without it
-//! (as wasmcp's resources and prompts templates make them); airlock
-//! serves them as it serves
-//! an airlock component's offers ([`offers`] converts): listed at load,
+//! `completions` interfaces, beside `tools` or without it
+//! (as wasmcp's resources and prompts templates make them); airlock serves
+//! them as it serves an airlock component's offers ([`offers`] converts),
+//! through the same exports table ([`SERVED`]): listed at load,
 //! checked by the catalog, each read, prompt and completion run in a fresh
 //! instance with the component's read-only grant.
 
@@ -39,10 +39,11 @@ pub mod value;
 
 use crate::tool::{Content, Hints, Icon};
 
-/// The interfaces a wasmcp component may export beside `tools` (or
-/// instead of it), each with the functions airlock calls (all of them are
-/// needed).
-pub const OFFERS: [(&str, &[&str]); 3] = [
+/// The interfaces of a wasmcp component airlock serves — `tools`, and
+/// beside it (or instead of it) resources, prompts and completions —,
+/// each with the functions airlock calls (all of them are needed).
+pub const SERVED: [(&str, &[&str]); 4] = [
+    ("tools", &["list-tools", "call-tool"]),
     (
         "resources",
         &["list-resources", "read-resource", "list-resource-templates"],
@@ -76,11 +77,11 @@ pub fn is_tools_export(name: &str) -> bool {
     interface(name) == Some("tools")
 }
 
-/// True for any export airlock serves of a wasmcp component: `tools`, or
-/// an interface of [`OFFERS`] (wasmcp's templates make a component of
-/// each capability, e.g. one that exports only `resources`).
+/// True for any export airlock serves of a wasmcp component: an
+/// interface of [`SERVED`] (wasmcp's templates make a component of each
+/// capability, e.g. one that exports only `resources`).
 pub fn is_served_export(name: &str) -> bool {
-    interface(name).is_some_and(|i| i == "tools" || OFFERS.iter().any(|(o, _)| *o == i))
+    interface(name).is_some_and(|i| SERVED.iter().any(|(served, _)| *served == i))
 }
 
 /// How a stubbed function of wasmcp's composition answers.

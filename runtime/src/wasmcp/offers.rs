@@ -15,8 +15,9 @@ use serde_json::{Map, Value};
 use wasmtime::component::Val;
 
 use super::Called;
+pub use super::value::Page;
 use super::value::{
-    as_record, blob_data, content, error_code, field, icon, kind, ok, optional, record, some,
+    as_record, blob_data, content, error_code, field, icon, kind, ok, optional, page, record, some,
     string, text_data,
 };
 use crate::offer::{
@@ -28,15 +29,6 @@ use crate::tool::{Icon, ResourceBody};
 /// The MCP error code of a resource that does not exist; a component that
 /// answers it for a read answers "not found", as `none` does.
 const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// One page of a listing.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Page<T> {
-    /// Entries, and the cursor of the next page.
-    Entries(Vec<T>, Option<String>),
-    /// An `error-code`: its message (and case and code).
-    Refused(String),
-}
 
 /// What a read, prompt or completion answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,29 +63,6 @@ pub fn templates_page(returned: &Val) -> Result<Page<TemplateInfo>, String> {
 /// One `list-prompts` answer.
 pub fn prompts_page(returned: &Val) -> Result<Page<PromptInfo>, String> {
     page(returned, "list-prompts-result", "prompts", prompt)
-}
-
-fn page<T>(
-    returned: &Val,
-    what: &str,
-    list: &str,
-    entry: impl Fn(&Val) -> Result<T, String>,
-) -> Result<Page<T>, String> {
-    if let Val::Result(Err(Some(code))) = returned {
-        return Ok(Page::Refused(match error_code(code)? {
-            Called::InvalidArguments(message) => format!("{message} (invalid-params)"),
-            Called::Failed(message) => message,
-            _ => format!("an error ({})", kind(code)),
-        }));
-    }
-    let result = ok(returned)?.ok_or_else(|| format!("no {what}"))?;
-    let fields = as_record(result, what)?;
-    let next = optional(fields, "next-cursor")?.map(string).transpose()?;
-    let entries = match field(fields, list)? {
-        Val::List(items) => items.iter().map(entry).collect::<Result<_, _>>()?,
-        other => return Err(format!("`{list}` is not a list: {}", kind(other))),
-    };
-    Ok(Page::Entries(entries, next))
 }
 
 /// The record `options` of `fields`, if set.

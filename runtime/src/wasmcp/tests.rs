@@ -1,6 +1,6 @@
 use wasmtime::component::Val;
 
-use super::value::{Listing, call_result, message_context, stub_answer, tools_page};
+use super::value::{Page, call_result, message_context, stub_answer, tools_page};
 use super::*;
 
 fn s(text: &str) -> Val {
@@ -160,7 +160,7 @@ fn the_message_context_names_the_protocol_and_nothing_else() {
 
 #[test]
 fn annotations_become_hints_and_absent_hints_are_false() {
-    let Ok(Listing::Page(tools, next)) = tools_page(&page(
+    let Ok(Page::Entries(tools, next)) = tools_page(&page(
         vec![
             tool("annotated", options(some(annotations(Some(true), None)))),
             tool("titled-only", options(some(annotations(None, None)))),
@@ -205,7 +205,7 @@ fn a_malformed_tool_is_named() {
     ))))));
     assert_eq!(
         refused,
-        Ok(Listing::Refused(
+        Ok(Page::Refused(
             "no tools today (internal-error, code -32603)".into()
         ))
     );

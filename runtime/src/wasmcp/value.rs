@@ -74,32 +74,44 @@ pub fn stub_answer(stub: Stub) -> Val {
     }
 }
 
-/// What one `list-tools` answer holds.
+/// One page of a listing (`list-tools`, `list-resources`, …).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Listing {
-    /// Tools, and the cursor of the next page.
-    Page(Vec<ListedTool>, Option<String>),
+pub enum Page<T> {
+    /// Entries, and the cursor of the next page.
+    Entries(Vec<T>, Option<String>),
     /// An `error-code`: its message (and case and code).
     Refused(String),
 }
 
 /// One `list-tools` answer; an error for one airlock cannot read.
-pub fn tools_page(returned: &Val) -> Result<Listing, String> {
+pub fn tools_page(returned: &Val) -> Result<Page<ListedTool>, String> {
+    page(returned, "list-tools-result", "tools", listed_tool)
+}
+
+/// One answer of a listing whose result record `what` holds its entries
+/// in field `list`, each read by `entry`; an error for one airlock cannot
+/// read.
+pub fn page<T>(
+    returned: &Val,
+    what: &str,
+    list: &str,
+    entry: impl Fn(&Val) -> Result<T, String>,
+) -> Result<Page<T>, String> {
     if let Val::Result(Err(Some(code))) = returned {
-        return Ok(Listing::Refused(match error_code(code)? {
+        return Ok(Page::Refused(match error_code(code)? {
             Called::InvalidArguments(message) => format!("{message} (invalid-params)"),
             Called::Failed(message) => message,
             _ => format!("an error ({})", kind(code)),
         }));
     }
-    let result = ok(returned)?.ok_or("list-tools returned no result")?;
-    let fields = as_record(result, "list-tools-result")?;
+    let result = ok(returned)?.ok_or_else(|| format!("no {what}"))?;
+    let fields = as_record(result, what)?;
     let next = optional(fields, "next-cursor")?.map(string).transpose()?;
-    let tools = match field(fields, "tools")? {
-        Val::List(tools) => tools.iter().map(listed_tool).collect::<Result<_, _>>()?,
-        other => return Err(format!("`tools` is not a list: {}", kind(other))),
+    let entries = match field(fields, list)? {
+        Val::List(items) => items.iter().map(entry).collect::<Result<_, _>>()?,
+        other => return Err(format!("`{list}` is not a list: {}", kind(other))),
     };
-    Ok(Listing::Page(tools, next))
+    Ok(Page::Entries(entries, next))
 }
 
 fn listed_tool(tool: &Val) -> Result<ListedTool, String> {

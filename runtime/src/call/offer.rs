@@ -1,9 +1,10 @@
-//! One resource read, prompt or completion, end to end: find what serves
-//! it, check its arguments, settle its grant — the component's, narrowed
-//! to read-only, without network unless the policy's `offers-network`
-//! grants it, asking the client only what its `ask` grants —, run it in a fresh
-//! instance on a lane, and record it in the metrics and the audit log with
-//! its caller, as a tool call is.
+//! A resource read, prompt or completion as an [`Entry`]: what is its own
+//! — the component that serves it (by URI, template or prompt name), its
+//! arguments checked against what the component declares, its grant (the
+//! component's, narrowed to read-only, without network unless the
+//! policy's `offers-network` grants it, asking the client only what its
+//! `ask` grants), its names in the metrics and the audit log. The rest is
+//! the one path's ([`super::prepared`]), as for a tool call.
 //!
 //! Which caller may see what (a token's `resources` and `prompts`) is the
 //! protocol's to check before it prepares, as for tools.
@@ -12,17 +13,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::on_lane::on_a_lane;
-use super::record::{self, Audited, Entered};
-use super::running::Place;
-use super::updates::Publishing;
-use super::{CallError, Caller, Setting, next_call_id};
-use crate::audit::AuditLog;
-use crate::catalog::{Catalog, Component};
-use crate::observe::CallObserver;
+use super::entry::{Entering, Entry};
+use super::prepared::{self, Prepared};
+use super::{CallError, Caller, Setting, record};
+use crate::catalog::{Catalog, Component, Places};
+use crate::lanes::Pace;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
 use crate::policy::{self, Grant, Policy};
-use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
+use crate::sandbox::Teardown;
 use crate::tool::Hints;
 
 /// Why a read, prompt or completion has no answer.
@@ -237,159 +235,101 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
 /// under the component's concurrency limit (or in the queue before it). A
 /// refusal is recorded here (metrics, log, audit); the outcome of one that
 /// runs when it ends.
-pub fn prepare_offer(
+pub fn prepare(
     setting: &Setting<'_>,
     caller: Caller,
     request: OfferRequest,
-) -> Result<PreparedOffer, OfferError> {
+) -> Result<Prepared<Offer>, OfferError> {
     let started = Instant::now();
     let label = declared_label(setting.catalog, &request);
-    let cancel = CancelToken::new();
-    let (id, component, grant, place) = match placed(setting, &request, &cancel) {
-        Ok(placed) => placed,
-        Err((err, found)) => {
-            let digest = found.as_ref().map(|c| c.digest.as_str());
-            let audited = || (Cow::Owned(audit_label(&request)), 0);
+    let bytes_in = size_of(&request);
+    let component = match find(setting.catalog, &request) {
+        Ok(component) => component,
+        Err(err) => {
+            let audited = || (Cow::Owned(audit_label(&request)), bytes_in);
             let (log, kind) = (setting.audit, err.kind());
-            record::refused_before(
-                log,
-                &caller,
-                label.as_deref(),
-                digest,
-                kind,
-                started,
-                audited,
-            );
+            let label = label.as_deref();
+            record::refused_before(log, &caller, label, None, kind, started, audited);
             return Err(err);
         }
     };
-    Ok(PreparedOffer {
-        id,
-        place,
-        grant,
-        component,
-        label: label.unwrap_or_default(),
-        request,
-        caller,
-        cancel,
-        sandbox: setting.sandbox.clone(),
-        catalog: setting.catalog.clone(),
-        updates: setting.updates.clone(),
-        log: setting.audit.cloned(),
-        started,
-    })
-}
-
-type Placed = (u64, Arc<Component>, Grant, Place<Component>);
-
-/// The component that serves `request`, its grant, and the request's id
-/// and place under the component's limit; or why not, with the component
-/// when it was found.
-fn placed(
-    setting: &Setting<'_>,
-    request: &OfferRequest,
-    cancel: &CancelToken,
-) -> Result<Placed, (OfferError, Option<Arc<Component>>)> {
-    let component = find(setting.catalog, request).map_err(|err| (err, None))?;
     let grant = grant_for_offers(setting.policy, &component);
-    let id = next_call_id();
-    let limit = grant.limits.concurrency;
-    match Place::take(setting.running, id, &component, limit, cancel) {
-        Ok(place) => Ok((id, component, grant, place)),
-        Err(err) => Err((err.into(), Some(component))),
-    }
+    let offer = Offer {
+        component,
+        request,
+        label: label.unwrap_or_default(),
+    };
+    prepared::prepare(setting, caller, started, bytes_in, (offer, grant))
 }
 
-/// A read, prompt or completion ready to run.
-pub struct PreparedOffer {
-    id: u64,
-    /// Held until it is dropped: its place under the component's limit (or
-    /// in the queue before it) and among the calls in flight (shutdown
-    /// counts and stops it).
-    place: Place<Component>,
+/// One read, prompt or completion, and the component that serves it.
+pub struct Offer {
     component: Arc<Component>,
     request: OfferRequest,
     /// Its declared name, for the metrics and the log.
     label: String,
-    grant: Grant,
-    caller: Caller,
-    cancel: CancelToken,
-    sandbox: Arc<Sandbox>,
-    /// The catalog it was prepared with.
-    catalog: Arc<Catalog>,
-    updates: Arc<super::ResourceUpdates>,
-    log: Option<Arc<AuditLog>>,
-    started: Instant,
 }
 
-impl PreparedOffer {
-    pub fn grant(&self) -> &Grant {
-        &self.grant
+impl Offer {
+    pub fn request(&self) -> &OfferRequest {
+        &self.request
+    }
+}
+
+impl Entry for Offer {
+    type Answer = Offered;
+    type Error = OfferError;
+
+    fn error_kind(error: &OfferError) -> &'static str {
+        error.kind()
     }
 
-    pub fn component(&self) -> &Arc<Component> {
+    fn component(&self) -> &Arc<Component> {
         &self.component
     }
 
-    /// Stops it (before it runs, or while it runs).
-    pub fn cancel_token(&self) -> &CancelToken {
-        &self.cancel
+    fn label(&self) -> &str {
+        &self.label
     }
 
-    /// Runs the guest (blocking), after waiting for a place under the
-    /// component's concurrency limit if it has none yet, and records the
-    /// outcome.
-    pub fn run(mut self, observer: Arc<dyn CallObserver>) -> Result<Offered, OfferError> {
-        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
-        if let Err(err) = self.place.hold_blocking(patience, &cancel) {
-            return self.refused(err);
-        }
-        let (outcome, teardown) = self.run_guest(observer);
-        self.record(&outcome, teardown.as_ref());
-        outcome
+    fn audit_name(&self) -> Cow<'_, str> {
+        Cow::Owned(audit_label(&self.request))
     }
 
-    /// Runs the guest on a lane; `None` when the lane's thread died first.
-    /// Over the component's limit, it waits for a place first, without a
-    /// thread.
-    pub async fn run_on_lane(
-        mut self,
-        observer: Arc<dyn CallObserver>,
-    ) -> Option<Result<Offered, OfferError>> {
-        let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
-        if let Err(err) = self.place.hold(patience, &cancel).await {
-            return Some(self.refused(err));
-        }
-        on_a_lane(self.cancel.clone(), move |tx| {
-            let (outcome, teardown) = self.run_guest(observer);
-            self.record(&outcome, teardown.as_ref());
-            let _ = tx.send(outcome);
-            drop(teardown);
-        })
-        .await
+    fn places(&self) -> &Arc<Places> {
+        &self.component.offer_places
     }
 
-    fn run_guest(
-        &self,
-        observer: Arc<dyn CallObserver>,
-    ) -> (Result<Offered, OfferError>, Option<Teardown>) {
-        if self.cancel.is_cancelled() {
-            return (Err(CallError::Run(RunError::Cancelled).into()), None);
-        }
+    fn busy_name(&self) -> String {
+        format!("{} (reads, prompts and completions)", self.component.name)
+    }
+
+    /// Always on a lane: a component's reads keep no pace.
+    fn pace(&self) -> Option<&Pace> {
+        None
+    }
+
+    fn bytes_out(offered: &Offered) -> usize {
+        crate::json::to_vec(&offered.to_mcp()).len()
+    }
+
+    fn run(&self, entering: Entering<'_>) -> (Result<Offered, OfferError>, Teardown) {
         // A component that completes nothing answers no values (MCP's
         // answer when there is nothing to suggest), without running.
         if matches!(self.request, OfferRequest::Complete { .. })
             && !self.component.offers().completes
         {
-            return (Ok(Offered::Completion(Completion::default())), None);
+            return (
+                Ok(Offered::Completion(Completion::default())),
+                Teardown::none(),
+            );
         }
-        let observer = Publishing::wrap(observer, &self.component, &self.catalog, &self.updates);
-        let (outcome, teardown) = self.sandbox.run_offer(
+        let (outcome, teardown) = entering.sandbox.run_offer(
             &self.component.code(),
             &self.request,
-            &self.grant,
-            observer,
-            self.cancel.clone(),
+            entering.grant,
+            entering.observer,
+            entering.cancel,
         );
         let outcome = match outcome {
             Ok(Ok(offered)) => Ok(offered),
@@ -398,43 +338,6 @@ impl PreparedOffer {
             ))),
             Err(err) => Err(OfferError::Call(CallError::Run(err))),
         };
-        (outcome, Some(teardown))
-    }
-
-    /// One that never ran (it waited for a place in vain): recorded as
-    /// such, and its error handed back.
-    fn refused(self, err: CallError) -> Result<Offered, OfferError> {
-        let outcome = Err(err.into());
-        self.record(&outcome, None);
-        outcome
-    }
-
-    fn record(&self, outcome: &Result<Offered, OfferError>, teardown: Option<&Teardown>) {
-        let kind = match outcome {
-            Ok(_) => "ok",
-            Err(err) => err.kind(),
-        };
-        let entered = Entered {
-            id: Some(self.id),
-            label: Some(&self.label),
-            caller: &self.caller,
-            digest: Some(&self.component.digest),
-            grant: Some(&self.grant),
-        };
-        record::ended(
-            self.log.as_deref(),
-            &entered,
-            kind,
-            self.started.elapsed(),
-            teardown,
-            || Audited {
-                name: Cow::Owned(audit_label(&self.request)),
-                bytes_in: size_of(&self.request),
-                bytes_out: match outcome {
-                    Ok(offered) => crate::json::to_vec(&offered.to_mcp()).len(),
-                    Err(_) => 0,
-                },
-            },
-        );
+        (outcome, teardown)
     }
 }

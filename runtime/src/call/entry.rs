@@ -1,0 +1,67 @@
+//! What can be entered in a guest — a tool's call, a component's read,
+//! prompt or completion — as the one path ([`super::Prepared`]) sees it:
+//! its names in the metrics and the audit log, the places it takes under a
+//! concurrency limit, whether it may run inline, and its own run. Each
+//! kind implements [`Entry`] with only what is its own (`tool_call.rs`,
+//! `offer.rs`); the path writes the rest once.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use super::CallError;
+use crate::catalog::{Component, Places};
+use crate::lanes::Pace;
+use crate::observe::CallObserver;
+use crate::policy::Grant;
+use crate::sandbox::{CancelToken, Sandbox, Teardown};
+
+/// One kind of entry into a guest.
+pub trait Entry: Send + Sync + Sized + 'static {
+    /// What its run hands back, checked.
+    type Answer: Send + 'static;
+    /// Why it has no answer (a [`CallError`], or a kind's own reasons
+    /// beside it).
+    type Error: From<CallError> + std::fmt::Debug + Send + 'static;
+
+    /// A short machine-readable outcome of `error` (audit log, metrics).
+    fn error_kind(error: &Self::Error) -> &'static str;
+
+    /// The component whose guest runs it.
+    fn component(&self) -> &Arc<Component>;
+
+    /// Its name in the metrics and the log lines: a declared name (a tool,
+    /// a resource or template, a prompt), never a client's text.
+    fn label(&self) -> &str;
+
+    /// Its name in the audit log: the tool, or the URI read.
+    fn audit_name(&self) -> Cow<'_, str>;
+
+    /// The places it takes under its concurrency limit: its tool's, or its
+    /// component's (reads, prompts and completions share one).
+    fn places(&self) -> &Arc<Places>;
+
+    /// What a `busy` refusal names.
+    fn busy_name(&self) -> String;
+
+    /// How long its recent runs took, when it may run inline on an idle
+    /// server ([`crate::lanes::Inline`]); `None` runs it on a lane always.
+    fn pace(&self) -> Option<&Pace>;
+
+    /// What the audit log counts as its bytes out.
+    fn bytes_out(answer: &Self::Answer) -> usize;
+
+    /// Runs its guest once: consent, cancellation and the observer are the
+    /// path's, already settled in `entering`.
+    fn run(&self, entering: Entering<'_>) -> (Result<Self::Answer, Self::Error>, Teardown);
+}
+
+/// What one run of an entry's guest is given (a context per entry).
+pub struct Entering<'a> {
+    pub sandbox: &'a Sandbox,
+    pub grant: &'a Grant,
+    /// Hears its logs, progress, questions and resource updates.
+    pub observer: Arc<dyn CallObserver>,
+    pub cancel: CancelToken,
+    /// Its id in the log lines.
+    pub id: u64,
+}
