@@ -201,3 +201,44 @@ fn the_start_says_what_the_server_is_confined_to_and_no_confine_warns() {
     );
     assert!(!stderr.contains("airlock: confined"), "{stderr}");
 }
+
+#[test]
+fn check_and_inspect_show_the_confinement_before_anything_runs() {
+    let scene = Scene::new();
+    let policy = scene.path("etc/airlock.toml");
+    let catalog = component("catalog").display().to_string();
+    let granted = format!(
+        "    read       {} (granted read-only to catalog)",
+        scene.path("data")
+    );
+    let out = airlock_command(&["check", &policy, &catalog])
+        .output()
+        .expect("airlock");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(
+            "\n  confined when served (Landlock and seccomp; serve --no-confine turns it off):\n"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("\n{granted}\n")), "{stdout}");
+    assert!(
+        stdout.contains("\n    bind       TCP 8414 (the listener)\n"),
+        "{stdout}"
+    );
+
+    let out = airlock_command(&["inspect", "--policy", &policy, &catalog])
+        .output()
+        .expect("airlock");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("\nconfined when served (Landlock and seccomp; "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("\n  {}\n", granted.trim_start())),
+        "{stdout}"
+    );
+}

@@ -53,11 +53,18 @@ pub struct Args {
 }
 
 pub fn run(mut args: Args) -> Exit {
+    // What the confinement shown depends on besides the policy and PATHs.
+    let mut keys = (None, None, false);
     if let Some(file) = args.config.clone() {
         let config = match ServeConfig::load(&file) {
             Ok(config) => config,
             Err(errors) => return refuse(&args, &errors),
         };
+        keys = (
+            config.listen,
+            config.state.clone(),
+            config.watch.unwrap_or(false),
+        );
         let Some(policy) = config.policy else {
             println!(
                 "{}: ok (it names no policy: nothing is granted)",
@@ -120,6 +127,7 @@ pub fn run(mut args: Args) -> Exit {
         };
         println!("{}: ok ({sections}{hint})", args.file.display());
         print_states(&states);
+        print_confinement(&args, &policy, keys);
         return Exit::Ok;
     }
     // Only the components' tools are needed: no audit log is opened.
@@ -157,7 +165,27 @@ pub fn run(mut args: Args) -> Exit {
     print_states(&states);
     print_declared_hints(&runtime);
     print_asks(&runtime);
+    print_confinement(&args, &policy, keys);
     Exit::Ok
+}
+
+/// What a server of these components under this policy would be confined
+/// to (`airlock serve` shows the same at its start).
+fn print_confinement(
+    args: &Args,
+    policy: &Policy,
+    keys: (Option<std::net::SocketAddr>, Option<String>, bool),
+) {
+    let serving = super::confinement::serving_of(
+        &args.paths,
+        Some(&args.file),
+        &args.fetch,
+        args.no_cache,
+        keys,
+    );
+    for line in super::confinement::lines(policy, &serving) {
+        println!("  {line}");
+    }
 }
 
 /// A `[[tokens]]`, `[[oauth.scopes]]` or `[[oauth.claims]]` entry: named

@@ -90,10 +90,29 @@ pub fn run(mut args: Args) -> Exit {
         return Exit::Ok;
     }
     let with_grants = args.load.policy.is_some();
+    // With a policy: what a server of these components would be confined to.
+    let confinement = with_grants.then(|| {
+        let serving = super::confinement::serving_of(
+            &files,
+            args.load.policy.as_deref(),
+            &args.load.fetch,
+            args.load.no_cache,
+            (None, None, false),
+        );
+        super::confinement::lines(runtime.policy(), &serving)
+    });
     if args.json {
-        super::print_result(&format!("{}\n", pretty(&as_json(&runtime, with_grants))));
+        let mut shown = as_json(&runtime, with_grants);
+        if let Some(lines) = confinement {
+            shown["confinement"] = json!(lines);
+        }
+        super::print_result(&format!("{}\n", pretty(&shown)));
     } else {
-        super::print_result(&as_text(&runtime, with_grants));
+        let mut text = as_text(&runtime, with_grants);
+        for line in confinement.into_iter().flatten() {
+            let _ = writeln!(text, "{line}");
+        }
+        super::print_result(&text);
     }
     Exit::Ok
 }

@@ -3,6 +3,7 @@
 
 mod call;
 mod check;
+mod confinement;
 mod inspect;
 mod inspect_offers;
 mod new;

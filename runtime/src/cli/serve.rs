@@ -42,6 +42,7 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     let tls = tls(&args)?;
     let policy = args.load.policy()?;
     check_exposure(&args, listen, &policy)?;
+    let socket = bind(&args, listen)?;
     // Before the first thread starts: every thread after inherits it.
     confine(&args, listen, &policy)?;
     if !args.confine_probe.is_empty() {
@@ -52,7 +53,7 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     }
     let runtime = build_runtime(&args, policy)?;
     let tokio = async_runtime()?;
-    let transport = tokio.block_on(open_transport(&args, listen))?;
+    let transport = tokio.block_on(open_transport(socket, listen))?;
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
     let grace = Duration::from_secs(args.grace);
@@ -192,26 +193,6 @@ pub(super) fn serving(args: &Args, listen: SocketAddr) -> Serving {
     }
 }
 
-/// What `check` and `inspect --policy` show of the confinement of a server
-/// with `serving`'s settings under `policy`, indented under a heading.
-pub(super) fn confinement_lines(policy: &Policy, serving: &Serving) -> Vec<String> {
-    let plan = Confinement::plan(policy, serving, &Scope::Server);
-    let heading = match confine::SUPPORTED {
-        true => "confined when served (Landlock and seccomp; serve --no-confine turns it off):",
-        false => "not confined when served: confinement needs Linux (Landlock, seccomp)",
-    };
-    let mut lines = vec![heading.to_string()];
-    if confine::SUPPORTED {
-        lines.extend(plan.lines().into_iter().map(|line| format!("  {line}")));
-        lines.push(format!("  {:<10} {REFUSED}", "refused"));
-    }
-    lines
-}
-
-/// The system calls seccomp refuses whatever the plan, in words.
-const REFUSED: &str = "running programs, reaching into other processes, mounts, namespaces, \
-                       kernel modules, keyrings, BPF (seccomp)";
-
 /// Confines this process to what serving needs (Linux: Landlock and
 /// seccomp), saying to what; `--no-confine` skips it with a warning, a
 /// kernel without Landlock gets a warning, and a failure stops the start.
@@ -245,7 +226,7 @@ fn confine(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit>
              lsm= list): files and ports are not confined; seccomp still holds"
         );
     }
-    let lines = confinement_lines(policy, &serving);
+    let lines = super::confinement::lines(policy, &serving);
     eprintln!("airlock: confined ({}); it may:", applied.summary());
     for line in lines.iter().skip(1) {
         eprintln!("{line}");
@@ -320,14 +301,40 @@ enum Transport {
     Http(tokio::net::TcpListener, SocketAddr),
 }
 
-/// Opens the transport `args` ask for: binds the HTTP address (before
-/// loading, so a port in use is said at once; connections wait in the
-/// backlog until serving begins).
-async fn open_transport(args: &Args, listen: SocketAddr) -> Result<Transport, Exit> {
+/// Binds the HTTP address `args` ask for (`None` for stdio): before the
+/// process confines itself and before loading, so a port in use is said at
+/// once and nothing is compiled or made for a server that cannot start.
+fn bind(args: &Args, listen: SocketAddr) -> Result<Option<tokio::net::TcpSocket>, Exit> {
     if args.stdio {
-        return Ok(Transport::Stdio);
+        return Ok(None);
     }
-    match tokio::net::TcpListener::bind(listen).await {
+    let socket = match listen {
+        SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4(),
+        SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6(),
+    };
+    // As tokio's TcpListener::bind does on Unix.
+    let bound = socket.and_then(|socket| {
+        #[cfg(unix)]
+        socket.set_reuseaddr(true)?;
+        socket.bind(listen)?;
+        Ok(socket)
+    });
+    bound.map(Some).map_err(|err| {
+        eprintln!("error: cannot listen on {listen}: {err}");
+        Exit::LoadFailed
+    })
+}
+
+/// Opens the transport: listens on the bound socket (connections wait in
+/// the backlog until serving begins).
+async fn open_transport(
+    socket: Option<tokio::net::TcpSocket>,
+    listen: SocketAddr,
+) -> Result<Transport, Exit> {
+    let Some(socket) = socket else {
+        return Ok(Transport::Stdio);
+    };
+    match socket.listen(1024) {
         Ok(listener) => {
             let local = listener.local_addr().unwrap_or(listen);
             Ok(Transport::Http(listener, local))
