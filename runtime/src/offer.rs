@@ -386,6 +386,18 @@ pub struct DescribedOffers {
     pub tool_meta: Vec<(String, String)>,
     pub prompts: Vec<PromptInfo>,
     pub completes: bool,
+    /// The skills it carries (contract 0.1.2), checked by
+    /// `catalog/skills.rs`.
+    pub skills: Vec<DescribedSkill>,
+}
+
+/// A skill as a component declares it: where it is served (`path`, the
+/// part of `skill://<path>/SKILL.md` before the file) and its files, as
+/// `(path inside the skill, bytes)`.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct DescribedSkill {
+    pub path: String,
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// One read, prompt or completion to run in a component.

@@ -29,7 +29,7 @@ wasmtime::component::bindgen!({
 pub use self::airlock::tool::host;
 pub use self::airlock::tool::types;
 #[allow(unused_imports)] // Used by the resources, prompts and completions to come.
-pub use self::exports::airlock::tool::{completions, prompts, resources};
+pub use self::exports::airlock::tool::{completions, prompts, resources, skills};
 
 /// The contract's `call` export: `(name, arguments) -> result<output, error>`.
 pub type CallFunc<'a> = TypedFunc<(&'a str, &'a str), (Result<types::Output, types::Error>,)>;
@@ -37,11 +37,13 @@ pub type CallFunc<'a> = TypedFunc<(&'a str, &'a str), (Result<types::Output, typ
 /// The interface every tool component must export: `describe` and `call`.
 /// Components built against any `0.1.x` of the contract match it (wasmtime
 /// looks exports and imports up by semver-compatible name).
-pub const CONTRACT: &str = "airlock:tool/tools@0.1.1";
+pub const CONTRACT: &str = "airlock:tool/tools@0.1.2";
 /// What a component of world `server` exports beside its tools.
-pub const RESOURCES: &str = "airlock:tool/resources@0.1.1";
-pub const PROMPTS: &str = "airlock:tool/prompts@0.1.1";
-pub const COMPLETIONS: &str = "airlock:tool/completions@0.1.1";
+pub const RESOURCES: &str = "airlock:tool/resources@0.1.2";
+pub const PROMPTS: &str = "airlock:tool/prompts@0.1.2";
+pub const COMPLETIONS: &str = "airlock:tool/completions@0.1.2";
+/// The skills a component carries (new in 0.1.2: absent before).
+pub const SKILLS: &str = "airlock:tool/skills@0.1.2";
 
 /// Whether an export's name is the contract's `tools` in some `0.1.x`.
 pub fn is_contract(name: &str) -> bool {
@@ -76,6 +78,8 @@ pub struct Offers {
     pub prompts: Option<(ComponentExportIndex, ComponentExportIndex)>,
     /// `completions.complete`.
     pub complete: Option<ComponentExportIndex>,
+    /// `skills.describe` (0.1.2).
+    pub skills: Option<ComponentExportIndex>,
 }
 
 /// `interface#func` of `component`, when it exports both.
@@ -110,6 +114,7 @@ impl<T: 'static> ToolPre<T> {
             resources: pair(RESOURCES, "describe", "read"),
             prompts: pair(PROMPTS, "describe", "get"),
             complete: export_func(component, COMPLETIONS, "complete"),
+            skills: export_func(component, SKILLS, "describe"),
         };
         Ok(ToolPre {
             pre,
