@@ -1,6 +1,7 @@
 //! Procedural macros of `airlock-sdk`: `#[tool]` turns a plain function into
 //! an airlock tool, `#[resource]`, `#[resource_template]`, `#[prompt]` and
 //! `#[complete]` into the component's resources, prompts and completions,
+//! `#[skills("folder")]` bundles a folder of Agent Skills,
 //! `#[derive(ToolSchema)]` gives a struct or unit-only enum its JSON Schema.
 //!
 //! Use them through `airlock-sdk`, which documents them and provides the
@@ -13,6 +14,7 @@ mod derive;
 mod param;
 mod prompt;
 mod resource;
+mod skills;
 mod tool;
 
 /// Turns a function into an airlock tool. See the `airlock-sdk` crate docs.
@@ -51,6 +53,14 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn complete(attr: TokenStream, item: TokenStream) -> TokenStream {
     prompt::expand_complete(attr.into(), item.into())
+        .unwrap_or_else(syn::Error::into_compile_error)
+        .into()
+}
+
+/// Bundles the Agent Skills of a folder into the component. See the `airlock-sdk` crate docs.
+#[proc_macro_attribute]
+pub fn skills(attr: TokenStream, item: TokenStream) -> TokenStream {
+    skills::expand(attr.into(), item.into())
         .unwrap_or_else(syn::Error::into_compile_error)
         .into()
 }

@@ -108,9 +108,9 @@ impl Toolbox {
 }
 
 /// Exports the given `#[tool]`, `#[resource]`, `#[resource_template]`,
-/// `#[prompt]` and `#[complete]` functions: the component's tools, and its
-/// resources, prompts and completions (each list empty when it declares
-/// none).
+/// `#[prompt]` and `#[complete]` functions and `#[skills]` structs: the
+/// component's tools, and its resources, prompts, completions and skills
+/// (each list empty when it declares none).
 ///
 /// Write it once per component, at the crate root:
 ///
@@ -121,8 +121,8 @@ impl Toolbox {
 /// It defines `pub static TOOLS: airlock_sdk::Toolbox` (so native tests can
 /// call `TOOLS.describe()`, `TOOLS.call(name, json)`, `TOOLS.read(uri)`,
 /// `TOOLS.get_prompt(name, args)` …), a type `AirlockComponent` that
-/// implements the contract's `tools`, `resources`, `prompts` and
-/// `completions` interfaces (world `server`), and, when compiling for
+/// implements the contract's `tools`, `resources`, `prompts`,
+/// `completions` and `skills` interfaces (world `server`), and, when compiling for
 /// WebAssembly, the component's exports.
 #[macro_export]
 macro_rules! export_tools {
@@ -191,6 +191,12 @@ macro_rules! export_tools {
                 $crate::bindings::airlock::tool::types::Error,
             > {
                 TOOLS.complete_wit(reference, &argument, &value, &context)
+            }
+        }
+
+        impl $crate::bindings::exports::airlock::tool::skills::Guest for AirlockComponent {
+            fn describe() -> ::std::vec::Vec<$crate::bindings::exports::airlock::tool::skills::Skill> {
+                TOOLS.skills_wit()
             }
         }
 

@@ -1,9 +1,9 @@
 //! The bridge for the `server` world's other exports: converts resources,
-//! prompts and completions of a [`Toolbox`] to the `resources`, `prompts`
-//! and `completions` interfaces of `wit/tool.wit`.
+//! prompts, completions and skills of a [`Toolbox`] to the `resources`,
+//! `prompts`, `completions` and `skills` interfaces of `wit/tool.wit`.
 
 use crate::bindings::airlock::tool::types as wit;
-use crate::bindings::exports::airlock::tool::{completions, prompts, resources};
+use crate::bindings::exports::airlock::tool::{completions, prompts, resources, skills};
 use crate::completion::{Completion, CompletionRef};
 use crate::prompt::{Message, PromptInfo, PromptMessages, Role};
 use crate::resource::{Annotations, Contents, ReadError, ResourceInfo, TemplateInfo};
@@ -149,6 +149,21 @@ impl Toolbox {
         self.read(uri)
             .map(|c| c.into_iter().map(Into::into).collect())
             .map_err(Into::into)
+    }
+
+    /// `skills.describe` of the contract: the bundled skills, as they are.
+    pub fn skills_wit(&self) -> Vec<skills::Skill> {
+        self.skills()
+            .into_iter()
+            .map(|skill| skills::Skill {
+                path: skill.path,
+                files: skill
+                    .files
+                    .into_iter()
+                    .map(|(path, bytes)| skills::File { path, bytes })
+                    .collect(),
+            })
+            .collect()
     }
 
     /// `prompts.describe` of the contract.

@@ -554,6 +554,7 @@ mod output;
 mod prompt;
 mod resource;
 pub mod schema;
+mod skill;
 mod timestamp;
 mod tool;
 mod toolbox;
@@ -574,7 +575,9 @@ pub mod bindings {
     });
 }
 
-pub use airlock_sdk_macros::{ToolSchema, complete, prompt, resource, resource_template, tool};
+pub use airlock_sdk_macros::{
+    ToolSchema, complete, prompt, resource, resource_template, skills, tool,
+};
 pub use ask::{
     Answer, Answers, AskError, Elicited, ModelPreferences, Request, Root, Sampled, SamplingRequest,
     ask, elicit, elicit_as, elicit_url, roots, sample,
@@ -591,6 +594,7 @@ pub use resource::{
 pub use schema::ToolSchema;
 pub use serde;
 pub use serde_json;
+pub use skill::{Skill, SkillFile, Skills};
 pub use timestamp::{Timestamp, TimestampError};
 pub use tool::{Hints, Icon, TaskSupport, Tool, ToolEntry, ToolInfo};
 pub use toolbox::{

@@ -69,6 +69,8 @@ pub enum Entry {
     Prompt(PromptEntry),
     /// Completions of one argument.
     Completion(CompletionEntry),
+    /// The files of the skills `#[skills]` bundled.
+    Skills(&'static [crate::SkillFile]),
 }
 
 /// What [`toolbox!`](crate::toolbox) and [`export_tools!`](crate::export_tools)
@@ -76,7 +78,7 @@ pub enum Entry {
 /// or `#[complete]` function (every [`Tool`] is one).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not something a component can export",
-    note = "list functions marked `#[tool]`, `#[resource]`, `#[resource_template]`, `#[prompt]` or `#[complete]`"
+    note = "list functions marked `#[tool]`, `#[resource]`, `#[resource_template]`, `#[prompt]` or `#[complete]`, or a struct marked `#[skills]`"
 )]
 pub trait Export {
     /// Its entry.
@@ -288,6 +290,15 @@ impl Toolbox {
                 Error::InvalidArguments(format!("this component has no prompt named {name:?}"))
             })?;
         (prompt.get)(&arguments)
+    }
+
+    /// Every skill bundled with `#[skills]`, in order.
+    pub fn skills(&self) -> Vec<crate::Skill> {
+        let files = self.entries.iter().flat_map(|e| match e {
+            Entry::Skills(files) => *files,
+            _ => &[],
+        });
+        crate::skill::group(files.copied())
     }
 
     /// Values for `argument` of `reference` starting from `value`, with
