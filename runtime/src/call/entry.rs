@@ -13,7 +13,11 @@ use crate::catalog::{Component, Places};
 use crate::lanes::Pace;
 use crate::observe::CallObserver;
 use crate::policy::Grant;
-use crate::sandbox::{CancelToken, Sandbox, Teardown};
+use crate::sandbox::{CancelToken, Ran, Sandbox, Teardown};
+
+/// How an entry ended: its answer, a wait for its client (a request only
+/// a later round answers), or why it has no answer.
+pub type Outcome<E> = Result<Ran<<E as Entry>::Answer>, <E as Entry>::Error>;
 
 /// One kind of entry into a guest.
 pub trait Entry: Send + Sync + Sized + 'static {
@@ -52,7 +56,7 @@ pub trait Entry: Send + Sync + Sized + 'static {
 
     /// Runs its guest once: consent, cancellation and the observer are the
     /// path's, already settled in `entering`.
-    fn run(&self, entering: Entering<'_>) -> (Result<Self::Answer, Self::Error>, Teardown);
+    fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown);
 }
 
 /// What one run of an entry's guest is given (a context per entry).

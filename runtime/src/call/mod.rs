@@ -37,12 +37,13 @@ mod updates;
 
 use std::sync::Arc;
 
+pub use crate::sandbox::Ran;
 pub use caller::Caller;
 pub use consent::Confirmation;
-pub use entry::{Entering, Entry};
+pub use entry::{Entering, Entry, Outcome};
 pub use error::{CallError, Refusal};
 pub use offer::{Offer, OfferError, grant_for_offers, prepare as prepare_offer};
-pub use prepared::Prepared;
+pub use prepared::{Prepared, settled};
 pub use running::Running;
 pub use tool_call::{ToolCall, grant_for, prepare};
 pub use updates::{ResourceUpdates, UpdateSink};

@@ -13,14 +13,14 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::entry::{Entering, Entry};
+use super::entry::{Entering, Entry, Outcome};
 use super::prepared::{self, Prepared};
 use super::{CallError, Caller, Setting, record};
 use crate::catalog::{Catalog, Component, Places};
 use crate::lanes::Pace;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
 use crate::policy::{self, Grant, Policy};
-use crate::sandbox::Teardown;
+use crate::sandbox::{Ran, Teardown};
 use crate::tool::Hints;
 
 /// Why a read, prompt or completion has no answer.
@@ -313,16 +313,14 @@ impl Entry for Offer {
         crate::json::to_vec(&offered.to_mcp()).len()
     }
 
-    fn run(&self, entering: Entering<'_>) -> (Result<Offered, OfferError>, Teardown) {
+    fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown) {
         // A component that completes nothing answers no values (MCP's
         // answer when there is nothing to suggest), without running.
         if matches!(self.request, OfferRequest::Complete { .. })
             && !self.component.offers().completes
         {
-            return (
-                Ok(Offered::Completion(Completion::default())),
-                Teardown::none(),
-            );
+            let nothing = Offered::Completion(Completion::default());
+            return (Ok(Ran::Answered(nothing)), Teardown::none());
         }
         let (outcome, teardown) = entering.sandbox.run_offer(
             &self.component.code(),
@@ -332,10 +330,11 @@ impl Entry for Offer {
             entering.cancel,
         );
         let outcome = match outcome {
-            Ok(Ok(offered)) => Ok(offered),
-            Ok(Err(not_found)) => Err(OfferError::NotFound(format!(
-                "Resource not found: {not_found}"
-            ))),
+            Ok(ran) => ran.try_map(|answered| {
+                answered.map_err(|not_found| {
+                    OfferError::NotFound(format!("Resource not found: {not_found}"))
+                })
+            }),
             Err(err) => Err(OfferError::Call(CallError::Run(err))),
         };
         (outcome, teardown)

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::consent::{self, Confirmation};
-use super::entry::{Entering, Entry};
+use super::entry::{Entering, Entry, Outcome};
 use super::on_lane::{CancelOnDrop, on_a_lane};
 use super::record::{self, Audited, Entered};
 use super::running::Place;
@@ -20,7 +20,7 @@ use crate::audit::AuditLog;
 use crate::catalog::Catalog;
 use crate::observe::CallObserver;
 use crate::policy::Grant;
-use crate::sandbox::{CancelToken, RunError, Sandbox, Teardown};
+use crate::sandbox::{CancelToken, Ran, RunError, Sandbox, Teardown};
 
 /// An entry whose guest, arguments and grant are settled; only consent
 /// (when the policy asks for confirmation) and the guest's run remain.
@@ -111,13 +111,16 @@ pub(super) fn prepare<E: Entry>(
     })
 }
 
+/// The outcome of a run no round can follow (see [`Ran::settled`]).
+pub fn settled<E: Entry>(outcome: Outcome<E>) -> Result<E::Answer, E::Error> {
+    outcome.and_then(|ran| ran.settled().map_err(|err| CallError::from(err).into()))
+}
+
 /// A new id: unique within this process, in the order entries arrived.
 fn next_id() -> u64 {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
-
-type Outcome<E> = Result<<E as Entry>::Answer, <E as Entry>::Error>;
 
 impl<E: Entry> Prepared<E> {
     /// What is entered.
@@ -157,7 +160,7 @@ impl<E: Entry> Prepared<E> {
 
     /// Runs the guest (blocking), after waiting for a place under the
     /// limit if it has none yet.
-    pub fn run(self, observer: Arc<dyn CallObserver>) -> Outcome<E> {
+    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<E::Answer, E::Error> {
         let mut outcome = None;
         self.run_delivering(observer, |delivered| outcome = Some(delivered));
         // `run_delivering` delivers exactly once, on every path.
@@ -168,6 +171,16 @@ impl<E: Entry> Prepared<E> {
     /// instance is torn down, so an answer does not wait for the reset of
     /// the instance's memory (see [`crate::sandbox::Teardown`]).
     pub fn run_delivering(
+        self,
+        observer: Arc<dyn CallObserver>,
+        deliver: impl FnOnce(Result<E::Answer, E::Error>),
+    ) {
+        self.deliver_outcome(observer, |outcome| deliver(settled::<E>(outcome)));
+    }
+
+    /// Runs the guest and hands its outcome (a wait included) to `deliver`
+    /// before the instance is torn down.
+    fn deliver_outcome(
         mut self,
         observer: Arc<dyn CallObserver>,
         deliver: impl FnOnce(Outcome<E>),
@@ -183,10 +196,21 @@ impl<E: Entry> Prepared<E> {
         drop(teardown);
     }
 
+    /// Runs the guest on a lane, where no round of a multi round-trip can
+    /// follow (see [`Self::run_in_rounds`] for the rest).
+    pub async fn run_on_lane(
+        self,
+        observer: Arc<dyn CallObserver>,
+    ) -> Option<Result<E::Answer, E::Error>> {
+        Some(settled::<E>(self.run_in_rounds(observer).await?))
+    }
+
     /// Runs the guest on a lane (it blocks its thread while it runs). The
-    /// outcome comes back as soon as it is known; the instance is torn
-    /// down afterwards on that thread, while the answer is on its way.
-    /// `None` means the thread died before it had an outcome (a bug).
+    /// outcome comes back as soon as it is known — an answer, a failure,
+    /// or, when `observer` asks in rounds (2026-07-28), a wait for the
+    /// client ([`Ran::Waits`]); the instance is torn down afterwards on
+    /// that thread, while the answer is on its way. `None` means the thread
+    /// died before it had an outcome (a bug).
     ///
     /// A short entry on an otherwise idle server runs on the async thread
     /// instead (see [`crate::lanes::Inline`] for the rule): right here, or
@@ -195,7 +219,7 @@ impl<E: Entry> Prepared<E> {
     /// only this future's caller can deliver (see [`Self::run_apart`]).
     /// Its instance is torn down by a task of this thread once the answer
     /// has gone.
-    pub async fn run_on_lane(mut self, observer: Arc<dyn CallObserver>) -> Option<Outcome<E>> {
+    pub async fn run_in_rounds(mut self, observer: Arc<dyn CallObserver>) -> Option<Outcome<E>> {
         // Over the limit: wait here, without a thread, for a place.
         let (patience, cancel) = (self.grant.limits.time, self.cancel.clone());
         let held = self
@@ -237,17 +261,17 @@ impl<E: Entry> Prepared<E> {
         let stop_on_drop = CancelOnDrop::arm(self.cancel.clone());
         let apart = tokio::spawn(async move {
             if let Some(inline) = self.try_inline() {
-                return Ran::Inline(self.run_inline(inline, observer));
+                return RanAt::Inline(self.run_inline(inline, observer));
             }
-            Ran::Lane(self.run_on_a_lane(observer).await)
+            RanAt::Lane(self.run_on_a_lane(observer).await)
         });
         let ran = apart.await.ok();
         stop_on_drop.disarm();
         match ran? {
             // Torn down from here, where the answer goes on: the task
             // spawned for it then runs next on this thread.
-            Ran::Inline(inline) => Some(inline.hand_over()),
-            Ran::Lane(outcome) => outcome,
+            RanAt::Inline(inline) => Some(inline.hand_over()),
+            RanAt::Lane(outcome) => outcome,
         }
     }
 
@@ -266,7 +290,7 @@ impl<E: Entry> Prepared<E> {
     /// Hands the entry to a lane and waits for its outcome.
     async fn run_on_a_lane(self, observer: Arc<dyn CallObserver>) -> Option<Outcome<E>> {
         on_a_lane(self.cancel.clone(), move |tx| {
-            self.run_delivering(observer, |outcome| {
+            self.deliver_outcome(observer, |outcome| {
                 let _ = tx.send(outcome);
             });
         })
@@ -295,7 +319,8 @@ impl<E: Entry> Prepared<E> {
             return;
         };
         let outcome = match result {
-            Ok(_) => "ok",
+            Ok(Ran::Answered(_)) => "ok",
+            Ok(Ran::Waits(_)) => "input-required",
             Err(err) => E::error_kind(err),
         };
         let entered = Entered {
@@ -314,7 +339,10 @@ impl<E: Entry> Prepared<E> {
             || Audited {
                 name: self.entry.audit_name(),
                 bytes_in: ending.bytes_in,
-                bytes_out: result.as_ref().map_or(0, E::bytes_out),
+                bytes_out: match result {
+                    Ok(Ran::Answered(answer)) => E::bytes_out(answer),
+                    Ok(Ran::Waits(_)) | Err(_) => 0,
+                },
             },
         );
     }
@@ -362,7 +390,7 @@ impl<E: Entry> Inlined<E> {
 }
 
 /// Where an entry run apart ([`Prepared::run_apart`]) ran.
-enum Ran<E: Entry> {
+enum RanAt<E: Entry> {
     Inline(Inlined<E>),
     Lane(Option<Outcome<E>>),
 }

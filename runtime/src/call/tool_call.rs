@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::entry::{Entering, Entry};
+use super::entry::{Entering, Entry, Outcome};
 use super::prepared::{self, Prepared};
 use super::{CallError, Caller, Setting, output, record};
 use crate::catalog::{Component, Places, Tool};
@@ -127,7 +127,7 @@ impl Entry for ToolCall {
         crate::json::to_vec(&output.to_mcp()).len()
     }
 
-    fn run(&self, entering: Entering<'_>) -> (Result<Output, CallError>, Teardown) {
+    fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown) {
         let text = crate::json::to_string(&self.arguments);
         let started = Instant::now();
         let (raw, teardown) = entering.sandbox.call(
@@ -141,7 +141,7 @@ impl Entry for ToolCall {
         self.tool.pace.record(started.elapsed());
         let outcome = raw
             .map_err(CallError::from)
-            .and_then(|raw| output::check(&self.tool, raw));
+            .and_then(|ran| ran.try_map(|raw| output::check(&self.tool, raw)));
         (outcome, teardown)
     }
 }

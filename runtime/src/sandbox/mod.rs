@@ -103,11 +103,42 @@ pub enum RunError {
     /// The grant could not be set up (e.g. a granted folder vanished).
     #[error("cannot set up the call: {0}")]
     Setup(String),
-    /// The guest asked the client something answered only in a later
-    /// round of a multi round-trip (2026-07-28): not an outcome yet. One
-    /// request, or those of a batch not answered yet.
-    #[error("the call waits for the client's input")]
-    InputRequired(Vec<crate::observe::Ask>),
+}
+
+/// How a guest's run ended when nothing went wrong: with its answer, or
+/// stopped at a request to the client that only a later round of a multi
+/// round-trip (2026-07-28) answers — one request, or those of a batch not
+/// answered yet. Waiting is an outcome, not a failure.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ran<T> {
+    Answered(T),
+    Waits(Vec<crate::observe::Ask>),
+}
+
+impl<T> Ran<T> {
+    /// The answer of a run no round can follow (the CLI, `/rpc`, a task, a
+    /// session's requests in band): only a round's asking stops a guest to
+    /// wait, so a wait here is a bug, answered as a crash, never as an
+    /// answer.
+    pub fn settled(self) -> Result<T, RunError> {
+        match self {
+            Ran::Answered(answer) => Ok(answer),
+            Ran::Waits(_) => {
+                tracing::error!("a run waits for a later round where none can follow");
+                Err(RunError::Crashed(
+                    "it waits for an answer of its client that no round can carry".into(),
+                ))
+            }
+        }
+    }
+
+    /// The answer passed through `f` (a wait stays one).
+    pub fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Ran<U>, E> {
+        match self {
+            Ran::Answered(answer) => f(answer).map(Ran::Answered),
+            Ran::Waits(asks) => Ok(Ran::Waits(asks)),
+        }
+    }
 }
 
 impl RunError {
@@ -126,7 +157,6 @@ impl RunError {
             RunError::InvalidArguments(_) => "invalid-arguments",
             RunError::Failed(_) => "tool-error",
             RunError::Setup(_) => "setup",
-            RunError::InputRequired(_) => "input-required",
         }
     }
 
@@ -367,7 +397,7 @@ impl Sandbox {
         grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> (Result<RawOutput, RunError>, Teardown) {
+    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
         let call = |run: &mut Run| match pre {
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
@@ -380,7 +410,8 @@ impl Sandbox {
     /// with exactly `grant` — a tool call, a read, a prompt or a
     /// completion alike. What it hands back passes `redact` (its error the
     /// redactor's own), the one way out of the sandbox, and comes with the
-    /// run's [`Teardown`].
+    /// run's [`Teardown`]. A guest stopped at a request for a later round
+    /// [`Ran::Waits`], whatever `body` made of the stop.
     fn run_granted<T>(
         &self,
         pre: &Linked,
@@ -389,16 +420,20 @@ impl Sandbox {
         cancel: CancelToken,
         body: impl FnOnce(&mut Run) -> Result<T, RunError>,
         redact: impl FnOnce(&redact::Redactor, T) -> T,
-    ) -> (Result<T, RunError>, Teardown) {
+    ) -> (Result<Ran<T>, RunError>, Teardown) {
         let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
         let result = body(&mut run);
+        // Its params were redacted before the request was made.
+        let waits = std::mem::take(&mut run.store.data_mut().asks.next_round);
         let redactor = &run.store.data().redactor;
-        let result = result
-            .map(|answer| redact(redactor, answer))
-            .map_err(|err| redactor.error(err));
+        let result = match result {
+            _ if !waits.is_empty() => Ok(Ran::Waits(waits)),
+            Ok(answer) => Ok(Ran::Answered(redact(redactor, answer))),
+            Err(err) => Err(redactor.error(err)),
+        };
         // What it printed, whatever the outcome (a failure's output is
         // often the reason).
         let guest_log = redactor.log(run.output.take());

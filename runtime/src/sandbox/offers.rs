@@ -10,7 +10,7 @@ use std::sync::Arc;
 use wasmtime::component::TypedFunc;
 
 use super::bindings::{completions, prompts, resources, types};
-use super::{CallState, CancelToken, Linked, RawOutput, Run, RunError, Sandbox};
+use super::{CallState, CancelToken, Linked, Ran, RawOutput, Run, RunError, Sandbox};
 use super::{Teardown, ToolPre};
 use crate::observe::CallObserver;
 use crate::offer::{
@@ -105,7 +105,7 @@ impl Sandbox {
         grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> (Result<OfferOutcome, RunError>, Teardown) {
+    ) -> (Result<Ran<OfferOutcome>, RunError>, Teardown) {
         let offer = |run: &mut Run| {
             let returned = match pre {
                 Linked::Tool(pre) => {

@@ -245,9 +245,7 @@ impl Redactor {
             RunError::InvalidArguments(m) => RunError::InvalidArguments(self.string(m)),
             RunError::Failed(m) => RunError::Failed(self.string(m)),
             RunError::Setup(m) => RunError::Setup(self.string(m)),
-            // Its params were redacted before the request was made.
-            other @ (RunError::InputRequired(_)
-            | RunError::TimedOut(_)
+            other @ (RunError::TimedOut(_)
             | RunError::Memory(_)
             | RunError::Fuel
             | RunError::StackOverflow

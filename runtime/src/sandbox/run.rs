@@ -94,9 +94,11 @@ impl Run {
             Err(err) => err,
         };
         let state = self.store.data();
-        // Stopped at a request answered in a later round (not a fault).
+        // Stopped at a request a later round answers: not a fault, and no
+        // trap to explain (`Sandbox::run_granted` makes the wait the run's
+        // outcome, whatever error this is).
         if !state.asks.next_round.is_empty() {
-            return Err(RunError::InputRequired(state.asks.next_round.clone()));
+            return Err(RunError::Cancelled);
         }
         // Ask the runtime's own records first: they are certain, the trap
         // kind is not (an aborting allocator traps with `unreachable`).

@@ -13,7 +13,7 @@ use super::outcome::{Asking, Observer, shutting_down};
 use super::request::Answer;
 use super::request_state::call_digest;
 use super::revision::AskingBy;
-use crate::call::{CallError, OfferError};
+use crate::call::{CallError, Offer, OfferError, Ran, settled};
 use crate::offer::{CompletionRef, OfferRequest, Offered};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::sandbox::RunError;
@@ -96,7 +96,7 @@ pub async fn run(
     };
     // A read, prompt or completion reports no progress.
     let observer = Observer::new(ctx.out, &ctx.log_level, logger, None, asking);
-    let outcome = prepared.run_on_lane(observer).await;
+    let outcome = prepared.run_in_rounds(observer).await;
     if cancel.is_shut_down() {
         return Answer::Error(shutting_down());
     }
@@ -105,9 +105,8 @@ pub async fn run(
     }
     if let Some(replay) = replay {
         match &outcome {
-            Some(Err(OfferError::Call(CallError::Run(RunError::InputRequired(ask))))) => {
-                return replay.next_round(&digest, ask);
-            }
+            // Waiting for the client is this round's answer.
+            Some(Ok(Ran::Waits(asks))) => return replay.next_round(&digest, asks),
             // It failed after the client could not be asked something:
             // -32021 naming the capability.
             Some(Err(OfferError::Call(CallError::Run(RunError::Failed(_))))) => {
@@ -118,7 +117,7 @@ pub async fn run(
             _ => {}
         }
     }
-    match outcome {
+    match outcome.map(settled::<Offer>) {
         Some(Ok(offered)) => Answer::Result(shape(ctx, Offered::to_mcp(&offered))),
         Some(Err(err)) => Answer::Error(error_of(ctx, &subject, &err)),
         None => {

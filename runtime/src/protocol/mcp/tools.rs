@@ -24,7 +24,7 @@ use super::request::{Answer, cursor_after, page, read_cursor};
 use super::request_state::call_digest;
 use super::revision::{AskingBy, Confirming};
 use super::tasks;
-use crate::call::{CallError, Confirmation, PreparedCall};
+use crate::call::{CallError, Confirmation, PreparedCall, Ran, ToolCall, settled};
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::sandbox::RunError;
 
@@ -165,7 +165,7 @@ async fn in_rounds(
     let _registered = ctx.session.register(ctx.id, cancel.clone());
     let asking = Some(Asking::Replay(replay.clone()));
     let observer = Observer::new(ctx.out, &ctx.log_level, name.clone(), progress, asking);
-    let run = Box::pin(prepared.run_on_lane(observer));
+    let run = Box::pin(prepared.run_in_rounds(observer));
     let outcome = match task {
         None => run.await,
         // A task gathers its input in rounds before it is made; a call that
@@ -177,6 +177,7 @@ async fn in_rounds(
                 () = tokio::time::sleep(ROUNDS_BEFORE_TASK) => {
                     let inputs = Arc::new(Inputs::default());
                     replay.escalate(inputs.clone(), cancel.clone());
+                    let run = async move { run.await.map(settled::<ToolCall>) };
                     return tasks::escalated(ctx, &name, ttl, cancel.clone(), inputs, run)
                         .await
                         .into();
@@ -196,12 +197,15 @@ async fn in_rounds(
     if let Some(error) = failed.then(|| replay.missing_capability()).flatten() {
         return Answer::Error(error);
     }
-    match (outcome, task) {
-        (Some(Err(CallError::Run(RunError::InputRequired(ask)))), _) => {
-            replay.next_round(&digest, &ask)
-        }
-        (outcome, None) => outcome_of(&name, outcome).into(),
-        (outcome, Some(ttl)) => tasks::settled(ctx, &name, ttl, outcome).await.into(),
+    // Waiting for the client is this round's answer; anything else is the
+    // call's outcome.
+    if let Some(Ok(Ran::Waits(asks))) = &outcome {
+        return replay.next_round(&digest, asks);
+    }
+    let outcome = outcome.map(settled::<ToolCall>);
+    match task {
+        None => outcome_of(&name, outcome).into(),
+        Some(ttl) => tasks::settled(ctx, &name, ttl, outcome).await.into(),
     }
 }
 

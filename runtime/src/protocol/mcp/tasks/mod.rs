@@ -101,7 +101,7 @@ fn task_outcome(
     if let Some(Err(CallError::Run(err))) = &run
         && revision.is_stateless()
         && !err.is_tool_report()
-        && !matches!(err, RunError::Cancelled | RunError::InputRequired(_))
+        && !matches!(err, RunError::Cancelled)
     {
         return Err(ErrorObject::new(jsonrpc::TOOL_FAILED, err.to_string())
             .with_data(json!({ "kind": err.kind() })));
