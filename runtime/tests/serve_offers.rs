@@ -15,7 +15,7 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-use airlock::call::{Caller, OfferError};
+use airlock::call::{CallError, Caller};
 use airlock::observe::Unobserved;
 use airlock::offer::{OfferRequest, Offered};
 use airlock::policy::Access;
@@ -706,7 +706,7 @@ fn a_read_runs_read_only_and_is_audited_with_its_caller() {
         other => panic!("{other:?}"),
     }
     let scribble = run("test://scribble").expect_err("a read may not write");
-    let OfferError::Call(err) = &scribble else {
+    let CallError::Run(err) = &scribble else {
         panic!("{scribble:?}");
     };
     assert!(
@@ -716,7 +716,7 @@ fn a_read_runs_read_only_and_is_audited_with_its_caller() {
     );
     assert!(!data.join("scribbled.txt").exists());
     let missing = run("test://nope").expect_err("not served");
-    assert!(matches!(missing, OfferError::NotFound(_)), "{missing:?}");
+    assert!(matches!(missing, CallError::NotFound(_)), "{missing:?}");
 
     let lines = support::audit_entries(&audit);
     let outcomes = support::audit_outcomes(&lines);

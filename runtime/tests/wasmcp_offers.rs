@@ -10,7 +10,7 @@ use crate::support;
 
 use std::sync::Arc;
 
-use airlock::call::{Caller, OfferError};
+use airlock::call::{CallError, Caller};
 use airlock::catalog::Kind;
 use airlock::observe::Unobserved;
 use airlock::offer::{OfferRequest, Offered};
@@ -282,7 +282,7 @@ fn a_read_runs_read_only_and_is_audited() {
         other => panic!("{other:?}"),
     }
     let scribble = read("memo://scribble").expect_err("a read may not write");
-    let OfferError::Call(err) = &scribble else {
+    let CallError::Run(err) = &scribble else {
         panic!("{scribble:?}");
     };
     assert!(
@@ -292,7 +292,7 @@ fn a_read_runs_read_only_and_is_audited() {
     );
     assert!(!data.join("scribbled.txt").exists());
     let gone = read("memo://gone").expect_err("not served");
-    assert!(matches!(gone, OfferError::NotFound(_)), "{gone:?}");
+    assert!(matches!(gone, CallError::NotFound(_)), "{gone:?}");
     let got = run(OfferRequest::Prompt {
         name: "plain".into(),
         arguments: Vec::new(),

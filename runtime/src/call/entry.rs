@@ -17,18 +17,12 @@ use crate::sandbox::{CancelToken, Ran, Sandbox, Teardown};
 
 /// How an entry ended: its answer, a wait for its client (a request only
 /// a later round answers), or why it has no answer.
-pub type Outcome<E> = Result<Ran<<E as Entry>::Answer>, <E as Entry>::Error>;
+pub type Outcome<E> = Result<Ran<<E as Entry>::Answer>, CallError>;
 
 /// One kind of entry into a guest.
 pub trait Entry: Send + Sync + Sized + 'static {
     /// What its run hands back, checked.
     type Answer: Send + 'static;
-    /// Why it has no answer (a [`CallError`], or a kind's own reasons
-    /// beside it).
-    type Error: From<CallError> + std::fmt::Debug + Send + 'static;
-
-    /// A short machine-readable outcome of `error` (audit log, metrics).
-    fn error_kind(error: &Self::Error) -> &'static str;
 
     /// The component whose guest runs it.
     fn component(&self) -> &Arc<Component>;

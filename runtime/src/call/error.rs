@@ -4,14 +4,24 @@
 use crate::args::ArgumentError;
 use crate::sandbox::RunError;
 
-/// Why a call produced no result.
+/// Why an entry into a guest (a tool call, a read, a prompt, a
+/// completion) produced no result.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CallError {
     #[error("unknown tool {0:?}")]
     UnknownTool(String),
+    /// No such resource or prompt (the text says what exists), or the
+    /// component said it has no such resource.
+    #[error("{0}")]
+    NotFound(String),
     /// The runtime's argument check refused the arguments.
     #[error("{0}")]
     InvalidArguments(#[from] ArgumentError),
+    /// A read's, prompt's or completion's arguments do not fit what the
+    /// component declares: a required prompt argument is missing, an
+    /// argument is unknown.
+    #[error("{0}")]
+    InvalidParams(String),
     /// The policy does not permit the call.
     #[error("{0}")]
     Refused(Refusal),
@@ -38,7 +48,8 @@ impl CallError {
     pub fn kind(&self) -> &'static str {
         match self {
             CallError::UnknownTool(_) => "unknown-tool",
-            CallError::InvalidArguments(_) => "invalid-arguments",
+            CallError::NotFound(_) => "not-found",
+            CallError::InvalidArguments(_) | CallError::InvalidParams(_) => "invalid-arguments",
             CallError::Refused(_) => Self::REFUSED,
             CallError::Busy { .. } => "busy",
             CallError::Run(run) => run.kind(),
@@ -64,7 +75,9 @@ impl CallError {
     pub fn is_argument_error(&self) -> bool {
         matches!(
             self,
-            CallError::InvalidArguments(_) | CallError::Run(RunError::InvalidArguments(_))
+            CallError::InvalidArguments(_)
+                | CallError::InvalidParams(_)
+                | CallError::Run(RunError::InvalidArguments(_))
         )
     }
 }

@@ -42,7 +42,7 @@ pub use caller::Caller;
 pub use consent::Confirmation;
 pub use entry::{Entering, Entry, Outcome};
 pub use error::{CallError, Refusal};
-pub use offer::{Offer, OfferError, grant_for_offers, prepare as prepare_offer};
+pub use offer::{Offer, grant_for_offers, prepare as prepare_offer};
 pub use prepared::{Prepared, settled};
 pub use running::Running;
 pub use tool_call::{ToolCall, grant_for, prepare};

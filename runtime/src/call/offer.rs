@@ -23,33 +23,6 @@ use crate::policy::{self, Grant, Policy};
 use crate::sandbox::{Ran, Teardown};
 use crate::tool::Hints;
 
-/// Why a read, prompt or completion has no answer.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum OfferError {
-    /// No such resource or prompt (the text says what exists), or the
-    /// component said it has no such resource.
-    #[error("{0}")]
-    NotFound(String),
-    /// The arguments do not fit: a required prompt argument is missing, an
-    /// argument is unknown.
-    #[error("{0}")]
-    InvalidParams(String),
-    /// It ran and failed, or a limit or the policy stopped it.
-    #[error("{0}")]
-    Call(#[from] CallError),
-}
-
-impl OfferError {
-    /// A short machine-readable outcome (audit log, metrics).
-    pub fn kind(&self) -> &'static str {
-        match self {
-            OfferError::NotFound(_) => "not-found",
-            OfferError::InvalidParams(_) => "invalid-arguments",
-            OfferError::Call(err) => err.kind(),
-        }
-    }
-}
-
 const OFFERS_READ_ONLY: &str = "reads, prompts and completions run read-only";
 const OFFERS_OFFLINE: &str = "the component's offers-network is not set";
 
@@ -136,20 +109,20 @@ fn listed<'a>(names: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// The component a request goes to, once its arguments are checked.
-fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, OfferError> {
+fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, CallError> {
     match request {
         OfferRequest::Read { uri } => catalog
             .resource_for(uri)
             .map(|(c, _)| c.clone())
             .ok_or_else(|| {
-                OfferError::NotFound(format!(
+                CallError::NotFound(format!(
                     "Resource not found: no resource {uri:?} (resources/list and \
                      resources/templates/list say what exists)"
                 ))
             }),
         OfferRequest::Prompt { name, arguments } => {
             let Some((prompt, component)) = catalog.prompt(name) else {
-                return Err(OfferError::NotFound(format!(
+                return Err(CallError::NotFound(format!(
                     "unknown prompt {name:?}; the prompts are: {}",
                     listed(catalog.prompts().map(|(p, _)| p.name.as_str()))
                 )));
@@ -159,7 +132,7 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
                 .iter()
                 .find(|(k, _)| !prompt.arguments.iter().any(|a| &a.name == k))
             {
-                return Err(OfferError::InvalidParams(format!(
+                return Err(CallError::InvalidParams(format!(
                     "prompt {name:?} has no argument {unknown:?}; its arguments: {}",
                     names()
                 )));
@@ -171,7 +144,7 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
                 .map(|a| a.name.as_str())
                 .collect();
             if !missing.is_empty() {
-                return Err(OfferError::InvalidParams(format!(
+                return Err(CallError::InvalidParams(format!(
                     "prompt {name:?} needs the argument{} {}: add {} to \"arguments\"",
                     if missing.len() > 1 { "s" } else { "" },
                     missing.join(", "),
@@ -192,7 +165,7 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
             let (component, known): (&Arc<Component>, Vec<&str>) = match reference {
                 CompletionRef::Prompt(name) => {
                     let (prompt, component) = catalog.prompt(name).ok_or_else(|| {
-                        OfferError::NotFound(format!(
+                        CallError::NotFound(format!(
                             "unknown prompt {name:?}; the prompts are: {}",
                             listed(catalog.prompts().map(|(p, _)| p.name.as_str()))
                         ))
@@ -204,7 +177,7 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
                 }
                 CompletionRef::Template(text) => {
                     let (template, component) = catalog.template(text).ok_or_else(|| {
-                        OfferError::NotFound(format!(
+                        CallError::NotFound(format!(
                             "unknown resource template {text:?}; the templates are: {}",
                             listed(
                                 catalog
@@ -217,7 +190,7 @@ fn find(catalog: &Catalog, request: &OfferRequest) -> Result<Arc<Component>, Off
                 }
             };
             if !known.contains(&argument.as_str()) {
-                return Err(OfferError::InvalidParams(format!(
+                return Err(CallError::InvalidParams(format!(
                     "{} has no argument {argument:?}; its arguments: {}",
                     match reference {
                         CompletionRef::Prompt(p) => format!("prompt {p:?}"),
@@ -239,7 +212,7 @@ pub fn prepare(
     setting: &Setting<'_>,
     caller: Caller,
     request: OfferRequest,
-) -> Result<Prepared<Offer>, OfferError> {
+) -> Result<Prepared<Offer>, CallError> {
     let started = Instant::now();
     let label = declared_label(setting.catalog, &request);
     let bytes_in = size_of(&request);
@@ -278,12 +251,6 @@ impl Offer {
 
 impl Entry for Offer {
     type Answer = Offered;
-    type Error = OfferError;
-
-    fn error_kind(error: &OfferError) -> &'static str {
-        error.kind()
-    }
-
     fn component(&self) -> &Arc<Component> {
         &self.component
     }
@@ -332,10 +299,10 @@ impl Entry for Offer {
         let outcome = match outcome {
             Ok(ran) => ran.try_map(|answered| {
                 answered.map_err(|not_found| {
-                    OfferError::NotFound(format!("Resource not found: {not_found}"))
+                    CallError::NotFound(format!("Resource not found: {not_found}"))
                 })
             }),
-            Err(err) => Err(OfferError::Call(CallError::Run(err))),
+            Err(err) => Err(CallError::Run(err)),
         };
         (outcome, teardown)
     }

@@ -62,7 +62,7 @@ pub(super) fn prepare<E: Entry>(
     started: Instant,
     bytes_in: usize,
     (entry, grant): (E, Grant),
-) -> Result<Prepared<E>, E::Error> {
+) -> Result<Prepared<E>, CallError> {
     let component = entry.component();
     let cancel = CancelToken::new();
     let placed = consent::check_allowed(&component.name, entry.label(), &grant).and_then(|()| {
@@ -75,8 +75,7 @@ pub(super) fn prepare<E: Entry>(
     let (id, place) = match placed {
         Ok(placed) => placed,
         Err(err) => {
-            let err = E::Error::from(err);
-            let kind = E::error_kind(&err);
+            let kind = err.kind();
             let audited = || (entry.audit_name(), bytes_in);
             let digest = Some(component.digest.as_str());
             let label = Some(entry.label());
@@ -112,8 +111,8 @@ pub(super) fn prepare<E: Entry>(
 }
 
 /// The outcome of a run no round can follow (see [`Ran::settled`]).
-pub fn settled<E: Entry>(outcome: Outcome<E>) -> Result<E::Answer, E::Error> {
-    outcome.and_then(|ran| ran.settled().map_err(|err| CallError::from(err).into()))
+pub fn settled<E: Entry>(outcome: Outcome<E>) -> Result<E::Answer, CallError> {
+    outcome.and_then(|ran| ran.settled().map_err(CallError::from))
 }
 
 /// A new id: unique within this process, in the order entries arrived.
@@ -160,11 +159,11 @@ impl<E: Entry> Prepared<E> {
 
     /// Runs the guest (blocking), after waiting for a place under the
     /// limit if it has none yet.
-    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<E::Answer, E::Error> {
+    pub fn run(self, observer: Arc<dyn CallObserver>) -> Result<E::Answer, CallError> {
         let mut outcome = None;
         self.run_delivering(observer, |delivered| outcome = Some(delivered));
         // `run_delivering` delivers exactly once, on every path.
-        outcome.unwrap_or_else(|| Err(CallError::from(RunError::Cancelled).into()))
+        outcome.unwrap_or_else(|| Err(RunError::Cancelled.into()))
     }
 
     /// Like [`Self::run`], but hands the outcome to `deliver` before the
@@ -173,7 +172,7 @@ impl<E: Entry> Prepared<E> {
     pub fn run_delivering(
         self,
         observer: Arc<dyn CallObserver>,
-        deliver: impl FnOnce(Result<E::Answer, E::Error>),
+        deliver: impl FnOnce(Result<E::Answer, CallError>),
     ) {
         self.deliver_outcome(observer, |outcome| deliver(settled::<E>(outcome)));
     }
@@ -201,7 +200,7 @@ impl<E: Entry> Prepared<E> {
     pub async fn run_on_lane(
         self,
         observer: Arc<dyn CallObserver>,
-    ) -> Option<Result<E::Answer, E::Error>> {
+    ) -> Option<Result<E::Answer, CallError>> {
         Some(settled::<E>(self.run_in_rounds(observer).await?))
     }
 
@@ -300,7 +299,7 @@ impl<E: Entry> Prepared<E> {
     /// One that never ran (it waited for a place in vain): recorded as
     /// such, and its error handed back.
     fn refused(mut self, err: CallError) -> Outcome<E> {
-        let result = Err(err.into());
+        let result = Err(err);
         self.record(&result, None);
         result
     }
@@ -321,7 +320,7 @@ impl<E: Entry> Prepared<E> {
         let outcome = match result {
             Ok(Ran::Answered(_)) => "ok",
             Ok(Ran::Waits(_)) => "input-required",
-            Err(err) => E::error_kind(err),
+            Err(err) => err.kind(),
         };
         let entered = Entered {
             id: Some(self.id),
@@ -350,15 +349,12 @@ impl<E: Entry> Prepared<E> {
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Outcome<E>, Teardown) {
         let confirmed = consent::check_confirmed(self.entry.label(), &self.grant, self.answer);
         if let Err(refused) = confirmed {
-            return (Err(refused.into()), Teardown::none());
+            return (Err(refused), Teardown::none());
         }
         // Stopped before it started (while waiting for confirmation, or in
         // the queue): no guest runs at all.
         if self.cancel.is_cancelled() {
-            return (
-                Err(CallError::from(RunError::Cancelled).into()),
-                Teardown::none(),
-            );
+            return (Err(RunError::Cancelled.into()), Teardown::none());
         }
         let component = self.entry.component();
         let observer = Publishing::wrap(observer, component, &self.catalog, &self.updates);

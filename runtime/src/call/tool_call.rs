@@ -93,12 +93,6 @@ fn check(
 
 impl Entry for ToolCall {
     type Answer = Output;
-    type Error = CallError;
-
-    fn error_kind(error: &CallError) -> &'static str {
-        error.kind()
-    }
-
     fn component(&self) -> &Arc<Component> {
         &self.tool.component
     }

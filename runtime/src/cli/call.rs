@@ -103,10 +103,10 @@ pub fn run(mut args: Args) -> Exit {
 
 fn exit_for(err: &CallError) -> Exit {
     match err {
-        CallError::UnknownTool(_) => Exit::LoadFailed,
-        CallError::InvalidArguments(_) | CallError::Run(RunError::InvalidArguments(_)) => {
-            Exit::BadArguments
-        }
+        CallError::UnknownTool(_) | CallError::NotFound(_) => Exit::LoadFailed,
+        CallError::InvalidArguments(_)
+        | CallError::InvalidParams(_)
+        | CallError::Run(RunError::InvalidArguments(_)) => Exit::BadArguments,
         CallError::Refused(_) => Exit::NotPermitted,
         CallError::Busy { .. } | CallError::Run(_) => Exit::ToolFailed,
     }

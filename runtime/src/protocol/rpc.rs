@@ -159,9 +159,9 @@ pub fn error_for(method: &str, err: &CallError) -> ErrorObject {
                 None => error,
             }
         }
-        CallError::Run(RunError::InvalidArguments(message)) => {
-            ErrorObject::invalid_params(message.clone())
-        }
+        CallError::Run(RunError::InvalidArguments(message))
+        | CallError::NotFound(message)
+        | CallError::InvalidParams(message) => ErrorObject::invalid_params(message.clone()),
         CallError::Refused(refusal) => {
             ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
         }

@@ -29,9 +29,7 @@ use std::sync::{Arc, OnceLock, RwLock};
 use serde_json::Value;
 
 use crate::audit::AuditLog;
-use crate::call::{
-    self, CallError, Caller, OfferError, PreparedCall, PreparedOffer, ResourceUpdates, Running,
-};
+use crate::call::{self, CallError, Caller, PreparedCall, PreparedOffer, ResourceUpdates, Running};
 use crate::catalog::{Catalog, LoadError, Loaded, Tool};
 use crate::observe::CallObserver;
 use crate::offer::OfferRequest;
@@ -349,7 +347,7 @@ impl Runtime {
         &self,
         caller: Caller,
         request: OfferRequest,
-    ) -> Result<PreparedOffer, OfferError> {
+    ) -> Result<PreparedOffer, CallError> {
         let catalog = self.catalog();
         call::prepare_offer(&self.setting(&catalog), caller, request)
     }

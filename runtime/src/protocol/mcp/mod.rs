@@ -20,6 +20,9 @@
 //! - [`listeners`], [`tasks`]: the open subscriptions, the tasks;
 //! - [`server`]: what every session and request shares;
 //! - [`context`]: the context of one request ([`Ctx`]);
+//! - [`running`]: what every request that runs a guest shares — how its
+//!   guest asks the client (in band or in rounds), what a stopped run
+//!   answers, how a round ends short of an outcome;
 //! - the handlers: [`lifecycle`] (`initialize`, `server/discover`,
 //!   `logging/setLevel`), [`confirm`] (confirming destructive calls),
 //!   [`tools`] (`tools/list`, `tools/call`), the methods of [`tasks`],
@@ -52,6 +55,7 @@ pub mod request;
 pub mod request_state;
 pub mod resources;
 pub mod revision;
+pub mod running;
 pub mod server;
 pub mod session;
 pub mod subscriptions;

@@ -9,11 +9,11 @@ use serde_json::{Map, Value, json};
 
 use super::context::Ctx;
 use super::model::Retry;
-use super::outcome::{Asking, Observer, shutting_down};
+use super::outcome::{Asking, Observer};
 use super::request::Answer;
 use super::request_state::call_digest;
-use super::revision::AskingBy;
-use crate::call::{CallError, Offer, OfferError, Ran, settled};
+use super::running;
+use crate::call::{CallError, Offer, settled};
 use crate::offer::{CompletionRef, OfferRequest, Offered};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::sandbox::RunError;
@@ -80,15 +80,11 @@ pub async fn run(
     };
     let cancel = prepared.cancel_token().clone();
     let _registered = ctx.session.register(ctx.id, cancel.clone());
-    let in_rounds = ctx.revision.wire().asking_by() == AskingBy::Rounds;
     let digest = digest_of(ctx, &subject);
-    let asking = match prepared.grant().asks.any() {
-        false => None,
-        true if in_rounds => match ctx.replay(retry, &digest).await {
-            Ok(replay) => Some(Asking::Replay(replay)),
-            Err(answer) => return answer,
-        },
-        true => Some(Asking::InBand(ctx.in_band(cancel.clone()))),
+    let may_ask = prepared.grant().asks.any();
+    let asking = match running::asking(ctx, may_ask, retry, &digest, &cancel).await {
+        Ok(asking) => asking,
+        Err(answer) => return answer,
     };
     let replay = match &asking {
         Some(Asking::Replay(replay)) => Some(replay.clone()),
@@ -97,25 +93,12 @@ pub async fn run(
     // A read, prompt or completion reports no progress.
     let observer = Observer::new(ctx.out, &ctx.log_level, logger, None, asking);
     let outcome = prepared.run_in_rounds(observer).await;
-    if cancel.is_shut_down() {
-        return Answer::Error(shutting_down());
+    if let Some(answer) = running::stopped(&cancel) {
+        return answer;
     }
-    if cancel.is_cancelled() {
-        return Answer::Nothing;
-    }
-    if let Some(replay) = replay {
-        match &outcome {
-            // Waiting for the client is this round's answer.
-            Some(Ok(Ran::Waits(asks))) => return replay.next_round(&digest, asks),
-            // It failed after the client could not be asked something:
-            // -32021 naming the capability.
-            Some(Err(OfferError::Call(CallError::Run(RunError::Failed(_))))) => {
-                if let Some(error) = replay.missing_capability() {
-                    return Answer::Error(error);
-                }
-            }
-            _ => {}
-        }
+    let ended = replay.and_then(|replay| running::round_ended(&replay, &digest, &outcome));
+    if let Some(answer) = ended {
+        return answer;
     }
     match outcome.map(settled::<Offer>) {
         Some(Ok(offered)) => Answer::Result(shape(ctx, Offered::to_mcp(&offered))),
@@ -136,22 +119,22 @@ pub fn resource_not_found(ctx: &Ctx<'_>, uri: &str, message: String) -> ErrorObj
 /// What an error becomes: an unknown resource as the revision says, bad
 /// arguments -32602, a refusal -32001, the rest (a failure, a limit) -32000
 /// with its reason.
-fn error_of(ctx: &Ctx<'_>, request: &OfferRequest, err: &OfferError) -> ErrorObject {
+fn error_of(ctx: &Ctx<'_>, request: &OfferRequest, err: &CallError) -> ErrorObject {
     match (err, request) {
-        (OfferError::NotFound(message), OfferRequest::Read { uri }) => {
+        (CallError::NotFound(message), OfferRequest::Read { uri }) => {
             resource_not_found(ctx, uri, message.clone())
         }
-        (OfferError::NotFound(message) | OfferError::InvalidParams(message), _) => {
+        (CallError::NotFound(message) | CallError::InvalidParams(message), _) => {
             ErrorObject::invalid_params(message.clone())
         }
-        (OfferError::Call(CallError::Run(RunError::InvalidArguments(message))), _) => {
+        (CallError::Run(RunError::InvalidArguments(message)), _) => {
             ErrorObject::invalid_params(message.clone())
         }
         // Logged for the operator where it was refused (CallError::refused).
-        (OfferError::Call(CallError::Refused(refusal)), _) => {
+        (CallError::Refused(refusal), _) => {
             ErrorObject::new(jsonrpc::NOT_PERMITTED, refusal.to_string())
         }
-        (OfferError::Call(call), _) => ErrorObject::new(
+        (call, _) => ErrorObject::new(
             jsonrpc::TOOL_FAILED,
             format!("{} failed: {call}", request.method()),
         ),

@@ -18,15 +18,15 @@ use super::inputs::Inputs;
 use super::model::tools::CallParams;
 use super::model::{ListParams, Page, Retry};
 use super::offers::with_cache_hints;
-use super::outcome::{Asking, Observer, outcome_of, shutting_down, tool_error, unknown_tool};
+use super::outcome::{Asking, Observer, outcome_of, tool_error, unknown_tool};
 use super::replay;
 use super::request::{Answer, cursor_after, page, read_cursor};
 use super::request_state::call_digest;
 use super::revision::{AskingBy, Confirming};
+use super::running;
 use super::tasks;
-use crate::call::{CallError, Confirmation, PreparedCall, Ran, ToolCall, settled};
+use crate::call::{CallError, Confirmation, PreparedCall, ToolCall, settled};
 use crate::protocol::jsonrpc::ErrorObject;
-use crate::sandbox::RunError;
 
 /// How long a 2026-07-28 call that runs as a task and may ask its client
 /// runs in its request first: a question within it is a round (no task
@@ -185,22 +185,11 @@ async fn in_rounds(
             }
         }
     };
-    if cancel.is_shut_down() {
-        return Answer::Error(shutting_down());
+    if let Some(answer) = running::stopped(&cancel) {
+        return answer;
     }
-    if cancel.is_cancelled() {
-        return Answer::Nothing;
-    }
-    // A tool that failed after the client could not be asked something
-    // answers -32021 naming the capability.
-    let failed = matches!(outcome, Some(Err(CallError::Run(RunError::Failed(_)))));
-    if let Some(error) = failed.then(|| replay.missing_capability()).flatten() {
-        return Answer::Error(error);
-    }
-    // Waiting for the client is this round's answer; anything else is the
-    // call's outcome.
-    if let Some(Ok(Ran::Waits(asks))) = &outcome {
-        return replay.next_round(&digest, asks);
+    if let Some(answer) = running::round_ended(&replay, &digest, &outcome) {
+        return answer;
     }
     let outcome = outcome.map(settled::<ToolCall>);
     match task {
@@ -236,11 +225,8 @@ async fn run(ctx: &Ctx<'_>, mut prepared: PreparedCall, progress: Option<Value>)
         .then(|| Asking::InBand(ctx.in_band(cancel.clone())));
     let observer = Observer::new(ctx.out, &ctx.log_level, name.clone(), progress, asking);
     let outcome = prepared.run_on_lane(observer).await;
-    if cancel.is_shut_down() {
-        return Answer::Error(shutting_down());
-    }
-    if cancel.is_cancelled() {
-        return Answer::Nothing;
+    if let Some(answer) = running::stopped(&cancel) {
+        return answer;
     }
     outcome_of(&name, outcome).into()
 }
