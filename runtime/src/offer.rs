@@ -133,25 +133,6 @@ impl CompletionRef {
     }
 }
 
-fn icons_to_mcp(icons: &[Icon]) -> Option<Value> {
-    (!icons.is_empty()).then(|| {
-        icons
-            .iter()
-            .map(|icon| {
-                let mut i = Map::new();
-                i.insert("src".into(), icon.src.clone().into());
-                if let Some(mime) = &icon.mime_type {
-                    i.insert("mimeType".into(), mime.clone().into());
-                }
-                if !icon.sizes.is_empty() {
-                    i.insert("sizes".into(), icon.sizes.clone().into());
-                }
-                Value::Object(i)
-            })
-            .collect()
-    })
-}
-
 impl Annotations {
     pub fn to_mcp(&self) -> Value {
         let mut a = Map::new();
@@ -183,7 +164,7 @@ fn insert_common(
         ("description", description.clone().map(Value::from)),
         ("mimeType", mime_type.clone().map(Value::from)),
         ("annotations", annotations.as_ref().map(Annotations::to_mcp)),
-        ("icons", icons_to_mcp(icons)),
+        ("icons", Icon::list_to_mcp(icons)),
     ];
     for (key, value) in optional {
         if let Some(value) = value {
@@ -262,7 +243,7 @@ impl PromptInfo {
             })
             .collect();
         p.insert("arguments".into(), arguments.into());
-        if let Some(icons) = icons_to_mcp(&self.icons) {
+        if let Some(icons) = Icon::list_to_mcp(&self.icons) {
             p.insert("icons".into(), icons);
         }
         Value::Object(p)

@@ -185,6 +185,26 @@ impl Hints {
     }
 }
 
+impl Icon {
+    /// An `icons` list as MCP has it (on a tool, a resource, a template, a
+    /// prompt); `None` for none.
+    pub fn list_to_mcp(icons: &[Icon]) -> Option<Value> {
+        (!icons.is_empty()).then(|| icons.iter().map(Icon::to_mcp).collect())
+    }
+
+    fn to_mcp(&self) -> Value {
+        let mut icon = serde_json::Map::new();
+        icon.insert("src".into(), self.src.clone().into());
+        if let Some(mime) = &self.mime_type {
+            icon.insert("mimeType".into(), mime.clone().into());
+        }
+        if !self.sizes.is_empty() {
+            icon.insert("sizes".into(), self.sizes.clone().into());
+        }
+        Value::Object(icon)
+    }
+}
+
 impl ToolInfo {
     /// The tool as MCP `tools/list` lists it.
     /// Whether the tool's structured result is a non-object value wrapped
@@ -214,23 +234,8 @@ impl ToolInfo {
             annotations.insert("title".into(), title.clone().into());
         }
         tool.insert("annotations".into(), Value::Object(annotations));
-        if !self.icons.is_empty() {
-            let icons = self
-                .icons
-                .iter()
-                .map(|icon| {
-                    let mut i = serde_json::Map::new();
-                    i.insert("src".into(), icon.src.clone().into());
-                    if let Some(mime) = &icon.mime_type {
-                        i.insert("mimeType".into(), mime.clone().into());
-                    }
-                    if !icon.sizes.is_empty() {
-                        i.insert("sizes".into(), icon.sizes.clone().into());
-                    }
-                    Value::Object(i)
-                })
-                .collect::<Vec<_>>();
-            tool.insert("icons".into(), Value::Array(icons));
+        if let Some(icons) = Icon::list_to_mcp(&self.icons) {
+            tool.insert("icons".into(), icons);
         }
         tool.insert(
             "execution".into(),
