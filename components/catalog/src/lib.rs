@@ -4,6 +4,9 @@
 //! The price list is `data/prices.json`, built into the component. Stock
 //! levels live in `stock.json` in the guest folder `/data`, which the
 //! operator's policy must grant (read-write) for `restock` to work.
+//!
+//! It carries a skill, `catalog-pricing` (`skills/`): how to quote and
+//! restock with these tools, served by airlock under `skill://`.
 
 use airlock_sdk::tool;
 use std::collections::BTreeMap;
@@ -83,7 +86,13 @@ pub fn restock_in(dir: &Path, sku: &str, units: u32) -> Result<u64, String> {
     Ok(new_level)
 }
 
-airlock_sdk::export_tools!(lookup_price, restock);
+/// The skill that teaches an agent to use these tools: `skills/` holds
+/// `catalog-pricing` (its SKILL.md and a reference), built into the
+/// component and served as `skill://catalog-pricing/SKILL.md`.
+#[airlock_sdk::skills("skills")]
+pub struct Skills;
+
+airlock_sdk::export_tools!(lookup_price, restock, Skills);
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,7 @@
 mod claims;
 mod kind;
 pub mod offers;
+pub mod skills;
 pub mod uri_template;
 mod validate;
 
@@ -28,6 +29,7 @@ use crate::tool::{Hints, ToolInfo};
 pub use claims::{Claim, claims};
 pub use kind::{Kind, export_names};
 pub use offers::{APP_MIME, Offers, Template};
+pub use skills::{Skill, SkillFile};
 pub use validate::check_name;
 
 pub use crate::sandbox::CONTRACT;
@@ -501,7 +503,10 @@ pub fn load_bytes(
     })?;
     let tools = validate::tools(path, described, &component)?;
     let offers = match code.as_ref() {
-        Linked::Tool(pre) => Some(sandbox.describe_offers(pre)),
+        Linked::Tool(pre) => Some(sandbox.describe_offers(pre).and_then(|mut offers| {
+            offers.skills = sandbox.describe_skills(pre)?;
+            Ok(offers)
+        })),
         Linked::Wasmcp(pre) => Some(sandbox.list_wasmcp_offers(pre)),
         Linked::Functions(_) => None,
     };

@@ -13,6 +13,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::LoadError;
+use super::skills::{self, Skill};
 use super::uri_template::{UriTemplate, check_uri};
 use super::validate::{check_icons, check_name};
 use crate::offer::{PromptInfo, ResourceInfo, TemplateInfo};
@@ -38,6 +39,9 @@ pub struct Offers {
     pub tool_meta: BTreeMap<String, Map<String, Value>>,
     /// Whether it exports `completions.complete`.
     pub completes: bool,
+    /// The skills it carries, in URI order; each file is in `resources`
+    /// too, served from memory.
+    pub skills: Vec<Skill>,
 }
 
 /// What a component without resources or prompts offers.
@@ -47,9 +51,17 @@ pub static NOTHING: Offers = Offers {
     prompts: Vec::new(),
     tool_meta: BTreeMap::new(),
     completes: false,
+    skills: Vec::new(),
 };
 
 impl Offers {
+    /// The skill whose file `uri` is, with the file.
+    pub fn skill_file(&self, uri: &str) -> Option<(&Skill, &skills::SkillFile)> {
+        self.skills
+            .iter()
+            .find_map(|skill| Some((skill, skill.file(uri)?)))
+    }
+
     /// True when it offers no resource, template or prompt.
     pub fn is_empty(&self) -> bool {
         self.resources.is_empty() && self.templates.is_empty() && self.prompts.is_empty()
@@ -150,9 +162,13 @@ fn same_mime(a: &str, b: &str) -> bool {
 pub fn check(path: &Path, described: DescribedOffers, tools: &[&str]) -> Result<Offers, LoadError> {
     let mut offers = Offers {
         completes: described.completes,
+        skills: skills::check(path, described.skills)?,
         ..Offers::default()
     };
-    let mut uris = HashSet::new();
+    // A skill's files are resources of their component (read from memory).
+    let files: Vec<ResourceInfo> = offers.skills.iter().flat_map(Skill::resources).collect();
+    let mut uris: HashSet<String> = files.iter().map(|f| f.uri.clone()).collect();
+    offers.resources = files;
     for (mut resource, meta) in described.resources {
         let what = format!("resource {:?}", resource.uri);
         let rule = |rule: String| bad(path, what.clone(), rule);
@@ -333,7 +349,45 @@ mod tests {
             )],
             prompts: vec![prompt("greet", &["name", "style"])],
             completes: true,
+            skills: vec![],
         }
+    }
+
+    fn skill() -> crate::offer::DescribedSkill {
+        let text = "---\nname: guide\ndescription: How to use the tools.\n---\n# Guide\n";
+        crate::offer::DescribedSkill {
+            path: "guide".into(),
+            files: vec![("SKILL.md".into(), text.as_bytes().to_vec())],
+        }
+    }
+
+    #[test]
+    fn a_skills_files_are_resources_of_its_component() {
+        let mut d = described();
+        d.skills.push(skill());
+        let offers = check(Path::new("x.wasm"), d, &["show"]).expect("accepted");
+        let guide = offers
+            .resource("skill://guide/SKILL.md")
+            .expect("a resource");
+        assert_eq!(guide.name, "guide");
+        assert_eq!(guide.mime_type.as_deref(), Some("text/markdown"));
+        let (served, file) = offers.skill_file("skill://guide/SKILL.md").expect("served");
+        assert_eq!(
+            (served.name.as_str(), file.path.as_str()),
+            ("guide", "SKILL.md")
+        );
+        // A resource the component declares at one of its skill's URIs.
+        let e = refused(|d| {
+            d.skills.push(skill());
+            d.resources.push((
+                resource("skill://guide/SKILL.md", Some("text/markdown")),
+                None,
+            ));
+        });
+        assert!(
+            e.contains("resource \"skill://guide/SKILL.md\": declared twice"),
+            "{e}"
+        );
     }
 
     fn refused(change: impl FnOnce(&mut DescribedOffers)) -> String {

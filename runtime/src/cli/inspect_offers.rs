@@ -1,5 +1,5 @@
 //! What `airlock inspect` shows of a component's resources, resource
-//! templates and prompts (world `server`). With `--policy`, `inspect`
+//! templates, prompts and skills (world `server`). With `--policy`, `inspect`
 //! adds the grant its reads, prompts and completions run with (the
 //! component's, narrowed to read-only, offline unless `offers-network`).
 
@@ -22,6 +22,7 @@ pub(super) fn as_json(component: &Component) -> Option<Value> {
         "resourceTemplates": offers.templates.iter().map(|t| t.info.to_mcp()).collect::<Vec<_>>(),
         "prompts": offers.prompts.iter().map(|p| p.to_mcp()).collect::<Vec<_>>(),
         "completions": offers.completes,
+        "skills": offers.skills.iter().map(|s| s.entry()).collect::<Vec<_>>(),
     }))
 }
 
@@ -33,7 +34,9 @@ pub(super) fn as_text(out: &mut String, component: &Component) -> bool {
         return false;
     }
     out.push('\n');
-    for r in &offers.resources {
+    // A skill's files are shown with their skill, below.
+    let resources = offers.resources.iter();
+    for r in resources.filter(|r| offers.skill_file(&r.uri).is_none()) {
         let mime = r.mime_type.as_deref().unwrap_or("no MIME type");
         let _ = writeln!(out, "  resource {} — {} ({mime})", r.uri, r.name);
         if let Some(description) = &r.description {
@@ -61,6 +64,25 @@ pub(super) fn as_text(out: &mut String, component: &Component) -> bool {
         if let Some(description) = &p.description {
             let _ = writeln!(out, "    {description}");
         }
+    }
+    for skill in &offers.skills {
+        let bytes: usize = skill.files.iter().map(|f| f.bytes.len()).sum();
+        let _ = writeln!(
+            out,
+            "  skill {} — {} ({} file(s), {})",
+            skill.uri,
+            skill.name,
+            skill.files.len(),
+            crate::policy::format_size(bytes as u64)
+        );
+        let _ = writeln!(out, "    {}", skill.description);
+        for file in &skill.files {
+            let _ = writeln!(out, "    {}  {}", file.digest, file.path);
+        }
+    }
+    // Completions complete prompts' arguments and templates' variables.
+    if offers.prompts.is_empty() && offers.templates.is_empty() {
+        return true;
     }
     let _ = writeln!(
         out,
