@@ -65,6 +65,9 @@ pub struct Entry<'a> {
     pub folder_refusals: Option<u64>,
     /// The requests the tool made of the client (`ask`), in order.
     pub asks: &'a [AskRecord],
+    /// The OpenTelemetry trace it belongs to, when traces are exported
+    /// (the same id as its spans and its `call ended` line).
+    pub trace_id: Option<&'a str>,
 }
 
 impl AuditLog {
@@ -152,6 +155,9 @@ impl Entry<'_> {
             "credentials_used": self.credentials_used,
             "folder_refusals": self.folder_refusals,
         });
+        if let (Some(trace), Some(fields)) = (self.trace_id, entry.as_object_mut()) {
+            fields.insert("trace_id".into(), json!(trace));
+        }
         // Only an access token's caller has them.
         if let (Some(identity), Some(fields)) = (self.identity, entry.as_object_mut()) {
             fields.insert("issuer".into(), json!(identity.issuer));

@@ -9,6 +9,8 @@
 //!                                      prompts, completions), what a running
 //!                                      call reports, JSON, guest text
 //! metrics   (process-wide counters for GET /metrics)
+//! telemetry (OpenTelemetry: OTLP export of spans and the MCP conventions'
+//!            metrics when configured, trace context in and out; free when off)
 //! lanes     (the threads guests run on; when a short call skips them)
 //! replicas  (what replicas share, in Redis: leases, keys, task records)
 //! source    (references to registries and URLs, the content-addressed
@@ -64,6 +66,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod source;
 mod sync;
+pub mod telemetry;
 pub mod tool;
 pub mod transport;
 pub mod wasmcp;

@@ -44,6 +44,9 @@ pub struct Prepared<E: Entry> {
     place: Place,
     /// Taken when it ends (once).
     ending: Option<Ending>,
+    /// The trace of the request it came with, carried to wherever its
+    /// guest runs (`None` unless exporting: [`crate::telemetry`]).
+    trace: Option<crate::telemetry::Context>,
 }
 
 /// What recording an entry when it ends needs.
@@ -107,6 +110,7 @@ pub(super) fn prepare<E: Entry>(
             started,
             bytes_in,
         }),
+        trace: crate::telemetry::current(),
     })
 }
 
@@ -317,6 +321,7 @@ impl<E: Entry> Prepared<E> {
         let Some(ending) = self.ending.take() else {
             return;
         };
+        let _trace = crate::telemetry::enter(self.trace.as_ref());
         let outcome = match result {
             Ok(Ran::Answered(_)) => "ok",
             Ok(Ran::Waits(_)) => "input-required",
@@ -347,6 +352,7 @@ impl<E: Entry> Prepared<E> {
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Outcome<E>, Teardown) {
+        let _trace = crate::telemetry::enter(self.trace.as_ref());
         let confirmed = consent::check_confirmed(self.entry.label(), &self.grant, self.answer);
         if let Err(refused) = confirmed {
             return (Err(refused), Teardown::none());

@@ -60,8 +60,10 @@ pub(super) fn ended<'a>(
     }
     let asks = asks_made(teardown, what, entered.id);
     crate::metrics::call_ended(entered.label, outcome, took);
+    let trace_id = traced(outcome, folder_refusals, asks);
     tracing::info!(
         call = entered.id,
+        trace_id = trace_id.as_deref(),
         tool = entered.label.unwrap_or_default(),
         caller = %entered.caller,
         caller_kind = entered.caller.kind(),
@@ -93,7 +95,31 @@ pub(super) fn ended<'a>(
         folder_refusals,
         // One refused before any guest ran asked nothing.
         asks,
+        trace_id: trace_id.as_deref(),
     });
+}
+
+/// The outcomes that are a refusal or a limit hit.
+const REFUSALS: [&str; 7] = [
+    "refused", "busy", "timeout", "memory", "fuel", "stack", "output",
+];
+
+/// When exporting traces: the refusals and limit hits of an entry as events
+/// of its span (the current one), and the trace's id for its records.
+fn traced(outcome: &str, folder_refusals: Option<u64>, asks: &[AskRecord]) -> Option<String> {
+    if !crate::telemetry::on() {
+        return None;
+    }
+    if REFUSALS.contains(&outcome) {
+        crate::telemetry::refused(outcome, "call");
+    }
+    if folder_refusals.unwrap_or(0) > 0 {
+        crate::telemetry::refused("folders", "folders");
+    }
+    for _ in asks.iter().filter(|ask| ask.refusal.is_some()) {
+        crate::telemetry::refused("ask", "ask");
+    }
+    crate::telemetry::trace_id()
 }
 
 /// Records an entry refused before it ran, `started` when it came: no id,

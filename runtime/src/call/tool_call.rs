@@ -17,6 +17,7 @@ use crate::catalog::{Component, Places, Tool};
 use crate::lanes::Pace;
 use crate::policy::{self, Grant, Policy};
 use crate::sandbox::Teardown;
+use crate::telemetry::SpanKind;
 use crate::tool::Output;
 
 /// One call of a tool, with its checked arguments.
@@ -83,7 +84,12 @@ fn check(
     arguments: Value,
 ) -> Result<(ToolCall, Grant), CallError> {
     let grant = grant_for(policy, tool);
-    let arguments = tool.args.prepare(arguments)?;
+    let checking = crate::telemetry::phase("airlock.arguments", SpanKind::Internal, Vec::new);
+    let arguments = tool
+        .args
+        .prepare(arguments)
+        .inspect_err(|_| checking.failed("invalid-arguments"))?;
+    drop(checking);
     let call = ToolCall {
         tool: tool.clone(),
         arguments,

@@ -38,6 +38,7 @@ pub(super) fn serving_of(
         listen: listen.or_else(|| DEFAULT_LISTEN.parse().ok()),
         state,
         ca_paths: confine::environment_ca_paths(),
+        telemetry: super::serve_telemetry::endpoints_of(None),
     }
 }
 

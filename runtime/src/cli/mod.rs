@@ -15,6 +15,7 @@ mod serve;
 mod serve_args;
 mod serve_config;
 mod serve_signals;
+mod serve_telemetry;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -53,6 +53,7 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     }
     let runtime = build_runtime(&args, policy)?;
     let tokio = async_runtime()?;
+    let telemetry = super::serve_telemetry::start(&args, &tokio)?;
     let transport = tokio.block_on(open_transport(socket, listen))?;
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
@@ -76,6 +77,9 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     });
     // Blocking threads of cancelled calls end within a few ticks; do not
     // wait on any that are stuck past that.
+    if let Some(exporting) = telemetry {
+        exporting.stop();
+    }
     tokio.shutdown_timeout(Duration::from_secs(1));
     served.map_err(|err| {
         tracing::debug!("serve: {err}");
@@ -190,6 +194,7 @@ pub(super) fn serving(args: &Args, listen: SocketAddr) -> Serving {
         listen: (!args.stdio).then_some(listen),
         state: args.state.clone(),
         ca_paths: confine::environment_ca_paths(),
+        telemetry: super::serve_telemetry::endpoints(args),
     }
 }
 

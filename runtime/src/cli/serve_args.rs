@@ -96,6 +96,12 @@ pub struct Args {
     /// that any replica behind a load balancer answers for all.
     #[arg(long, value_name = "URL")]
     pub(super) state: Option<String>,
+    /// Export traces and metrics (OpenTelemetry, OTLP/HTTP protobuf) to the
+    /// collector at URL (http://HOST:4318); without it, the standard
+    /// OTEL_EXPORTER_OTLP_ENDPOINT decides, and with neither nothing is
+    /// exported.
+    #[arg(long, value_name = "URL")]
+    pub(super) otlp_endpoint: Option<String>,
     /// A serve configuration file: these flags as TOML keys (`max-calls =
     /// 64`, `components = ["tools/"]`, `policy = "airlock.toml"`); a flag
     /// given here wins over its key.
@@ -164,6 +170,7 @@ impl Args {
             "state": config.state.map(Some) => self.state,
             "tls_cert": config.tls_cert.map(Some) => self.tls_cert,
             "tls_key": config.tls_key.map(Some) => self.tls_key,
+            "otlp_endpoint": config.otlp_endpoint.map(Some) => self.otlp_endpoint,
         }
         // `--stdio` and `--listen` exclude each other: the one given here
         // wins over the other's key.

@@ -39,6 +39,8 @@ pub struct ServeConfig {
     /// HTTPS on the listener: the certificate chain and its key (PEM).
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
+    /// Traces and metrics to an OpenTelemetry collector (OTLP/HTTP).
+    pub otlp_endpoint: Option<String>,
 }
 
 impl ServeConfig {

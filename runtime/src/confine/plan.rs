@@ -140,6 +140,8 @@ pub struct Serving {
     /// CA files and folders named by the environment (`AIRLOCK_CA_FILE`,
     /// `SSL_CERT_FILE`, `SSL_CERT_DIR`).
     pub ca_paths: Vec<PathBuf>,
+    /// The OTLP endpoints traces and metrics are exported to.
+    pub telemetry: Vec<String>,
 }
 
 /// Files every server reads after it has started: glibc's name lookup
@@ -462,6 +464,15 @@ impl Builder {
             self.names_hosts |= url.domain().is_some();
             let port = url.port().unwrap_or(6379);
             self.port(port, server(&format!("the shared state at {state}")));
+        }
+        for endpoint in &serving.telemetry {
+            let Ok(url) = url::Url::parse(endpoint) else {
+                continue;
+            };
+            self.names_hosts |= url.domain().is_some();
+            if let Some(port) = url.port_or_known_default() {
+                self.port(port, server(&format!("the OTLP collector at {endpoint}")));
+            }
         }
     }
 

@@ -110,8 +110,38 @@ enum Door {
     Get,
 }
 
-/// Runs one tool as a method (no one can confirm a destructive call here).
+/// Runs one tool as a method, in its span when exporting traces (the tool
+/// named, the JSON-RPC error's code; never its arguments or result).
 async fn call(
+    server: &Arc<Server>,
+    token: Option<&Token>,
+    caller: &Caller,
+    method: &str,
+    params: Option<Value>,
+    door: Door,
+) -> Result<Value, ErrorObject> {
+    use crate::telemetry::{self, FutureExt as _, RequestInfo};
+    let span = telemetry::on().then(|| {
+        telemetry::Request::start(RequestInfo {
+            method,
+            plain_rpc: true,
+            tool: Some(method),
+            transport: "tcp",
+            ..RequestInfo::default()
+        })
+    });
+    let Some(span) = span.flatten() else {
+        return call_tool(server, token, caller, method, params, door).await;
+    };
+    let result = call_tool(server, token, caller, method, params, door)
+        .with_context(span.context())
+        .await;
+    span.end(result.as_ref().err().map(|e| (e.code.to_string(), None)));
+    result
+}
+
+/// Runs one tool as a method (no one can confirm a destructive call here).
+async fn call_tool(
     server: &Arc<Server>,
     token: Option<&Token>,
     caller: &Caller,

@@ -70,6 +70,7 @@ pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::observe::CallObserver;
 use crate::policy::{Grant, Limits};
+use crate::telemetry::{self, SpanKind};
 pub use crate::policy::{format_duration, format_size};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
 
@@ -421,11 +422,18 @@ impl Sandbox {
         body: impl FnOnce(&mut Run) -> Result<T, RunError>,
         redact: impl FnOnce(&redact::Redactor, T) -> T,
     ) -> (Result<Ran<T>, RunError>, Teardown) {
+        let provisioning = telemetry::phase("airlock.provision", SpanKind::Internal, Vec::new);
         let mut run = match provision::start(pre.engine(), grant, self.fuel, observer, cancel) {
             Ok(run) => run,
             Err(err) => return (Err(err), Teardown::none()),
         };
+        drop(provisioning);
+        let running = telemetry::phase("airlock.run", SpanKind::Internal, Vec::new);
         let result = body(&mut run);
+        if let Err(err) = &result {
+            running.failed(err.kind());
+        }
+        drop(running);
         // Its params were redacted before the request was made.
         let waits = std::mem::take(&mut run.store.data_mut().asks.next_round);
         let redactor = &run.store.data().redactor;

@@ -142,17 +142,25 @@ impl WasiHttpHooks for HttpFilter {
         let what = redactor
             .text(&format!("{} {}", request.method(), request.uri()))
             .into_owned();
+        let traced = outbound_span(&request);
         // A connection is a descriptor: it holds a place until it closes.
         let held = match self.descriptors.as_ref().map(Descriptors::take) {
             Some(Ok(held)) => Some(held),
             Some(Err(why)) => {
                 tracing::info!("HTTP request {} refused: {why}", GuestText(&what));
+                if let Some(span) = traced {
+                    span.refused("open");
+                    span.end(Err("refused"));
+                }
                 return Box::new(async { Err(HttpError::ConnectionLimitReached) });
             }
             None => None,
         };
         Box::new(async move {
             let refused = |r: Denial| {
+                if let Some(span) = &traced {
+                    span.refused("network");
+                }
                 let why = redactor.text(&r.to_string()).into_owned();
                 tracing::warn!(
                     "HTTP request {} refused: {}",
@@ -188,15 +196,39 @@ impl WasiHttpHooks for HttpFilter {
             let mut request = request;
             let credentials: Vec<&Credential> = credentials.iter().collect();
             inject(request.headers_mut(), &credentials)?;
+            if let Some(span) = &traced {
+                crate::telemetry::inject_into(span.context(), request.headers_mut());
+                span.credentials(credentials.iter().map(|c| c.describe()).collect());
+            }
             let sent = Sent {
                 what: &what,
                 redactor: &redactor,
                 credentials: &credentials,
                 used: &used,
             };
-            send(request, &addrs, tls, options, stop, held, sent).await
+            let sent = send(request, &addrs, tls, options, stop, held, sent).await;
+            if let Some(span) = traced {
+                span.end(sent.as_ref().map(|(r, _)| r.status().as_u16()).map_err(|_| "failed"));
+            }
+            sent
         })
     }
+}
+
+/// The CLIENT span of a guest's request, when exporting traces: its method,
+/// scheme, host and port (never its path, query or headers). Ended, with a
+/// refusal or the response's status, by the future that sends it.
+fn outbound_span(request: &http::Request<WasiBody>) -> Option<crate::telemetry::Outbound> {
+    if !crate::telemetry::on() {
+        return None;
+    }
+    let uri = request.uri();
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let port = uri
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let host = uri.host().unwrap_or_default();
+    crate::telemetry::Outbound::start(request.method().as_str(), scheme, host, port)
 }
 
 /// When a request must give up: the call's deadline or its cancellation.

@@ -523,8 +523,9 @@ async fn one(
                 session.notification(&request);
                 return Answered::nothing();
             };
-            let answer = answer(server, session, &id, &mut request, meta, out).await;
-            Answered::of(&id, answer)
+            let span = super::traced::start(session, &id, &request);
+            let answering = answer(server, session, &id, &mut request, meta, out);
+            Answered::of(&id, super::traced::run(span, answering).await)
         }
     }
 }

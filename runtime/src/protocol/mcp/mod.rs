@@ -61,6 +61,7 @@ pub mod session;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
+pub mod traced;
 
 pub use context::Ctx;
 pub use dispatch::{Answered, Long, Method, handle, method};

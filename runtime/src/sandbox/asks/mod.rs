@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 use super::bindings::host;
 use crate::observe::{Ask, AskFailure, AskKind, CallObserver};
 use crate::policy::{Asks, ElicitUrls, Limits};
+use crate::telemetry::{self, KeyValue, SpanKind};
 pub use wire::{
     batch_answer, elicit_answer, form_params, roots, sampled, sampling_params, url_params,
 };
@@ -354,19 +355,28 @@ impl AskState {
         deadline: Instant,
     ) -> Asked {
         let admitted = self.admit(kind, &mut params);
-        let record = |outcome, answer| AskRecord {
-            method: kind.method(),
-            key: key.clone(),
-            params: recorded(&params),
-            outcome,
-            answer,
-            refusal: None,
+        // Its span names the method and how it ended, never what was asked
+        // or answered.
+        let asking = telemetry::phase(kind.method(), SpanKind::Client, || {
+            vec![KeyValue::new("mcp.method.name", kind.method())]
+        });
+        let record = |outcome: &'static str, answer| {
+            asking.set(|| KeyValue::new("airlock.ask.outcome", outcome));
+            AskRecord {
+                method: kind.method(),
+                key: key.clone(),
+                params: recorded(&params),
+                outcome,
+                answer,
+                refusal: None,
+            }
         };
         if let Err((refused, note)) = admitted {
             let outcome = match refused {
                 host::AskError::OverLimit(_) => "over-limit",
                 _ => "denied",
             };
+            telemetry::refused(outcome, "ask");
             self.records.push(AskRecord {
                 refusal: Some(note),
                 ..record(outcome, None)

@@ -257,7 +257,15 @@ async fn route(
     peer: SocketAddr,
     bound: &Bound,
 ) -> Response<BoxBody> {
-    let response = answer(shared, req, peer, bound).await;
+    // A `traceparent` header is the parent of what the request runs (an
+    // MCP request's `_meta` names its own: see `protocol::mcp::traced`).
+    let response = match crate::telemetry::from_headers(req.headers()) {
+        Some(cx) => {
+            use crate::telemetry::FutureExt as _;
+            answer(shared, req, peer, bound).with_context(cx).await
+        }
+        None => answer(shared, req, peer, bound).await,
+    };
     crate::metrics::http_answered(response.status().as_u16());
     response
 }
