@@ -7,7 +7,9 @@
 //! annotations, and what the tools are before anything runs — the tools as
 //! MCP lists them (names, descriptions, schemas, hints) in the manifest
 //! annotation [`TOOLS_ANNOTATION`] and the component's imports (what it
-//! can ask for) in [`IMPORTS_ANNOTATION`] and in the config.
+//! can ask for) in [`IMPORTS_ANNOTATION`] and in the config; and, when
+//! asked, labels in the config (`config.Labels`, where an image's labels
+//! are: the MCP Registry reads its ownership label there).
 
 use std::collections::BTreeMap;
 
@@ -129,6 +131,9 @@ pub struct Publication<'a> {
     pub created: String,
     /// More annotations (`--annotation KEY=VALUE`); they win.
     pub annotations: BTreeMap<String, String>,
+    /// Labels in the config's `config.Labels`, as an image's `LABEL`s are
+    /// (none: the config has no `config` object, as before).
+    pub labels: BTreeMap<String, String>,
 }
 
 /// The blobs and the manifest of a publication.
@@ -149,7 +154,7 @@ impl Publication<'_> {
                 format!("{}.wasm", self.name),
             )]),
         };
-        let config = serde_json::json!({
+        let mut config = serde_json::json!({
             "created": self.created,
             "architecture": "wasm",
             "os": "wasip2",
@@ -160,6 +165,9 @@ impl Publication<'_> {
                 "target": null,
             },
         });
+        if !self.labels.is_empty() {
+            config["config"] = serde_json::json!({ "Labels": self.labels });
+        }
         let config = crate::json::to_string(&config).into_bytes();
         let names: Vec<&str> = self
             .tools
@@ -230,6 +238,7 @@ mod tests {
                 "org.opencontainers.image.source".to_string(),
                 "https://example.com/acme".to_string(),
             )]),
+            labels: BTreeMap::new(),
         };
         let artifact = publication.artifact();
         let manifest = Manifest::parse(&artifact.manifest).expect("manifest");
@@ -265,6 +274,36 @@ mod tests {
         assert_eq!(
             config["component"]["imports"][0],
             "wasi:http/outgoing-handler@0.2.6"
+        );
+    }
+
+    /// Labels go where an image's `LABEL`s are (`config.Labels`), which is
+    /// where the MCP Registry reads its ownership label; without labels
+    /// the config is what it was, so earlier publications keep their digest.
+    #[test]
+    fn labels_go_into_the_configs_labels_and_only_when_asked() {
+        let mut publication = Publication {
+            component: b"\0asm component",
+            name: "catalog",
+            version: None,
+            tools: Vec::new(),
+            imports: Vec::new(),
+            exports: Vec::new(),
+            created: "2026-01-01T00:00:00Z".into(),
+            annotations: BTreeMap::new(),
+            labels: BTreeMap::new(),
+        };
+        let bare: Value = serde_json::from_slice(&publication.artifact().config).expect("config");
+        assert!(bare.get("config").is_none(), "{bare}");
+        publication.labels.insert(
+            "io.modelcontextprotocol.server.name".into(),
+            "io.github.acme/catalog".into(),
+        );
+        let labelled: Value =
+            serde_json::from_slice(&publication.artifact().config).expect("config");
+        assert_eq!(
+            labelled["config"]["Labels"]["io.modelcontextprotocol.server.name"],
+            "io.github.acme/catalog"
         );
     }
 
