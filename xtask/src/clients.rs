@@ -1,4 +1,5 @@
-//! Clients no one here wrote: the official MCP conformance suite, the
+//! Clients no one here wrote: the official MCP conformance suite (and the
+//! extensions' scenarios it runs one by one, [`crate::extension_scenarios`]), the
 //! official Python SDK (pytest), the MCP Inspector CLI, plain HTTP
 //! against `/rpc`, the OpenRPC tools on `/rpc` ([`crate::openrpc`]) and an
 //! MCP Apps host in chromium ([`crate::apps`]). All pinned in
@@ -106,7 +107,17 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
                 continue;
             }
         };
-        conformance_verdict(root, label, &output, expected, tally);
+        conformance_verdict(root, label, &output, expected, &out_dir, tally);
+    }
+    // The extensions' scenarios no requirement set runs (skills).
+    match serve_conformance(root, &dir.join("serve-extensions.log")) {
+        Ok(served) => {
+            let suite = dir.join("node_modules/conformance-0.2/dist/index.js");
+            let results = dir.join("results").join("extensions");
+            let node = node_bin.join("node");
+            crate::extension_scenarios::run(&node, &suite, &served.url, &results, tally);
+        }
+        Err(err) => fail(tally, format!("conformance extensions: {err:#}")),
     }
 
     // The replica tests' real parts: Debian's Redis and HAProxy.
@@ -261,7 +272,14 @@ pub(crate) fn test_apps(root: &Path) -> Result<()> {
 
 /// Compares the scenarios of one conformance run with its expected-failures
 /// file: a failing scenario must be listed, a listed one must fail.
-fn conformance_verdict(root: &Path, label: &str, output: &str, expected: &str, tally: &mut Tally) {
+fn conformance_verdict(
+    root: &Path,
+    label: &str,
+    output: &str,
+    expected: &str,
+    results: &Path,
+    tally: &mut Tally,
+) {
     let listed: Vec<(String, String)> = std::fs::read_to_string(root.join(expected))
         .unwrap_or_default()
         .lines()
@@ -272,8 +290,11 @@ fn conformance_verdict(root: &Path, label: &str, output: &str, expected: &str, t
             None => (l.to_string(), String::new()),
         })
         .collect();
-    // The summary: `✓ tools-list: 3 passed, 0 failed` … `Total: …`.
+    // The summary: `✓ tools-list: 3 passed, 0 failed` … `Total: …`. A
+    // scenario whose own checks all skipped (its results say so) is
+    // counted apart, never as passed.
     let mut scenarios = Vec::new();
+    let skipped = crate::extension_scenarios::skipped_scenarios(results);
     for line in output
         .lines()
         .skip_while(|l| !l.contains("=== SUMMARY ==="))
@@ -290,11 +311,12 @@ fn conformance_verdict(root: &Path, label: &str, output: &str, expected: &str, t
             scenarios.push((name.to_string(), ok));
         }
     }
-    let (mut passed, mut failed, mut expected_failures) = (0, 0, 0);
+    let (mut passed, mut failed, mut expected_failures, mut skipped_here) = (0, 0, 0, 0);
     let mut problems = Vec::new();
     for (name, ok) in &scenarios {
         let is_listed = listed.iter().any(|(l, _)| l == name);
         match (ok, is_listed) {
+            (true, false) if skipped.contains(name) => skipped_here += 1,
             (true, false) => passed += 1,
             (false, true) => expected_failures += 1,
             (true, true) => problems.push(format!(
@@ -325,9 +347,10 @@ fn conformance_verdict(root: &Path, label: &str, output: &str, expected: &str, t
             .push(format!("conformance {label}: {problem}"));
     }
     println!(
-        "conformance {label}: {passed} passed, {failed} failed, {expected_failures} expected failures"
+        "conformance {label}: {passed} passed, {failed} failed, {expected_failures} expected \
+         failures, {skipped_here} skipped (no check of theirs ran)"
     );
     tally.passed += passed;
     tally.failed += failed;
-    tally.ignored += expected_failures;
+    tally.ignored += expected_failures + skipped_here;
 }

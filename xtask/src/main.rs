@@ -24,6 +24,7 @@ use anyhow::{Context, Result, bail};
 mod apps;
 mod clients;
 mod deps;
+mod extension_scenarios;
 mod harness;
 mod openrpc;
 mod toolchains;
