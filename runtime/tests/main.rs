@@ -30,6 +30,7 @@ mod network;
 mod plain;
 mod policy;
 mod registry;
+mod registry_listing;
 mod reload;
 mod rpc_openrpc;
 mod serve_asks;

@@ -1,7 +1,12 @@
 //! `airlock publish`: pushes a component to an OCI registry in the CNCF
 //! Wasm layout, with its tools (names, descriptions, schemas, hints) and
 //! imports in the manifest's annotations, so `airlock inspect oci://…`
-//! (or a registry's web page) shows what it does before anything runs.
+//! (or a registry's web page) shows what it does before anything runs;
+//! with `--server-name`, also what the official MCP Registry needs to list
+//! it (the ownership annotation and a `server.json`: see [`listing`]).
+
+mod listing;
+mod server_json;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -17,11 +22,16 @@ use crate::source::layout::Publication;
 #[command(after_help = "Sign what you published with cosign (key-based): \
                   cosign sign --key cosign.key REGISTRY/NAME@DIGEST, then require it with \
                   verify = { key = \"cosign.pub\" } in the policy.\n\n\
+                  List it in the official MCP Registry with --server-name: it marks the artifact \
+                  as yours and writes server.json; then `mcp-publisher publish` \
+                  (docs/publishing.md, \"Listing in the MCP Registry\").\n\n\
                   Examples:\n  \
                   airlock publish target/components/catalog.wasm oci://ghcr.io/acme/catalog:1.2.0\n  \
                   airlock publish catalog.wasm oci://127.0.0.1:5000/acme/catalog:1.0 --insecure-registry 127.0.0.1:5000\n  \
                   airlock publish catalog.wasm oci://ghcr.io/acme/catalog:1.2.0 \
-                  --annotation org.opencontainers.image.source=https://github.com/acme/tools")]
+                  --annotation org.opencontainers.image.source=https://github.com/acme/tools\n  \
+                  airlock publish catalog.wasm oci://ghcr.io/acme/catalog:1.2.0 \
+                  --server-name io.github.acme/catalog")]
 pub struct Args {
     /// The component file.
     #[arg(value_name = "FILE.wasm")]
@@ -34,6 +44,9 @@ pub struct Args {
     annotation: Vec<String>,
     #[command(flatten)]
     fetch: FetchOptions,
+    /// Last: its help heading would name the options after it.
+    #[command(flatten)]
+    listing: server_json::ListingArgs,
 }
 
 pub fn run(args: Args) -> Exit {
@@ -63,6 +76,13 @@ pub fn run(args: Args) -> Exit {
             }
         }
     }
+    let plan = match args.listing.plan(&args.file, &oci, &mut annotations) {
+        Ok(plan) => plan,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Exit::Usage;
+        }
+    };
     let bytes = match std::fs::read(&args.file) {
         Ok(bytes) => bytes,
         Err(err) => {
@@ -100,6 +120,19 @@ pub fn run(args: Args) -> Exit {
         exports: crate::catalog::export_names(&bytes),
         created: created(),
         annotations,
+        labels: plan.as_ref().map(|p| p.labels()).unwrap_or_default(),
+    };
+    // The listing is checked against the registry's schema before the push:
+    // a refused server.json pushes nothing.
+    let listing = match &plan {
+        Some(plan) => match listed(plan, &oci, &publication) {
+            Ok(listing) => Some(listing),
+            Err(err) => {
+                eprintln!("error: {err}");
+                return Exit::Usage;
+            }
+        },
+        None => None,
     };
     match runtime.resolver().publish(&oci, &publication) {
         Ok(digest) => {
@@ -108,12 +141,23 @@ pub fn run(args: Args) -> Exit {
                 true => vec!["none (it offers resources or prompts)"],
                 false => tools.iter().map(|t| t.info.name.as_str()).collect(),
             };
-            super::print_result(&format!(
+            let mut out = format!(
                 "published {oci}\n  digest     {digest}\n  pinned     {pinned}\n  component  {} ({})\n  tools      {}\n",
                 crate::source::store::digest_of(&bytes),
                 crate::sandbox::format_size(bytes.len() as u64),
                 names.join(", "),
-            ));
+            );
+            if let (Some(plan), Some(listing)) = (&plan, &listing) {
+                match plan.write(listing) {
+                    Ok(lines) => out.push_str(&lines),
+                    Err(err) => {
+                        super::print_result(&out);
+                        eprintln!("error: {err}");
+                        return Exit::LoadFailed;
+                    }
+                }
+            }
+            super::print_result(&out);
             Exit::Ok
         }
         Err(err) => {
@@ -121,6 +165,19 @@ pub fn run(args: Args) -> Exit {
             Exit::LoadFailed
         }
     }
+}
+
+/// The listing of what `publication` pushes: its manifest's final
+/// annotations and digest, known before the push.
+fn listed(
+    plan: &server_json::Plan,
+    oci: &crate::source::OciReference,
+    publication: &Publication,
+) -> Result<listing::Listing, String> {
+    let artifact = publication.artifact();
+    let manifest = crate::source::layout::Manifest::parse(&artifact.manifest)?;
+    let digest = crate::source::store::digest_of(&artifact.manifest);
+    plan.listing(oci, &digest, &manifest.annotations)
 }
 
 /// `org.opencontainers.image.created`: now, or `$SOURCE_DATE_EPOCH` (so a
