@@ -43,6 +43,7 @@ mod serve_stdio;
 mod serve_tls;
 mod served_kinds;
 mod sources;
+mod telemetry;
 mod tiers;
 mod transcripts;
 mod waits;
