@@ -44,6 +44,7 @@ pub use entry::{Entering, Entry, Outcome};
 pub use error::{CallError, Refusal};
 pub use offer::{Offer, grant_for_offers, prepare as prepare_offer};
 pub use prepared::{Prepared, settled};
+pub use record::answered_from_memory;
 pub use running::Running;
 pub use tool_call::{ToolCall, grant_for, prepare};
 pub use updates::{ResourceUpdates, UpdateSink};

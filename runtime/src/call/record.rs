@@ -152,6 +152,35 @@ pub(super) fn refused_before<'a>(
     });
 }
 
+/// Records a read the runtime answered from its own memory (a skill's
+/// file, read from the component at load), `started` when it came: no
+/// guest ran, so no id, no grant; `label` names it (`resource:URI`) in the
+/// metrics, the log and the audit entry, `digest` is its component's.
+pub fn answered_from_memory(
+    log: Option<&Arc<AuditLog>>,
+    caller: &Caller,
+    label: &str,
+    digest: &str,
+    started: Instant,
+    bytes: (usize, usize),
+) {
+    let entered = Entered {
+        id: None,
+        label: Some(label),
+        caller,
+        digest: Some(digest),
+        grant: None,
+    };
+    let took = started.elapsed();
+    ended(log.map(|log| &**log), &entered, "ok", took, None, || {
+        Audited {
+            name: Cow::Borrowed(label),
+            bytes_in: bytes.0,
+            bytes_out: bytes.1,
+        }
+    });
+}
+
 /// What the guest printed, one log line per line, escaped and marked as
 /// the guest's, so that no guest text reads as the runtime's own line.
 fn guest_printed(teardown: &Teardown, what: &str, id: Option<u64>, grant: Option<&Grant>) {

@@ -352,6 +352,19 @@ impl Runtime {
         call::prepare_offer(&self.setting(&catalog), caller, request)
     }
 
+    /// Records a read the runtime answered from memory (a skill's file):
+    /// its counters, log line and audit entry, as a read that ran has.
+    pub fn record_answered(
+        &self,
+        caller: &Caller,
+        label: &str,
+        digest: &str,
+        started: std::time::Instant,
+        bytes: (usize, usize),
+    ) {
+        call::answered_from_memory(self.audit.as_ref(), caller, label, digest, started, bytes);
+    }
+
     /// The grant of a component's reads, prompts and completions.
     pub fn grant_for_offers(&self, component: &crate::catalog::Component) -> Grant {
         call::grant_for_offers(&self.policy, component)

@@ -26,7 +26,9 @@ use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_met
 use super::revision::{META_VERSION, Revision};
 use super::server::Server;
 use super::session::Session;
-use super::{completion, lifecycle, mirrored, prompts, resources, subscriptions, tasks, tools};
+use super::{
+    completion, lifecycle, mirrored, prompts, resources, skills, subscriptions, tasks, tools,
+};
 use crate::policy::Token;
 use crate::protocol::jsonrpc::{ErrorObject, Id, Incoming, Message, Request};
 use crate::protocol::outbox::Outbox;
@@ -133,7 +135,7 @@ macro_rules! handler {
 }
 
 /// Every method, in one place.
-static METHODS: [Method; 20] = [
+static METHODS: [Method; 23] = [
     Method {
         name: "initialize",
         revisions: Revisions::Sessions,
@@ -311,6 +313,37 @@ static METHODS: [Method; 20] = [
         }),
     },
     Method {
+        name: "skills/list",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        before: Before::AwaitsLoading,
+        handling: handler!(|ctx, params: ListParams| skills::list(ctx, &params).into()),
+    },
+    Method {
+        name: "skills/get",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        before: Before::Nothing,
+        handling: handler!(
+            |ctx, params: model::skills::GetParams| skills::get(ctx, &params).into()
+        ),
+    },
+    Method {
+        name: "resources/directory/read",
+        revisions: Revisions::Both,
+        needs: Needs::Nothing,
+        long: None,
+        name_field: None,
+        before: Before::Nothing,
+        handling: handler!(|ctx, params: model::skills::DirectoryParams| {
+            skills::directory(ctx, &params).into()
+        }),
+    },
+    Method {
         name: "prompts/list",
         revisions: Revisions::Both,
         needs: Needs::Nothing,
@@ -415,6 +448,15 @@ pub fn capabilities(revision: Revision, token: bool) -> Value {
         capabilities.insert("completions".into(), json!({}));
     }
     revision.wire().announce(&mut capabilities, &reached);
+    if reached("skills/list") {
+        let skills = skills::announced(reached("resources/directory/read"));
+        let extensions = capabilities
+            .entry("extensions")
+            .or_insert_with(|| json!({}));
+        if let Some(extensions) = extensions.as_object_mut() {
+            extensions.insert(skills::EXTENSION.into(), skills);
+        }
+    }
     Value::Object(capabilities)
 }
 
@@ -769,6 +811,22 @@ mod tests {
         );
         let stateless = capabilities(Revision::V2026_07_28, false);
         assert!(stateless["extensions"][TASKS_EXTENSION].is_object());
+        // The Skills extension, with directory reads, in both: beside the
+        // tasks extension, not instead of it.
+        let skills = json!({"directoryRead": true});
+        assert_eq!(stateless["extensions"][skills::EXTENSION], skills);
+        assert_eq!(session["extensions"][skills::EXTENSION], skills);
+        for name in ["skills/list", "skills/get", "resources/directory/read"] {
+            let m = method(name).expect("in the table");
+            assert!(
+                m.reached(Revision::V2025_11_25, false, false).is_ok(),
+                "{name}"
+            );
+            assert!(
+                m.reached(Revision::V2026_07_28, false, false).is_ok(),
+                "{name}"
+            );
+        }
         assert!(stateless.get("tasks").is_none());
     }
 }

@@ -27,7 +27,9 @@
 //!   `logging/setLevel`), [`confirm`] (confirming destructive calls),
 //!   [`tools`] (`tools/list`, `tools/call`), the methods of [`tasks`],
 //!   [`subscriptions`] (`subscriptions/listen`); [`offers`] (running a
-//!   read, prompt or completion), [`resources`] (`resources/*`),
+//!   read, prompt or completion), [`skills`] (the Skills extension:
+//!   `skills/*`, directory reads and a skill file's read, from memory),
+//!   [`resources`] (`resources/*`),
 //!   [`prompts`] (`prompts/*`), [`completion`] (`completion/complete`);
 //! - [`dispatch`]: the one table of methods and the dispatch over it: what
 //!   a transport asks of a message (its revision, whether it runs long,
@@ -58,6 +60,7 @@ pub mod revision;
 pub mod running;
 pub mod server;
 pub mod session;
+pub mod skills;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;

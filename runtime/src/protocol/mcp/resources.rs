@@ -2,7 +2,8 @@
 //! the revisions with sessions, `resources/subscribe` and
 //! `resources/unsubscribe` (2026-07-28 subscribes through
 //! `subscriptions/listen`). A caller sees and reads only what its token's
-//! `resources` list; a read runs in the component like a call, read-only.
+//! `resources` list; a read runs in the component like a call, read-only,
+//! except a skill's file's, which [`super::skills`] answers from memory.
 
 use serde_json::Value;
 
@@ -23,8 +24,11 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
     let catalog = ctx.server().runtime.catalog();
     let visible = catalog
         .resources()
+        .filter(|(r, c)| {
+            let skill = c.offers().skill_file(&r.uri).map(|(s, _)| s.uri.as_str());
+            ctx.allows_resource(&r.uri, skill)
+        })
         .map(|(r, _)| r)
-        .filter(|r| ctx.allows_resource(&r.uri, None))
         .filter(|r| after.as_deref().is_none_or(|a| r.uri.as_str() > a));
     let (resources, more) = page(visible, PAGE_SIZE);
     let result = Page {
@@ -96,6 +100,10 @@ fn visible(ctx: &Ctx<'_>, uri: &str) -> Result<(), ErrorObject> {
 /// `resources/read`: runs the component's `read` in a fresh instance.
 pub async fn read(ctx: &Ctx<'_>, params: ReadParams) -> Answer {
     let ReadParams { uri, retry } = params;
+    // A skill's file is the runtime's to answer, from memory.
+    if let Some(answer) = super::skills::read(ctx, &uri) {
+        return answer;
+    }
     if let Err(error) = visible(ctx, &uri) {
         return Answer::Error(error);
     }

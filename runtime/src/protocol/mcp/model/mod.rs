@@ -3,7 +3,7 @@
 //! `serde_json::Value`; one module per area: [`lifecycle`] (`initialize`,
 //! `logging/setLevel`, the client's capabilities and the 2026-07-28
 //! `_meta`), [`client`] (what the client answers the server), [`tools`], [`tasks`], [`resources`], [`prompts`],
-//! [`completion`], [`subscriptions`]. What both revisions share lives
+//! [`completion`], [`subscriptions`], [`skills`]. What both revisions share lives
 //! here: pages ([`ListParams`]), a request's `_meta` ([`RequestMeta`]) and
 //! the retry of a multi round-trip ([`Retry`]).
 //!
@@ -22,6 +22,7 @@ pub mod completion;
 pub mod lifecycle;
 pub mod prompts;
 pub mod resources;
+pub mod skills;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
