@@ -4,7 +4,7 @@
 // requests to the client (elicit, elicitUrl, sample, roots; ask for several
 // at once). Import it through airlock-tool.js, which re-exports all of it.
 
-import * as hostModule from "airlock:tool/host@0.1.1";
+import * as hostModule from "airlock:tool/host@0.1.2";
 import { InvalidArguments, NAME, ToolError, errorText, icons } from "./airlock-types.js";
 
 const host = hostModule.default ?? hostModule;
@@ -212,7 +212,37 @@ function failure(err) {
  * `server` for these declarations (tools among them are skipped; their
  * `_meta` is what `resources.describe` reports as `toolMeta`).
  */
+/**
+ * A skill the component carries (an Agent Skill: a `SKILL.md` with YAML
+ * front matter and the files it refers to), served by airlock as
+ * `skill://<path>/…`: `skill("order-total", { "SKILL.md": text, "references/x.md": text })`.
+ * A file is text (encoded as UTF-8) or a `Uint8Array`; bring it into the
+ * bundle at build time (an `import … with { type: "text" }` your bundler
+ * supports, or a module generated from the folder). airlock checks the
+ * skill at load and computes its digests.
+ */
+export function skill(path, files) {
+  if (!files || typeof files["SKILL.md"] === "undefined") {
+    throw new Error(`skill ${path} has no SKILL.md: give it { "SKILL.md": text, … }`);
+  }
+  return { kind: "skill", path, files };
+}
+
+/** The UTF-8 bytes of `text` (QuickJS has no TextEncoder). */
+function utf8(text) {
+  const bytes = [];
+  for (const ch of text) {
+    const c = ch.codePointAt(0);
+    if (c < 0x80) bytes.push(c);
+    else if (c < 0x800) bytes.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) bytes.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else bytes.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return new Uint8Array(bytes);
+}
+
 export function offers(...decls) {
+  const skillsOf = decls.filter((d) => d && d.kind === "skill");
   const resourcesOf = decls.filter((d) => d && d.kind === "resource");
   const templates = decls.filter((d) => d && d.kind === "template");
   const promptsOf = new Map(decls.filter((d) => d && d.kind === "prompt").map((d) => [d.info.name, d]));
@@ -263,6 +293,17 @@ export function offers(...decls) {
         } catch (err) {
           throw failure(err);
         }
+      },
+    },
+    skills: {
+      describe() {
+        return skillsOf.map((k) => ({
+          path: k.path,
+          files: Object.entries(k.files).map(([path, body]) => ({
+            path,
+            bytes: typeof body === "string" ? utf8(body) : new Uint8Array(body),
+          })),
+        }));
       },
     },
     completions: {

@@ -2,7 +2,7 @@
 //
 // Declare each tool with its parameters, hints and handler — and the
 // component's resources, prompts and completions — and export them as the
-// interfaces of the `airlock:tool@0.1.1` world `server`:
+// interfaces of the `airlock:tool@0.1.2` world `server`:
 //
 //     import { tool, toolbox, t } from "./airlock-tool.js";
 //
@@ -36,7 +36,7 @@
 // declared types. A handler's `ToolError` (or any thrown Error) reaches the
 // client as the tool error; `InvalidArguments` as invalid arguments.
 
-import * as hostModule from "airlock:tool/host@0.1.1";
+import * as hostModule from "airlock:tool/host@0.1.2";
 import { offers } from "./airlock-server.js";
 import { InvalidArguments, NAME, ToolError, errorText, icons } from "./airlock-types.js";
 
@@ -304,7 +304,7 @@ export function toolbox(...decls) {
 
 /**
  * All the exports of the world `server` for these declarations:
- * `export const { tools, resources, prompts, completions } = server(a, b, …)`.
+ * `export const { tools, resources, prompts, completions, skills } = server(a, b, …)`.
  */
 export function server(...decls) {
   return { tools: toolbox(...decls), ...offers(...decls) };
@@ -350,4 +350,5 @@ export {
   resourceUpdated,
   roots,
   sample,
+  skill,
 } from "./airlock-server.js";

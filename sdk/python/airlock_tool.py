@@ -3,7 +3,7 @@
 A tool is a function with type hints and a docstring; the ``@tool``
 decorator turns it into a tool description (name, title, description, input
 schema, output schema, hints) and ``toolbox(...)`` exports a set of tools as
-the ``tools`` interface of the ``airlock:tool@0.1.1`` world ``server``
+the ``tools`` interface of the ``airlock:tool@0.1.2`` world ``server``
 (with the component's resources, prompts and completions: see
 ``airlock_offers``; requests to the client: ``airlock_ask``)::
 
@@ -65,6 +65,7 @@ from typing import Any, Callable, Dict, List, Optional
 import airlock_ask
 import airlock_bundle
 import airlock_offers
+import airlock_skills
 from airlock_ask import *  # noqa: F401,F403 - the requests to the client, re-exported
 from airlock_offers import *  # noqa: F401,F403 - resources, prompts, completions, re-exported
 from airlock_schema import (  # noqa: F401 - SchemaError, UNSET, decode: re-exported
@@ -385,9 +386,10 @@ def toolbox(*items):
     instead of the WIT records) when ``wit_world`` cannot be imported.
 
     ``items`` may also hold ``@resource``, ``@resource_template``,
-    ``@prompt`` and ``@complete`` functions: ``toolbox`` defines the classes
-    ``Resources``, ``Prompts`` and ``Completions`` (the other exports of the
-    world ``server``, empty when nothing is declared) in the calling module,
+    ``@prompt`` and ``@complete`` functions and ``skills("folder")``:
+    ``toolbox`` defines the classes ``Resources``, ``Prompts``,
+    ``Completions`` and ``Skills`` (the other exports of the world
+    ``server``, empty when nothing is declared) in the calling module,
     unless it defines them itself. ``Tools.offers`` reads, gets prompts and
     completes natively, for unit tests.
 
@@ -398,13 +400,18 @@ def toolbox(*items):
     caller = sys._getframe(1).f_globals
     airlock_bundle.prepare(caller.get("__file__"))
     tools = [i for i in items if isinstance(i, Tool)]
-    offers = airlock_offers.Offers([i for i in items if not isinstance(i, Tool)])
+    skill_sets = [i for i in items if isinstance(i, airlock_skills.SkillSet)]
+    offers = airlock_offers.Offers(
+        [i for i in items if not isinstance(i, (Tool, airlock_skills.SkillSet))]
+    )
     for i in items:
         if not isinstance(i, (Tool, airlock_offers.Resource, airlock_offers.Template,
-                              airlock_offers.Prompt, airlock_offers.Completer)):
+                              airlock_offers.Prompt, airlock_offers.Completer,
+                              airlock_skills.SkillSet)):
             raise TypeError(
-                f"{i!r} is not a tool, resource, template, prompt or completion: decorate it "
-                "with @tool, @resource, @resource_template, @prompt or @complete"
+                f"{i!r} is not a tool, resource, template, prompt, completion or skills: "
+                "decorate it with @tool, @resource, @resource_template, @prompt or @complete, "
+                "or bundle skills with skills(\"folder\")"
             )
     served = {r.uri for r in offers.resources}
     for t in tools:
@@ -452,6 +459,7 @@ def toolbox(*items):
     classes = airlock_offers.export_classes(offers, tool_meta)
     for name, cls in zip(("Resources", "Prompts", "Completions"), classes):
         caller.setdefault(name, cls)
+    caller.setdefault("Skills", airlock_skills.export_class(skill_sets))
     return Tools
 
 

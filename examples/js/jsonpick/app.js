@@ -40,4 +40,4 @@ const jsonPick = tool({
 });
 
 // The exports of the world `server` (no resources, prompts or completions here).
-export const { tools, resources, prompts, completions } = server(jsonPick);
+export const { tools, resources, prompts, completions, skills } = server(jsonPick);

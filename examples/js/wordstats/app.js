@@ -133,7 +133,7 @@ const languages = completion({
 });
 
 // The exports of the world `server`.
-export const { tools, resources, prompts, completions } = server(
+export const { tools, resources, prompts, completions, skills } = server(
   wordStats,
   suggestTitle,
   stopwords,

@@ -15,6 +15,10 @@ use super::Exit;
 /// The contract, copied into Python and JavaScript projects.
 const WIT: &str = include_str!("../../../wit/tool.wit");
 
+/// The skill a Rust or Python project ships (a JavaScript project has it
+/// in `app.js`).
+const SKILL: &str = include_str!("../../templates/skill/SKILL.md");
+
 /// Where the Rust SDK was when this binary was built.
 const SDK_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../sdk/rust");
 
@@ -33,6 +37,7 @@ const RUST: &[File] = &[
     ),
     ("README.md", include_str!("../../templates/rust/README.md")),
     (".gitignore", include_str!("../../templates/rust/gitignore")),
+    ("skills/order-total/SKILL.md", SKILL),
 ];
 
 const PYTHON: &[File] = &[
@@ -58,6 +63,10 @@ const PYTHON: &[File] = &[
         include_str!("../../../sdk/python/airlock_ask.py"),
     ),
     (
+        "airlock_skills.py",
+        include_str!("../../../sdk/python/airlock_skills.py"),
+    ),
+    (
         "airlock_types.py",
         include_str!("../../../sdk/python/airlock_types.py"),
     ),
@@ -75,6 +84,7 @@ const PYTHON: &[File] = &[
         include_str!("../../templates/python/gitignore"),
     ),
     ("wit/tool.wit", WIT),
+    ("skills/order-total/SKILL.md", SKILL),
     // For a tool that makes HTTP requests (`airlock_http`, the world
     // `server-http`).
     (

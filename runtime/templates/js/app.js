@@ -4,7 +4,7 @@
 // schema, built with `t`), its hints and its handler. A `resource({...})` is
 // a document a client reads, a `prompt({...})` a template a user picks.
 
-import { tool, resource, prompt, message, server, t, log, ToolError } from "./airlock-tool.js";
+import { tool, resource, prompt, message, server, skill, t, log, ToolError } from "./airlock-tool.js";
 
 const orderTotal = tool({
   name: "order_total",
@@ -57,5 +57,27 @@ const priceOrder = prompt({
   ],
 });
 
+// A skill: how an agent uses these tools, served as
+// skill://order-total/SKILL.md (QuickJS reads no files while it runs, so
+// the text is in the bundle).
+const orderTotalSkill = skill("order-total", {
+  "SKILL.md": `---
+name: order-total
+description: Prices an order line with the order_total tool. Use it when a user asks what some units of an item cost, with or without gift wrap or a coupon.
+---
+
+# Order total
+
+1. Ask for the item, the unit price and the quantity if the user did not say them; never guess a price.
+2. Call \`order_total\` with them (and \`gift_wrap\` or \`coupon\` when asked).
+3. Answer with the total it returns, in its currency.
+`,
+});
+
 // The WIT exports of the world `server`.
-export const { tools, resources, prompts, completions } = server(orderTotal, pricing, priceOrder);
+export const { tools, resources, prompts, completions, skills } = server(
+  orderTotal,
+  pricing,
+  priceOrder,
+  orderTotalSkill,
+);

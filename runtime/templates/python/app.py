@@ -10,6 +10,7 @@ messages).
 from dataclasses import dataclass
 from typing import Annotated, Literal, Optional
 
+from airlock_skills import skills
 from airlock_tool import Message, ToolError, log, prompt, resource, tool, toolbox
 
 
@@ -63,5 +64,7 @@ def price_order(
 
 
 # componentize-py looks for the class `Tools` (the WIT export `tools`);
-# toolbox() also defines `Resources`, `Prompts` and `Completions`.
-Tools = toolbox(order_total, pricing, price_order)
+# toolbox() also defines `Resources`, `Prompts`, `Completions` and `Skills`;
+# skills("skills") bundles skills/order-total/ (read while the component is
+# built), served as skill://order-total/SKILL.md.
+Tools = toolbox(order_total, pricing, price_order, skills("skills"))

@@ -79,7 +79,12 @@ pub fn price_order(
     ))]
 }
 
-airlock_sdk::export_tools!(order_total, pricing, price_order);
+/// The skill in `skills/order-total/`: how an agent uses these tools,
+/// built into the component and served as `skill://order-total/SKILL.md`.
+#[airlock_sdk::skills("skills")]
+pub struct Skills;
+
+airlock_sdk::export_tools!(order_total, pricing, price_order, Skills);
 
 #[cfg(test)]
 mod tests {
