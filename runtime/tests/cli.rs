@@ -59,8 +59,8 @@ fn inspect_shows_parameters_hints_and_imports() {
         "default true",
         "readOnlyHint=true destructiveHint=false idempotentHint=true openWorldHint=false",
         "task support: optional",
-        "imports  airlock:tool/types@0.1.1",
-        "           airlock:tool/host@0.1.1",
+        "imports  airlock:tool/types@0.1.2",
+        "           airlock:tool/host@0.1.2",
         "output: {\"type\":\"object\"",
     ] {
         assert!(text.contains(expected), "missing {expected:?} in:\n{text}");
@@ -90,7 +90,7 @@ fn inspect_json_lists_tools_as_mcp_does() {
     assert_eq!(icon["mimeType"], "image/svg+xml");
     assert_eq!(icon["sizes"], serde_json::json!(["any"]));
     let imports = doc["components"][0]["imports"].as_array().expect("imports");
-    assert!(imports.iter().any(|i| i == "airlock:tool/host@0.1.1"));
+    assert!(imports.iter().any(|i| i == "airlock:tool/host@0.1.2"));
 }
 
 #[test]
