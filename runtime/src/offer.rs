@@ -1,20 +1,25 @@
 //! What a component offers beside its tools (world `server` of the
 //! contract): resources, resource templates, prompts and completions, in
-//! the runtime's own types, and how each looks in MCP.
+//! the runtime's own types, and how each looks in MCP: each serialises
+//! (serde) as MCP has it — a resource, a template, a prompt as its list
+//! shows it, and what a read, a prompt or a completion answers as the
+//! method's result ([`Offered`]). Field order is the order of the keys.
 //!
 //! The catalog checks the declarations at load (`catalog/offers.rs`); the
 //! sandbox produces the results of reads, prompts and completions
 //! (`sandbox/offers.rs`); the protocol lists and answers them.
 
-use serde_json::{Map, Value, json};
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
 
-use crate::tool::{Content, Icon, ResourceBody};
+use crate::tool::{Content, Contents, Icon, ResourceBody, to_mcp_value};
 
 /// The most values one completion may hold (MCP's limit).
 pub const MAX_COMPLETIONS: usize = 100;
 
 /// Who a message or a resource is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
     Assistant,
@@ -30,60 +35,86 @@ impl Role {
 }
 
 /// Hints for the client about a resource.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Annotations {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub audience: Vec<Role>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
 }
 
 /// A resource with a fixed URI, as declared (its `_meta` checked to be a
-/// JSON object at load).
-#[derive(Debug, Clone, PartialEq)]
+/// JSON object at load); serialised as `resources/list` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ResourceInfo {
     pub uri: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<Map<String, Value>>,
 }
 
-/// Resources whose URIs follow an RFC 6570 level-1 template.
-#[derive(Debug, Clone, PartialEq)]
+/// Resources whose URIs follow an RFC 6570 level-1 template; serialised
+/// as `resources/templates/list` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct TemplateInfo {
     pub uri_template: String,
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptArgument {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub required: bool,
 }
 
-/// A prompt: a template of messages a user picks.
-#[derive(Debug, Clone, PartialEq)]
+/// A prompt: a template of messages a user picks; serialised as
+/// `prompts/list` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptInfo {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub arguments: Vec<PromptArgument>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
-/// One piece of a resource's contents, as read.
+/// One piece of a resource's contents, as read (serialised as an entry of
+/// `resources/read`'s `contents`, a blob in base64).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResourceContents {
     pub uri: String,
@@ -93,25 +124,28 @@ pub struct ResourceContents {
 }
 
 /// One message of a prompt.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptMessage {
     pub role: Role,
     pub content: Content,
 }
 
-/// What `prompts/get` answers.
-#[derive(Debug, Clone, PartialEq)]
+/// What `prompts/get` answers (its `GetPromptResult`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptMessages {
-    pub description: Option<String>,
     pub messages: Vec<PromptMessage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
-/// What `completion/complete` answers.
-#[derive(Debug, Clone, PartialEq, Default)]
+/// What `completion/complete` answers (the `completion` of its result).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Completion {
     pub values: Vec<String>,
-    pub total: Option<u32>,
     pub has_more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<u32>,
 }
 
 /// What a completion is for.
@@ -135,143 +169,48 @@ impl CompletionRef {
 
 impl Annotations {
     pub fn to_mcp(&self) -> Value {
-        let mut a = Map::new();
-        if !self.audience.is_empty() {
-            let audience: Vec<&str> = self.audience.iter().map(|r| r.as_str()).collect();
-            a.insert("audience".into(), audience.into());
-        }
-        if let Some(priority) = self.priority {
-            a.insert("priority".into(), priority.into());
-        }
-        if let Some(modified) = &self.last_modified {
-            a.insert("lastModified".into(), modified.clone().into());
-        }
-        Value::Object(a)
-    }
-}
-
-/// Inserts the optional fields that resources and templates share.
-fn insert_common(
-    out: &mut Map<String, Value>,
-    title: &Option<String>,
-    description: &Option<String>,
-    mime_type: &Option<String>,
-    annotations: &Option<Annotations>,
-    icons: &[Icon],
-) {
-    let optional = [
-        ("title", title.clone().map(Value::from)),
-        ("description", description.clone().map(Value::from)),
-        ("mimeType", mime_type.clone().map(Value::from)),
-        ("annotations", annotations.as_ref().map(Annotations::to_mcp)),
-        ("icons", Icon::list_to_mcp(icons)),
-    ];
-    for (key, value) in optional {
-        if let Some(value) = value {
-            out.insert(key.into(), value);
-        }
+        to_mcp_value(self)
     }
 }
 
 impl ResourceInfo {
-    /// The resource as `resources/list` lists it.
+    /// The resource as `resources/list` lists it, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut r = Map::new();
-        r.insert("uri".into(), self.uri.clone().into());
-        r.insert("name".into(), self.name.clone().into());
-        insert_common(
-            &mut r,
-            &self.title,
-            &self.description,
-            &self.mime_type,
-            &self.annotations,
-            &self.icons,
-        );
-        if let Some(size) = self.size {
-            r.insert("size".into(), size.into());
-        }
-        if let Some(meta) = &self.meta {
-            r.insert("_meta".into(), Value::Object(meta.clone()));
-        }
-        Value::Object(r)
+        to_mcp_value(self)
     }
 }
 
 impl TemplateInfo {
-    /// The template as `resources/templates/list` lists it.
+    /// The template as `resources/templates/list` lists it, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut t = Map::new();
-        t.insert("uriTemplate".into(), self.uri_template.clone().into());
-        t.insert("name".into(), self.name.clone().into());
-        insert_common(
-            &mut t,
-            &self.title,
-            &self.description,
-            &self.mime_type,
-            &self.annotations,
-            &self.icons,
-        );
-        Value::Object(t)
+        to_mcp_value(self)
     }
 }
 
 impl PromptInfo {
-    /// The prompt as `prompts/list` lists it.
+    /// The prompt as `prompts/list` lists it, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut p = Map::new();
-        p.insert("name".into(), self.name.clone().into());
-        if let Some(title) = &self.title {
-            p.insert("title".into(), title.clone().into());
+        to_mcp_value(self)
+    }
+}
+
+/// One entry of `resources/read`'s `contents`.
+impl Serialize for ResourceContents {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Contents {
+            uri: &self.uri,
+            mime_type: self.mime_type.as_deref(),
+            body: &self.body,
+            meta: self.meta.as_ref(),
         }
-        if let Some(description) = &self.description {
-            p.insert("description".into(), description.clone().into());
-        }
-        let arguments: Vec<Value> = self
-            .arguments
-            .iter()
-            .map(|a| {
-                let mut arg = Map::new();
-                arg.insert("name".into(), a.name.clone().into());
-                if let Some(title) = &a.title {
-                    arg.insert("title".into(), title.clone().into());
-                }
-                if let Some(description) = &a.description {
-                    arg.insert("description".into(), description.clone().into());
-                }
-                arg.insert("required".into(), a.required.into());
-                Value::Object(arg)
-            })
-            .collect();
-        p.insert("arguments".into(), arguments.into());
-        if let Some(icons) = Icon::list_to_mcp(&self.icons) {
-            p.insert("icons".into(), icons);
-        }
-        Value::Object(p)
+        .serialize(serializer)
     }
 }
 
 impl ResourceContents {
-    /// One entry of `resources/read`'s `contents` (a blob in base64).
+    /// One entry of `resources/read`'s `contents`, as JSON.
     pub fn to_mcp(&self) -> Value {
-        use base64::Engine as _;
-        let mut c = Map::new();
-        c.insert("uri".into(), self.uri.clone().into());
-        if let Some(mime) = &self.mime_type {
-            c.insert("mimeType".into(), mime.clone().into());
-        }
-        match &self.body {
-            ResourceBody::Text(text) => c.insert("text".into(), text.clone().into()),
-            ResourceBody::Blob(blob) => c.insert(
-                "blob".into(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(blob)
-                    .into(),
-            ),
-        };
-        if let Some(meta) = &self.meta {
-            c.insert("_meta".into(), Value::Object(meta.clone()));
-        }
-        Value::Object(c)
+        to_mcp_value(self)
     }
 
     /// Its size as the output limit counts it (bytes of text or blob).
@@ -285,30 +224,29 @@ impl ResourceContents {
 }
 
 impl PromptMessages {
-    /// The result of `prompts/get`.
+    /// The result of `prompts/get`, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let messages: Vec<Value> = self
-            .messages
-            .iter()
-            .map(|m| json!({ "role": m.role.as_str(), "content": m.content.to_mcp() }))
-            .collect();
-        let mut result = json!({ "messages": messages });
-        if let Some(description) = &self.description {
-            result["description"] = description.clone().into();
-        }
-        result
+        to_mcp_value(self)
     }
 }
 
 impl Completion {
-    /// The result of `completion/complete`.
+    /// The result of `completion/complete`, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut completion = json!({ "values": self.values, "hasMore": self.has_more });
-        if let Some(total) = self.total {
-            completion["total"] = total.into();
-        }
-        json!({ "completion": completion })
+        to_mcp_value(&CompleteResult { completion: self })
     }
+}
+
+/// `resources/read`'s result (`ReadResourceResult`).
+#[derive(Serialize)]
+struct ReadResult<'a> {
+    contents: &'a [ResourceContents],
+}
+
+/// `completion/complete`'s result (`CompleteResult`).
+#[derive(Serialize)]
+struct CompleteResult<'a> {
+    completion: &'a Completion,
 }
 
 /// What a read, a prompt or a completion answered.
@@ -319,16 +257,21 @@ pub enum Offered {
     Completion(Completion),
 }
 
-impl Offered {
-    /// The MCP result.
-    pub fn to_mcp(&self) -> Value {
+/// The MCP result of the method that asked for it.
+impl Serialize for Offered {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            Offered::Contents(contents) => {
-                json!({ "contents": contents.iter().map(ResourceContents::to_mcp).collect::<Vec<_>>() })
-            }
-            Offered::Messages(messages) => messages.to_mcp(),
-            Offered::Completion(completion) => completion.to_mcp(),
+            Offered::Contents(contents) => ReadResult { contents }.serialize(serializer),
+            Offered::Messages(messages) => messages.serialize(serializer),
+            Offered::Completion(completion) => CompleteResult { completion }.serialize(serializer),
         }
+    }
+}
+
+impl Offered {
+    /// The MCP result, as JSON.
+    pub fn to_mcp(&self) -> Value {
+        to_mcp_value(self)
     }
 }
 
@@ -408,5 +351,71 @@ impl OfferRequest {
             OfferRequest::Prompt { .. } => "prompts/get",
             OfferRequest::Complete { .. } => "completion/complete",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A resource as `resources/list` shows it, key order included: `size`
+    /// and `_meta` after the fields it shares with a template.
+    #[test]
+    fn a_resource_lists_as_mcp_has_it_key_for_key() {
+        let resource = ResourceInfo {
+            uri: "ui://app".into(),
+            name: "app".into(),
+            title: None,
+            description: Some("d".into()),
+            mime_type: Some("text/html".into()),
+            size: Some(10),
+            annotations: Some(Annotations {
+                audience: vec![Role::User],
+                priority: Some(0.5),
+                last_modified: None,
+            }),
+            icons: vec![],
+            meta: json!({"ui": {"csp": {}}}).as_object().cloned(),
+        };
+        assert_eq!(
+            crate::json::to_string(&resource.to_mcp()),
+            r#"{"uri":"ui://app","name":"app","description":"d","mimeType":"text/html","annotations":{"audience":["user"],"priority":0.5},"size":10,"_meta":{"ui":{"csp":{}}}}"#
+        );
+    }
+
+    /// What a read, a prompt and a completion answer, as MCP text.
+    #[test]
+    fn offered_results_serialise_as_their_methods_answer() {
+        let read = Offered::Contents(vec![ResourceContents {
+            uri: "a://b".into(),
+            mime_type: Some("text/plain".into()),
+            body: ResourceBody::Text("x".into()),
+            meta: None,
+        }]);
+        assert_eq!(
+            crate::json::to_string(&read.to_mcp()),
+            r#"{"contents":[{"uri":"a://b","mimeType":"text/plain","text":"x"}]}"#
+        );
+        let prompt = Offered::Messages(PromptMessages {
+            description: Some("d".into()),
+            messages: vec![PromptMessage {
+                role: Role::Assistant,
+                content: Content::Text("t".into()),
+            }],
+        });
+        assert_eq!(
+            crate::json::to_string(&prompt.to_mcp()),
+            r#"{"messages":[{"role":"assistant","content":{"type":"text","text":"t"}}],"description":"d"}"#
+        );
+        let completion = Offered::Completion(Completion {
+            values: vec!["a".into()],
+            total: Some(1),
+            has_more: false,
+        });
+        assert_eq!(
+            crate::json::to_string(&completion.to_mcp()),
+            r#"{"completion":{"values":["a"],"hasMore":false,"total":1}}"#
+        );
     }
 }

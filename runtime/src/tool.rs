@@ -1,6 +1,7 @@
 //! What a tool is, as the runtime sees it: the metadata a component declares
 //! through `describe`, in the runtime's own types.
 
+use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 /// The four behaviour hints. Absent means false.
@@ -37,8 +38,10 @@ impl Hints {
     }
 }
 
-/// Whether a tool runs as a background task.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Whether a tool runs as a background task (serialised as MCP spells
+/// it: `execution.taskSupport`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TaskSupport {
     #[default]
     Forbidden,
@@ -57,11 +60,15 @@ impl TaskSupport {
     }
 }
 
-/// An icon a client may show next to the tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An icon a client may show next to the tool (serialised as MCP's
+/// `Icon`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Icon {
     pub src: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<String>,
 }
 
@@ -128,10 +135,13 @@ impl Level {
     }
 }
 
-/// The body of an embedded resource.
-#[derive(Debug, Clone, PartialEq)]
+/// The body of an embedded resource (serialised as the field MCP gives
+/// it beside the URI: `text`, or `blob` in base64).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ResourceBody {
     Text(String),
+    #[serde(serialize_with = "base64")]
     Blob(Vec<u8>),
 }
 
@@ -176,37 +186,119 @@ impl Hints {
     /// The four MCP annotations, always explicit so no client falls back to
     /// MCP's own defaults (which assume destructive and open-world).
     pub fn annotations(&self) -> serde_json::Map<String, Value> {
-        let mut map = serde_json::Map::new();
-        map.insert("readOnlyHint".into(), self.read_only.into());
-        map.insert("destructiveHint".into(), self.destructive.into());
-        map.insert("idempotentHint".into(), self.idempotent.into());
-        map.insert("openWorldHint".into(), self.open_world.into());
-        map
+        match to_mcp_value(&ToolAnnotations::of(self, None)) {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        }
     }
+}
+
+/// A value as MCP JSON: what `to_mcp` answers for callers that need a
+/// `Value` (the protocol serialises the types themselves). These types
+/// always serialise (string keys, no failing field); a failure would be
+/// a bug, logged and answered as `null`.
+pub fn to_mcp_value(value: &impl Serialize) -> Value {
+    serde_json::to_value(value).unwrap_or_else(|e| {
+        tracing::error!("an MCP value did not serialize: {e}");
+        Value::Null
+    })
+}
+
+/// Bytes as base64 text, written straight into the serialiser (no
+/// encoded copy first when it writes text).
+pub struct Base64<'a>(pub &'a [u8]);
+
+impl Serialize for Base64<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use base64::engine::general_purpose::STANDARD;
+        serializer.collect_str(&base64::display::Base64Display::new(self.0, &STANDARD))
+    }
+}
+
+fn base64<S: Serializer, B: AsRef<[u8]>>(data: &B, serializer: S) -> Result<S::Ok, S::Error> {
+    Base64(data.as_ref()).serialize(serializer)
+}
+
+fn no_icons(icons: &&[Icon]) -> bool {
+    icons.is_empty()
 }
 
 impl Icon {
     /// An `icons` list as MCP has it (on a tool, a resource, a template, a
     /// prompt); `None` for none.
     pub fn list_to_mcp(icons: &[Icon]) -> Option<Value> {
-        (!icons.is_empty()).then(|| icons.iter().map(Icon::to_mcp).collect())
+        (!icons.is_empty()).then(|| to_mcp_value(&icons))
     }
+}
 
-    fn to_mcp(&self) -> Value {
-        let mut icon = serde_json::Map::new();
-        icon.insert("src".into(), self.src.clone().into());
-        if let Some(mime) = &self.mime_type {
-            icon.insert("mimeType".into(), mime.clone().into());
+/// A tool's `annotations`: the four hints, always explicit, and its title.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolAnnotations<'a> {
+    read_only_hint: bool,
+    destructive_hint: bool,
+    idempotent_hint: bool,
+    open_world_hint: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+}
+
+impl<'a> ToolAnnotations<'a> {
+    fn of(hints: &Hints, title: Option<&'a str>) -> Self {
+        ToolAnnotations {
+            read_only_hint: hints.read_only,
+            destructive_hint: hints.destructive,
+            idempotent_hint: hints.idempotent,
+            open_world_hint: hints.open_world,
+            title,
         }
-        if !self.sizes.is_empty() {
-            icon.insert("sizes".into(), self.sizes.clone().into());
+    }
+}
+
+/// A tool's `execution`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Execution {
+    task_support: TaskSupport,
+}
+
+/// A tool as MCP `tools/list` lists it (`Tool`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ListedTool<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    description: &'a str,
+    input_schema: &'a Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_schema: Option<&'a Value>,
+    annotations: ToolAnnotations<'a>,
+    #[serde(skip_serializing_if = "no_icons")]
+    icons: &'a [Icon],
+    execution: Execution,
+}
+
+/// The tool as MCP `tools/list` lists it.
+impl Serialize for ToolInfo {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ListedTool {
+            name: &self.name,
+            title: self.title.as_deref(),
+            description: &self.description,
+            input_schema: &self.input_schema,
+            output_schema: self.output_schema.as_ref(),
+            annotations: ToolAnnotations::of(&self.hints, self.title.as_deref()),
+            icons: &self.icons,
+            execution: Execution {
+                task_support: self.task_support,
+            },
         }
-        Value::Object(icon)
+        .serialize(serializer)
     }
 }
 
 impl ToolInfo {
-    /// The tool as MCP `tools/list` lists it.
     /// Whether the tool's structured result is a non-object value wrapped
     /// as `{"result": …}` (MCP wants an object root): its output schema
     /// carries [`WRAPPED`], as the SDKs write it.
@@ -218,62 +310,87 @@ impl ToolInfo {
             == Some(true)
     }
 
+    /// The tool as MCP `tools/list` lists it, as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut tool = serde_json::Map::new();
-        tool.insert("name".into(), self.name.clone().into());
-        if let Some(title) = &self.title {
-            tool.insert("title".into(), title.clone().into());
-        }
-        tool.insert("description".into(), self.description.clone().into());
-        tool.insert("inputSchema".into(), self.input_schema.clone());
-        if let Some(output) = &self.output_schema {
-            tool.insert("outputSchema".into(), output.clone());
-        }
-        let mut annotations = self.hints.annotations();
-        if let Some(title) = &self.title {
-            annotations.insert("title".into(), title.clone().into());
-        }
-        tool.insert("annotations".into(), Value::Object(annotations));
-        if let Some(icons) = Icon::list_to_mcp(&self.icons) {
-            tool.insert("icons".into(), icons);
-        }
-        tool.insert(
-            "execution".into(),
-            serde_json::json!({ "taskSupport": self.task_support.as_str() }),
-        );
-        Value::Object(tool)
+        to_mcp_value(self)
     }
 }
 
-impl Content {
-    /// The block as an MCP content object.
-    pub fn to_mcp(&self) -> Value {
-        use base64::Engine as _;
-        let b64 = |data: &[u8]| base64::engine::general_purpose::STANDARD.encode(data);
-        match self {
-            Content::Text(text) => serde_json::json!({ "type": "text", "text": text }),
-            Content::Image { data, mime_type } => {
-                serde_json::json!({ "type": "image", "data": b64(data), "mimeType": mime_type })
-            }
-            Content::Audio { data, mime_type } => {
-                serde_json::json!({ "type": "audio", "data": b64(data), "mimeType": mime_type })
-            }
+/// A resource's contents as MCP has them (`TextResourceContents` or
+/// `BlobResourceContents`): embedded in a tool's result, or read.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Contents<'a> {
+    pub uri: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<&'a str>,
+    #[serde(flatten)]
+    pub body: &'a ResourceBody,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<&'a serde_json::Map<String, Value>>,
+}
+
+/// A content block as MCP has it, tagged by its `type`.
+#[derive(Serialize)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+enum Block<'a> {
+    Text {
+        text: &'a str,
+    },
+    Image {
+        data: Base64<'a>,
+        mime_type: &'a str,
+    },
+    Audio {
+        data: Base64<'a>,
+        mime_type: &'a str,
+    },
+    Resource {
+        resource: Contents<'a>,
+    },
+    ResourceLink {
+        uri: &'a str,
+        name: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        title: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        description: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        mime_type: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+    },
+}
+
+/// The block as an MCP content object.
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let block = match self {
+            Content::Text(text) => Block::Text { text },
+            Content::Image { data, mime_type } => Block::Image {
+                data: Base64(data),
+                mime_type,
+            },
+            Content::Audio { data, mime_type } => Block::Audio {
+                data: Base64(data),
+                mime_type,
+            },
             Content::Embedded {
                 uri,
                 mime_type,
                 body,
-            } => {
-                let mut resource = serde_json::Map::new();
-                resource.insert("uri".into(), uri.clone().into());
-                if let Some(mime) = mime_type {
-                    resource.insert("mimeType".into(), mime.clone().into());
-                }
-                match body {
-                    ResourceBody::Text(text) => resource.insert("text".into(), text.clone().into()),
-                    ResourceBody::Blob(blob) => resource.insert("blob".into(), b64(blob).into()),
-                };
-                serde_json::json!({ "type": "resource", "resource": resource })
-            }
+            } => Block::Resource {
+                resource: Contents {
+                    uri,
+                    mime_type: mime_type.as_deref(),
+                    body,
+                    meta: None,
+                },
+            },
             Content::Link {
                 uri,
                 name,
@@ -281,40 +398,133 @@ impl Content {
                 description,
                 mime_type,
                 size,
-            } => {
-                let mut link = serde_json::Map::new();
-                link.insert("type".into(), "resource_link".into());
-                link.insert("uri".into(), uri.clone().into());
-                link.insert("name".into(), name.clone().into());
-                let optional = [
-                    ("title", title.clone().map(Value::from)),
-                    ("description", description.clone().map(Value::from)),
-                    ("mimeType", mime_type.clone().map(Value::from)),
-                    ("size", size.map(Value::from)),
-                ];
-                for (key, value) in optional {
-                    if let Some(value) = value {
-                        link.insert(key.into(), value);
-                    }
-                }
-                Value::Object(link)
-            }
+            } => Block::ResourceLink {
+                uri,
+                name,
+                title: title.as_deref(),
+                description: description.as_deref(),
+                mime_type: mime_type.as_deref(),
+                size: *size,
+            },
+        };
+        block.serialize(serializer)
+    }
+}
+
+impl Content {
+    /// The block as an MCP content object, as JSON.
+    pub fn to_mcp(&self) -> Value {
+        to_mcp_value(self)
+    }
+}
+
+/// A successful call's `CallToolResult`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CallToolResult<'a> {
+    content: &'a [Content],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    is_error: bool,
+}
+
+/// The result as an MCP `CallToolResult` (`isError: false`).
+impl Serialize for Output {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        CallToolResult {
+            content: &self.content,
+            structured_content: self.structured.as_ref(),
+            is_error: false,
         }
+        .serialize(serializer)
     }
 }
 
 impl Output {
-    /// The result as an MCP `CallToolResult` (`isError: false`).
+    /// The result as an MCP `CallToolResult` (`isError: false`), as JSON.
     pub fn to_mcp(&self) -> Value {
-        let mut result = serde_json::Map::new();
-        result.insert(
-            "content".into(),
-            Value::Array(self.content.iter().map(Content::to_mcp).collect()),
+        to_mcp_value(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The MCP text of a tool's listing, key order included (clients and
+    /// transcripts compare it): every optional field present.
+    #[test]
+    fn a_tool_lists_as_mcp_has_it_key_for_key() {
+        let info = ToolInfo {
+            name: "restock".into(),
+            title: Some("Restock".into()),
+            description: "Orders more".into(),
+            input_schema: json!({"type": "object"}),
+            output_schema: Some(json!({"type": "object"})),
+            hints: Hints {
+                destructive: true,
+                ..Hints::default()
+            },
+            icons: vec![Icon {
+                src: "i.png".into(),
+                mime_type: Some("image/png".into()),
+                sizes: vec!["48x48".into()],
+            }],
+            task_support: TaskSupport::Optional,
+        };
+        assert_eq!(
+            crate::json::to_string(&info.to_mcp()),
+            r#"{"name":"restock","title":"Restock","description":"Orders more","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false,"title":"Restock"},"icons":[{"src":"i.png","mimeType":"image/png","sizes":["48x48"]}],"execution":{"taskSupport":"optional"}}"#
         );
-        if let Some(structured) = &self.structured {
-            result.insert("structuredContent".into(), structured.clone());
-        }
-        result.insert("isError".into(), false.into());
-        Value::Object(result)
+        let bare = ToolInfo {
+            title: None,
+            output_schema: None,
+            icons: vec![],
+            task_support: TaskSupport::Forbidden,
+            ..info
+        };
+        assert_eq!(
+            crate::json::to_string(&bare.to_mcp()),
+            r#"{"name":"restock","description":"Orders more","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":false,"destructiveHint":true,"idempotentHint":false,"openWorldHint":false},"execution":{"taskSupport":"forbidden"}}"#
+        );
+    }
+
+    /// Every kind of block, and a result with structured content, as MCP
+    /// text: binary data in base64, absent fields left out.
+    #[test]
+    fn a_result_and_its_blocks_serialise_as_mcp_has_them() {
+        let output = Output {
+            content: vec![
+                Content::Text("hi".into()),
+                Content::Image {
+                    data: vec![0x89, b'P', b'N', b'G'],
+                    mime_type: "image/png".into(),
+                },
+                Content::Embedded {
+                    uri: "file:///a".into(),
+                    mime_type: None,
+                    body: ResourceBody::Blob(vec![1, 2, 3]),
+                },
+                Content::Link {
+                    uri: "file:///b".into(),
+                    name: "b".into(),
+                    title: None,
+                    description: Some("d".into()),
+                    mime_type: None,
+                    size: Some(3),
+                },
+            ],
+            structured: Some(json!({"n": 1})),
+        };
+        assert_eq!(
+            crate::json::to_string(&output.to_mcp()),
+            r#"{"content":[{"type":"text","text":"hi"},{"type":"image","data":"iVBORw==","mimeType":"image/png"},{"type":"resource","resource":{"uri":"file:///a","blob":"AQID"}},{"type":"resource_link","uri":"file:///b","name":"b","description":"d","size":3}],"structuredContent":{"n":1},"isError":false}"#
+        );
+        // Written straight to text, the same bytes as through a Value.
+        assert_eq!(
+            serde_json::to_string(&output).expect("serialises"),
+            crate::json::to_string(&output.to_mcp())
+        );
     }
 }
