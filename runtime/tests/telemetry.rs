@@ -88,9 +88,12 @@ impl Receiver {
     }
 }
 
+/// The `traceparent` and `x-api-key` headers a request came with.
+type Seen = (Option<String>, Option<String>);
+
 /// A loopback server answering `hello` that hands back each request's
 /// `traceparent` and `x-api-key` headers.
-fn upstream() -> (u16, mpsc::Receiver<(Option<String>, Option<String>)>) {
+fn upstream() -> (u16, mpsc::Receiver<Seen>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = listener.local_addr().expect("addr").port();
     let (tx, rx) = mpsc::channel();
