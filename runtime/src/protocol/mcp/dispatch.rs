@@ -12,8 +12,6 @@
 //! transport reads an answer's JSON back or decides a method's facts again. The capabilities `initialize` and `server/discover` announce are
 //! read from the same table.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU8;
 
@@ -21,100 +19,19 @@ use serde_json::{Map, Value, json};
 
 pub use super::answered::Answered;
 use super::context::Ctx;
+pub use super::method::{Before, HeaderCheck, Long, Method, Needs, Revisions};
+use super::method::{Handled, Handler, Handling};
 use super::model::{self, ListParams, NoParams};
-use super::request::{Answer, Meta, TASKS_EXTENSION, missing_capability, read_meta};
+use super::request::{Answer, Meta, read_meta};
 use super::revision::{META_VERSION, Revision};
 use super::server::Server;
 use super::session::Session;
 use super::{
     completion, lifecycle, mirrored, prompts, resources, skills, subscriptions, tasks, tools,
 };
-use crate::policy::Token;
 use crate::protocol::jsonrpc::{ErrorObject, Id, Incoming, Message, Request};
 use crate::protocol::outbox::Outbox;
 use crate::tool::Level;
-
-/// What a request that may take long holds while it runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Long {
-    /// It runs a guest: one of the server's calls in flight.
-    Call,
-    /// It only waits (for a task, for notifications): a stream, no call.
-    Wait,
-}
-
-/// The revisions that have a method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Revisions {
-    /// Sessions (2025-03-26 … 2025-11-25).
-    Sessions,
-    /// Revision 2026-07-28 only.
-    Stateless,
-    Both,
-}
-
-/// What a caller needs for a method, besides its revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    Nothing,
-    /// Tasks on: in the core protocol, or the extension the request
-    /// declares (-32021 when a 2026-07-28 request does not).
-    Tasks,
-    /// Tasks on, and a bearer token (listing needs an owner worth the name).
-    TasksAndToken,
-}
-
-type Handled<'c> = Pin<Box<dyn Future<Output = Answer> + Send + 'c>>;
-type Handler = for<'c> fn(&'c Ctx<'c>, Value) -> Handled<'c>;
-
-/// How a method is answered.
-#[derive(Clone, Copy)]
-enum Handling {
-    Handler(Handler),
-    /// By the session itself, in any state (`initialize`, `ping`).
-    Session,
-}
-
-/// A check of a request's HTTP headers against its params (2026-07-28):
-/// `Err` is the error a transport answers with 400.
-pub type HeaderCheck = for<'h> fn(
-    &Server,
-    Option<&Token>,
-    &Request,
-    &'h dyn Fn(&str) -> Option<&'h str>,
-) -> Result<(), ErrorObject>;
-
-/// What a transport does with a request of a method before the dispatch
-/// runs it: asked of the table, so no transport matches a method's name.
-#[derive(Clone, Copy)]
-pub enum Before {
-    /// Nothing: the dispatch runs it.
-    Nothing,
-    /// It opens a session (`initialize`): the transport makes the session
-    /// and names it in the answer.
-    OpensSession,
-    /// It lists what the components offer: while the start's components
-    /// still load it waits for them (bounded), so a first list is not
-    /// empty.
-    AwaitsLoading,
-    /// Over HTTP its headers mirror some of its params, checked before it
-    /// runs.
-    ChecksHeaders(HeaderCheck),
-}
-
-/// One MCP method: everything the server knows of it.
-pub struct Method {
-    pub name: &'static str,
-    pub revisions: Revisions,
-    pub needs: Needs,
-    /// What it holds while it runs, when it may take long.
-    pub long: Option<Long>,
-    /// The params field its `Mcp-Name` header mirrors (2026-07-28).
-    pub name_field: Option<&'static str>,
-    /// What a transport does with it before it runs.
-    pub before: Before,
-    handling: Handling,
-}
 
 /// A handler: `|ctx, params: Type| body`, the body an `Answer`; the
 /// params are parsed into their [`model`] type first (-32602 when they do
@@ -380,47 +297,6 @@ static METHODS: [Method; 23] = [
 /// The method named `name`, served or not.
 pub fn method(name: &str) -> Option<&'static Method> {
     METHODS.iter().find(|m| m.name == name)
-}
-
-impl Method {
-    /// Whether a request of `revision` reaches this method (with `tasks`
-    /// on and a `token` or not); `Err` says what to answer instead.
-    fn reached(
-        &self,
-        revision: Revision,
-        client_tasks: bool,
-        token: bool,
-    ) -> Result<(), ErrorObject> {
-        let not_found = || ErrorObject::method_not_found(self.name);
-        let stateless = revision.is_stateless();
-        let in_revision = match self.revisions {
-            Revisions::Sessions => !stateless,
-            Revisions::Stateless => stateless,
-            Revisions::Both => true,
-        };
-        if !in_revision {
-            return Err(not_found());
-        }
-        if self.needs == Needs::Nothing {
-            return Ok(());
-        }
-        // A task of the 2026-07-28 extension is reached only by requests
-        // that declare it.
-        if stateless && !client_tasks {
-            return Err(missing_capability(
-                format!(
-                    "{} belongs to the {TASKS_EXTENSION} extension, which the request does not declare",
-                    self.name
-                ),
-                json!({ "extensions": { TASKS_EXTENSION: {} } }),
-            ));
-        }
-        if !revision.wire().tasks_on(client_tasks) || (self.needs == Needs::TasksAndToken && !token)
-        {
-            return Err(not_found());
-        }
-        Ok(())
-    }
 }
 
 /// What `initialize` (a session of `revision`) and `server/discover`

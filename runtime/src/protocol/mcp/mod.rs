@@ -31,6 +31,8 @@
 //!   `skills/*`, directory reads and a skill file's read, from memory),
 //!   [`resources`] (`resources/*`),
 //!   [`prompts`] (`prompts/*`), [`completion`] (`completion/complete`);
+//! - [`method`]: what one entry of the method table says of a method, and
+//!   whether a request reaches it;
 //! - [`dispatch`]: the one table of methods and the dispatch over it: what
 //!   a transport asks of a message (its revision, whether it runs long,
 //!   its `Mcp-Name` field) and the answer, typed.
@@ -46,6 +48,7 @@ pub mod context;
 pub mod dispatch;
 pub mod inputs;
 pub mod lifecycle;
+pub mod method;
 pub mod listeners;
 pub mod mirrored;
 pub mod model;
