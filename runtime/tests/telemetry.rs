@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::http::{http, serve_with_env};
-use crate::support::{component, workspace};
+use crate::support::http::{Mcp, http, serve_with_env, sse_messages};
+use crate::support::{component, test_component, workspace};
 
 /// The client's trace and span (the root of the trace).
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -205,6 +205,190 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
     // No argument, answer or secret in any span.
     let all = serde_json::to_string(&spans).expect("json");
     for secret in ["argument-value-7", "hello", "sekrit-value-42", "/page"] {
+        assert!(!all.contains(secret), "{secret} in {all}");
+    }
+}
+
+/// Sends `body` in `mcp`'s session on a connection of its own, answers the
+/// first `elicitation/create` it carries with `answer`, and returns the
+/// question and the response to `body` (both read from the SSE stream).
+fn call_answering(mcp: &Mcp, body: &Value, answer: Value) -> (Value, Value) {
+    let mut stream = std::net::TcpStream::connect(mcp.addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let body = body.to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        mcp.addr,
+        mcp.session,
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("write");
+    let mut seen = String::new();
+    let question = loop {
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).expect("read");
+        assert!(n > 0, "the stream ended before a question: {seen}");
+        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        if let Some(q) = sse_messages(&seen)
+            .into_iter()
+            .find(|m| m["method"] == "elicitation/create")
+        {
+            break q;
+        }
+    };
+    let reply =
+        serde_json::json!({"jsonrpc": "2.0", "id": question["id"].clone(), "result": answer});
+    assert_eq!(mcp.post(&reply).status, 202);
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    seen.push_str(&String::from_utf8_lossy(&rest));
+    let response = sse_messages(&seen)
+        .into_iter()
+        .find(|m| m.get("method").is_none() && m.get("id").is_some())
+        .unwrap_or_else(|| panic!("no response in {seen}"));
+    (question, response)
+}
+
+fn child_of<'a>(spans: &'a [Value], name: &str, parent: &Value) -> &'a Value {
+    spans
+        .iter()
+        .find(|s| s["span"] == name && s["parent_span_id"] == parent["span_id"])
+        .unwrap_or_else(|| panic!("no span {name} under {parent}: {spans:#?}"))
+}
+
+#[test]
+fn an_mcp_call_that_asks_and_fetches_a_read_and_a_refusal_are_traced() {
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let (port, seen) = upstream();
+    let policy = format!(
+        "[components.hostile]\nask = [\"elicit\"]\n\
+         [components.hostile.network.\"http://127.0.0.1:{port}\"]\n\
+         headers = {{ \"x-api-key\" = {{ from = \"TEL_SECRET\" }} }}\n"
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[test_component("hostile"), test_component("offers")],
+        &["--otlp-endpoint", &endpoint],
+        &[
+            ("TEL_SECRET", "sekrit-value-42"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
+    );
+    let mut mcp = Mcp::connect(served.addr, serde_json::json!({"elicitation": {}}), &[]);
+    let url = format!("http://127.0.0.1:{port}/page?q=argument-value-7");
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": "call-1", "method": "tools/call",
+        "params": {"name": "ask_then_http", "arguments": {"url": url},
+            "_meta": {"traceparent": format!("00-{TRACE}-{CLIENT_SPAN}-01")}}});
+    let (question, response) = call_answering(
+        &mcp,
+        &call,
+        serde_json::json!({"action": "accept", "content": {"note": "answer-text-9"}}),
+    );
+    assert_eq!(question["params"]["message"], "Fetch it?");
+    assert_eq!(response["id"], "call-1");
+    assert_eq!(
+        response["result"]["content"][0]["text"], "200 hello",
+        "{response}"
+    );
+    let read = mcp.request(
+        "resources/read",
+        serde_json::json!({"uri": "test://static-text"}),
+    );
+    assert!(read["result"]["contents"].is_array(), "{read}");
+    // Destructive, and the policy does not allow it: refused before it runs.
+    let refused = mcp.request(
+        "tools/call",
+        serde_json::json!({"name": "fs_destructive", "arguments": {}}),
+    );
+    assert!(refused.get("error").is_some() || refused["result"]["isError"] == true);
+
+    let spans = receiver.spans_until(|spans| {
+        [
+            "tools/call ask_then_http",
+            "elicitation/create",
+            "GET",
+            "resources/read",
+            "tools/call fs_destructive",
+        ]
+        .iter()
+        .all(|name| spans.iter().any(|s| s["span"] == *name))
+    });
+    let call = named(&spans, "tools/call ask_then_http");
+    assert_eq!(call["kind"], 2, "SERVER");
+    assert_eq!(call["trace_id"], TRACE, "the _meta traceparent is the root");
+    assert_eq!(call["parent_span_id"], CLIENT_SPAN);
+    let attributes = &call["attributes"];
+    assert_eq!(attributes["mcp.method.name"], "tools/call");
+    assert_eq!(attributes["gen_ai.tool.name"], "ask_then_http");
+    assert_eq!(attributes["gen_ai.operation.name"], "execute_tool");
+    assert_eq!(attributes["mcp.protocol.version"], "2025-11-25");
+    assert_eq!(attributes["jsonrpc.request.id"], "call-1");
+    let session = attributes["mcp.session.id"]
+        .as_str()
+        .expect("mcp.session.id");
+    assert!(
+        !session.is_empty() && session != mcp.session,
+        "never the header: {session}"
+    );
+    // The question to the client: a CLIENT span in the call's run.
+    let run = child_of(&spans, "airlock.run", call);
+    let asked = child_of(&spans, "elicitation/create", run);
+    assert_eq!(asked["kind"], 3, "CLIENT");
+    assert_eq!(asked["trace_id"], TRACE);
+    assert_eq!(asked["attributes"]["mcp.method.name"], "elicitation/create");
+    assert_eq!(asked["attributes"]["airlock.ask.outcome"], "answered");
+    // Its outbound request, with the credential named, never its value.
+    let outbound = child_of(&spans, "GET", run);
+    assert_eq!(outbound["kind"], 3, "CLIENT");
+    assert_eq!(
+        outbound["attributes"]["airlock.credentials"],
+        serde_json::json!([format!(
+            "x-api-key for http://127.0.0.1:{port} (from TEL_SECRET)"
+        )])
+    );
+    let (traceparent, key) = seen
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a request");
+    let expected = format!(
+        "00-{TRACE}-{}-01",
+        outbound["span_id"].as_str().unwrap_or_default()
+    );
+    assert_eq!(traceparent.as_deref(), Some(expected.as_str()));
+    assert_eq!(
+        key.as_deref(),
+        Some("sekrit-value-42"),
+        "the host injected it"
+    );
+    // The read: its URI.
+    let read = named(&spans, "resources/read");
+    assert_eq!(read["kind"], 2, "SERVER");
+    assert_eq!(read["attributes"]["mcp.method.name"], "resources/read");
+    assert_eq!(read["attributes"]["mcp.resource.uri"], "test://static-text");
+    assert_eq!(read["attributes"]["mcp.session.id"], session);
+    // The refusal: an event with its kind.
+    let refused = named(&spans, "tools/call fs_destructive");
+    let events = refused["events"].as_array().expect("events");
+    assert!(
+        events.iter().any(|e| e["name"] == "airlock.refusal"
+            && e["attributes"]["airlock.refusal.kind"] == "refused"),
+        "{refused}"
+    );
+    // No argument, answer or secret in any span.
+    let all = serde_json::to_string(&spans).expect("json");
+    for secret in [
+        "argument-value-7",
+        "answer-text-9",
+        "sekrit-value-42",
+        "/page",
+        "Fetch it?",
+    ] {
         assert!(!all.contains(secret), "{secret} in {all}");
     }
 }

@@ -278,6 +278,19 @@ fn http(args: &str) -> Result<Output, Error> {
     }
 }
 
+/// Asks the user to go on (`host.elicit`, a one-field form), then sends
+/// the request of [`http`] when they accept; the answer's content is never
+/// handed back (the telemetry test looks for it in the spans).
+fn ask_then_http(args: &str) -> Result<Output, Error> {
+    use airlock::tool::host;
+    let schema = r#"{"type":"object","properties":{"note":{"type":"string"}}}"#;
+    match host::elicit("Fetch it?", schema) {
+        Ok(host::ElicitAnswer::Accept(_)) => http(args),
+        Ok(_) => text("declined"),
+        Err(e) => Err(fail(format!("{e:?}"))),
+    }
+}
+
 fn http_request(args: &str) -> Result<String, Error> {
     use wasi::http::types::{Fields, Method, OutgoingBody};
     let url = need(args, "url")?;
@@ -677,6 +690,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
             tool("http_open", Hints::OPEN_WORLD),
             tool("http_read_only", Hints::READ_ONLY | Hints::OPEN_WORLD),
             tool("io", Hints::OPEN_WORLD | Hints::DESTRUCTIVE),
+            tool("ask_then_http", Hints::OPEN_WORLD),
         ]
     }
 
@@ -769,6 +783,7 @@ impl exports::airlock::tool::tools::Guest for Hostile {
                 text("connected")
             }
             "http_closed" | "http_open" | "http_read_only" => http(&args),
+            "ask_then_http" => ask_then_http(&args),
             "io" => io(&args),
             "flood" => {
                 // Log and progress as fast as the host takes them.
