@@ -129,8 +129,10 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
         return;
     };
     let (port, seen) = upstream();
+    // `http://` in the pattern: a credential goes over plain http only
+    // where the pattern says so (docs/policy.md, Credentials).
     let policy = format!(
-        "[components.webfetch.network.\"127.0.0.1:{port}\"]\n\
+        "[components.webfetch.network.\"http://127.0.0.1:{port}\"]\n\
          headers = {{ \"x-api-key\" = {{ from = \"TEL_SECRET\" }} }}\n"
     );
     let endpoint = format!("http://127.0.0.1:{}", receiver.port);
@@ -190,8 +192,16 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
     assert_eq!(outbound["parent_span_id"], run["span_id"]);
     assert_eq!(outbound["attributes"]["server.port"], i64::from(port));
     assert_eq!(outbound["attributes"]["http.response.status_code"], 200);
-    // The upstream saw the outbound span as its parent, in the same trace.
-    let (sent, _) = seen
+    // The credential named (header, pattern, variable), never its value.
+    assert_eq!(
+        outbound["attributes"]["airlock.credentials"],
+        serde_json::json!([format!(
+            "x-api-key for http://127.0.0.1:{port} (from TEL_SECRET)"
+        )])
+    );
+    // The upstream saw the outbound span as its parent, in the same trace,
+    // and the credential the host injected.
+    let (sent, key) = seen
         .recv_timeout(Duration::from_secs(5))
         .expect("a request");
     let expected = format!(
@@ -199,6 +209,7 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
         outbound["span_id"].as_str().unwrap_or_default()
     );
     assert_eq!(sent.as_deref(), Some(expected.as_str()));
+    assert_eq!(key.as_deref(), Some("sekrit-value-42"));
     let unknown = named(&spans, "rpc nothing_here");
     assert_eq!(unknown["attributes"]["error.type"], "-32601");
     assert_eq!(unknown["status"], 2, "ERROR");
