@@ -12,6 +12,7 @@ use super::serve_args::DEFAULT_LISTEN;
 use super::serve_config::ServeConfig;
 use super::serve_load::{load, print_report, warn_unused_credentials};
 use super::serve_signals::shutdown_signal;
+use crate::Runtime;
 use crate::confine::{self, Confinement, Scope, Serving};
 use crate::policy::Policy;
 use crate::protocol::mcp::Server;
@@ -19,7 +20,6 @@ use crate::runtime::loading::Loading;
 use crate::runtime::reload::Watcher;
 use crate::transport;
 use crate::transport::http::{HttpConfig, ServerTls, TlsFiles};
-use crate::Runtime;
 
 /// `airlock serve`, phase by phase: settings, the runtime and its policy,
 /// loading, the MCP server, the transport, shutdown.

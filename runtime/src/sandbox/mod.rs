@@ -70,8 +70,8 @@ pub use wasmcp::{WasmcpPre, check_imports as check_wasmcp_imports};
 
 use crate::observe::CallObserver;
 use crate::policy::{Grant, Limits};
-use crate::telemetry::{self, SpanKind};
 pub use crate::policy::{format_duration, format_size};
+use crate::telemetry::{self, SpanKind};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
 
 /// A call that did not produce a result, by cause.

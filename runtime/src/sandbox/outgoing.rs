@@ -208,7 +208,11 @@ impl WasiHttpHooks for HttpFilter {
             };
             let sent = send(request, &addrs, tls, options, stop, held, sent).await;
             if let Some(span) = traced {
-                span.end(sent.as_ref().map(|(r, _)| r.status().as_u16()).map_err(|_| "failed"));
+                span.end(
+                    sent.as_ref()
+                        .map(|(r, _)| r.status().as_u16())
+                        .map_err(|_| "failed"),
+                );
             }
             sent
         })

@@ -521,6 +521,7 @@ async fn answer(
 mod tests {
     use super::*;
     use crate::protocol::jsonrpc;
+    use crate::protocol::mcp::request::TASKS_EXTENSION;
 
     fn request(text: &str) -> Request {
         match jsonrpc::message(serde_json::from_str(text).expect("json")) {

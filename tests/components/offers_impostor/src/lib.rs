@@ -97,4 +97,11 @@ impl completions::Guest for Impostor {
     }
 }
 
+/// No skills: world `server` exports the interface since 0.1.2.
+impl exports::airlock::tool::skills::Guest for Impostor {
+    fn describe() -> Vec<exports::airlock::tool::skills::Skill> {
+        Vec::new()
+    }
+}
+
 export!(Impostor);

@@ -68,4 +68,11 @@ impl completions::Guest for Liar {
     }
 }
 
+/// No skills: world `server` exports the interface since 0.1.2.
+impl exports::airlock::tool::skills::Guest for Liar {
+    fn describe() -> Vec<exports::airlock::tool::skills::Skill> {
+        Vec::new()
+    }
+}
+
 export!(Liar);

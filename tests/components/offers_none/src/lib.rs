@@ -60,4 +60,11 @@ impl completions::Guest for Nothing {
     }
 }
 
+/// No skills: world `server` exports the interface since 0.1.2.
+impl exports::airlock::tool::skills::Guest for Nothing {
+    fn describe() -> Vec<exports::airlock::tool::skills::Skill> {
+        Vec::new()
+    }
+}
+
 export!(Nothing);

@@ -128,4 +128,11 @@ impl completions::Guest for OffersOnly {
     }
 }
 
+/// No skills: world `server` exports the interface since 0.1.2.
+impl exports::airlock::tool::skills::Guest for OffersOnly {
+    fn describe() -> Vec<exports::airlock::tool::skills::Skill> {
+        Vec::new()
+    }
+}
+
 export!(OffersOnly);

@@ -118,4 +118,11 @@ impl completions::Guest for Shadow {
     }
 }
 
+/// No skills: world `server` exports the interface since 0.1.2.
+impl exports::airlock::tool::skills::Guest for Shadow {
+    fn describe() -> Vec<exports::airlock::tool::skills::Skill> {
+        Vec::new()
+    }
+}
+
 export!(Shadow);
