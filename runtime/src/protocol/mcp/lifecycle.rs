@@ -4,12 +4,15 @@
 
 use std::sync::atomic::Ordering;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::context::Ctx;
-use super::model::{self, lifecycle::InitializeParams, lifecycle::SetLevelParams};
+use super::model::lifecycle::{
+    DiscoverResult, Implementation, InitializeParams, InitializeResult, SetLevelParams,
+};
+use super::model::{self, EmptyResult, to_value};
 use super::request::{Client, bad_level};
-use super::revision::{self, Revision};
+use super::revision::Revision;
 use super::session::Session;
 use crate::protocol::jsonrpc::ErrorObject;
 use crate::tool::Level;
@@ -34,26 +37,22 @@ pub fn initialize(
             "the session is already initialized",
         ));
     }
-    Ok(json!({
-        "protocolVersion": revision.as_str(),
-        "capabilities": capabilities(revision),
-        "serverInfo": {
-            "name": "airlock",
-            "title": "airlock",
-            "version": env!("CARGO_PKG_VERSION"),
-        },
-        "instructions": INSTRUCTIONS,
+    Ok(to_value(InitializeResult {
+        protocol_version: revision.as_str(),
+        capabilities: capabilities(revision),
+        server_info: Implementation::AIRLOCK,
+        instructions: INSTRUCTIONS,
     }))
 }
 
 /// `server/discover` (2026-07-28), announcing `capabilities`.
 pub fn discover(capabilities: Value) -> Value {
-    json!({
-        "supportedVersions": revision::all_as_json(),
-        "capabilities": capabilities,
-        "instructions": INSTRUCTIONS,
-        "ttlMs": LIST_TTL_MS,
-        "cacheScope": "public",
+    to_value(DiscoverResult {
+        supported_versions: Revision::ALL.iter().map(|r| r.as_str()).collect(),
+        capabilities,
+        instructions: INSTRUCTIONS,
+        ttl_ms: LIST_TTL_MS,
+        cache_scope: "public",
     })
 }
 
@@ -62,12 +61,13 @@ pub fn set_level(ctx: &Ctx<'_>, params: &SetLevelParams) -> Result<Value, ErrorO
     let name = params.level.as_deref().unwrap_or("");
     let level = Level::parse(name).ok_or_else(|| bad_level("level"))?;
     ctx.session.level().store(level as u8, Ordering::Relaxed);
-    Ok(json!({}))
+    Ok(to_value(EmptyResult {}))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn discovery_names_the_revisions_and_caching() {

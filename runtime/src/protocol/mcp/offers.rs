@@ -8,13 +8,14 @@
 use serde_json::{Map, Value, json};
 
 use super::context::Ctx;
-use super::model::Retry;
+use super::model::tools::ListedTool;
+use super::model::{Retry, to_value};
 use super::outcome::{Asking, Observer};
 use super::request::Answer;
 use super::request_state::call_digest;
 use super::running;
 use crate::call::{CallError, Offer, settled};
-use crate::offer::{CompletionRef, OfferRequest, Offered};
+use crate::offer::{CompletionRef, OfferRequest};
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::sandbox::RunError;
 
@@ -101,7 +102,7 @@ pub async fn run(
         return answer;
     }
     match outcome.map(settled::<Offer>) {
-        Some(Ok(offered)) => Answer::Result(shape(ctx, Offered::to_mcp(&offered))),
+        Some(Ok(offered)) => Answer::Result(shape(ctx, to_value(&offered))),
         Some(Err(err)) => Answer::Error(error_of(ctx, &subject, &err)),
         None => {
             tracing::error!("the thread of {} failed", subject.method());
@@ -144,11 +145,7 @@ fn error_of(ctx: &Ctx<'_>, request: &OfferRequest, err: &CallError) -> ErrorObje
 /// A tool as `tools/list` lists it, with the `_meta` its component's
 /// `tool-meta` gives it (an MCP App's `ui.resourceUri`, checked at load).
 pub fn listed_tool(tool: &crate::catalog::Tool) -> Value {
-    let mut listed = tool.info.to_mcp();
-    if let Some(meta) = tool.component.offers().tool_meta.get(&tool.info.name) {
-        listed["_meta"] = Value::Object(meta.clone());
-    }
-    listed
+    to_value(ListedTool::of(tool))
 }
 
 /// A list result with the caching hints of its revision (a token sees

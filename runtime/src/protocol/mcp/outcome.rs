@@ -11,6 +11,8 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::asks::InBand;
+use super::model::to_value;
+use super::model::tools::ToolError;
 use super::replay::Replay;
 use crate::call::CallError;
 use crate::observe::{Ask, AskFailure, CallObserver};
@@ -25,7 +27,7 @@ pub fn outcome_of(
     run: Option<Result<Output, CallError>>,
 ) -> Result<Value, ErrorObject> {
     match run {
-        Some(Ok(output)) => Ok(output.to_mcp()),
+        Some(Ok(output)) => Ok(to_value(&output)),
         Some(Err(err)) => Ok(tool_error(&err)),
         None => {
             tracing::error!(tool, "the call's thread failed");
@@ -51,10 +53,7 @@ pub fn unknown_tool(name: &str, loading: usize) -> ErrorObject {
 /// A `CallToolResult` with `isError: true`: the model sees the message and
 /// can correct itself.
 pub fn tool_error(err: &CallError) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": err.to_string() }],
-        "isError": true,
-    })
+    to_value(ToolError::new(err.to_string()))
 }
 
 /// The answer to a request whose call the shutdown stopped: every request

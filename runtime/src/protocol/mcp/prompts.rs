@@ -27,7 +27,6 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
     let (prompts, more) = page(visible, PAGE_SIZE);
     let result = Page {
         key: "prompts",
-        items: prompts.iter().map(|p| p.to_mcp()).collect(),
         next_cursor: more
             .then(|| {
                 prompts
@@ -35,6 +34,7 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
                     .map(|last| cursor_after("prompt:", &last.name))
             })
             .flatten(),
+        items: prompts,
     };
     Ok(with_cache_hints(
         ctx,

@@ -33,7 +33,6 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
     let (resources, more) = page(visible, PAGE_SIZE);
     let result = Page {
         key: "resources",
-        items: resources.iter().map(|r| r.to_mcp()).collect(),
         next_cursor: more
             .then(|| {
                 resources
@@ -41,6 +40,7 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
                     .map(|last| cursor_after("resource:", &last.uri))
             })
             .flatten(),
+        items: resources,
     };
     Ok(with_cache_hints(
         ctx,
@@ -61,13 +61,13 @@ pub fn templates(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObjec
     let (templates, more) = page(visible, PAGE_SIZE);
     let result = Page {
         key: "resourceTemplates",
-        items: templates.iter().map(|t| t.to_mcp()).collect(),
         next_cursor: more
             .then(|| {
                 let last = templates.last()?;
                 Some(cursor_after("template:", &last.uri_template))
             })
             .flatten(),
+        items: templates,
     };
     Ok(with_cache_hints(
         ctx,

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::confirm;
 use super::context::Ctx;
 use super::inputs::Inputs;
-use super::model::tools::CallParams;
+use super::model::tools::{CallParams, ListedTool};
 use super::model::{ListParams, Page, Retry};
 use super::offers::with_cache_hints;
 use super::outcome::{Asking, Observer, outcome_of, tool_error, unknown_tool};
@@ -47,10 +47,7 @@ pub fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObject> {
     let (tools, more) = page(visible, PAGE_SIZE);
     let result = Page {
         key: "tools",
-        items: tools
-            .iter()
-            .map(|t| super::offers::listed_tool(t))
-            .collect(),
+        items: tools.iter().map(|t| ListedTool::of(t)).collect(),
         next_cursor: more
             .then(|| tools.last().map(|last| cursor_after("", &last.info.name)))
             .flatten(),

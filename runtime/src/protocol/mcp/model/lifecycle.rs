@@ -1,9 +1,10 @@
 //! Params of `initialize` and `logging/setLevel`, the client's
 //! capabilities (declared at `initialize`, or per request in 2026-07-28),
 //! and the per-request `_meta` of 2026-07-28, read without copying the
-//! params around it.
+//! params around it; the results of `initialize` and `server/discover`
+//! (the server's capabilities come from the method table, as JSON).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Params, object, text};
@@ -82,4 +83,44 @@ pub struct StatelessMeta {
 fn stateless_meta<'de, D: serde::Deserializer<'de>>(d: D) -> Result<StatelessMeta, D::Error> {
     let value = Value::deserialize(d)?;
     Ok(StatelessMeta::deserialize(value).unwrap_or_default())
+}
+
+/// The server as it names itself (`Implementation`).
+#[derive(Debug, Serialize)]
+pub struct Implementation {
+    pub name: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<&'static str>,
+    pub version: &'static str,
+}
+
+impl Implementation {
+    /// airlock, this build.
+    pub const AIRLOCK: Implementation = Implementation {
+        name: "airlock",
+        title: Some("airlock"),
+        version: env!("CARGO_PKG_VERSION"),
+    };
+}
+
+/// What `initialize` answers.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    pub protocol_version: &'static str,
+    pub capabilities: Value,
+    pub server_info: Implementation,
+    pub instructions: &'static str,
+}
+
+/// What `server/discover` answers (2026-07-28): the revisions served, the
+/// capabilities, and how long a client may keep it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    pub supported_versions: Vec<&'static str>,
+    pub capabilities: Value,
+    pub instructions: &'static str,
+    pub ttl_ms: u64,
+    pub cache_scope: &'static str,
 }

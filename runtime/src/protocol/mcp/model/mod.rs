@@ -1,11 +1,21 @@
-//! The params of every MCP method as types, parsed once at the boundary
-//! (the dispatch) with serde, so no handler reads a known field out of a
-//! `serde_json::Value`; one module per area: [`lifecycle`] (`initialize`,
-//! `logging/setLevel`, the client's capabilities and the 2026-07-28
-//! `_meta`), [`client`] (what the client answers the server), [`tools`], [`tasks`], [`resources`], [`prompts`],
-//! [`completion`], [`subscriptions`], [`skills`]. What both revisions share lives
-//! here: pages ([`ListParams`]), a request's `_meta` ([`RequestMeta`]) and
-//! the retry of a multi round-trip ([`Retry`]).
+//! The params and results of every MCP method as types: params parsed
+//! once at the boundary (the dispatch) with serde, so no handler reads a
+//! known field out of a `serde_json::Value`, and results serialised with
+//! serde, so no handler writes a known field by hand; one module per area:
+//! [`lifecycle`] (`initialize`, `server/discover`, `logging/setLevel`, the
+//! client's capabilities and the 2026-07-28 `_meta`), [`client`] (what the
+//! client answers the server), [`tools`], [`tasks`], [`resources`],
+//! [`prompts`], [`completion`], [`subscriptions`], [`skills`]. What both
+//! revisions share lives here: pages ([`ListParams`], [`Page`]), a
+//! request's `_meta` ([`RequestMeta`]), the retry of a multi round-trip
+//! ([`Retry`]) and the empty result ([`EmptyResult`]).
+//!
+//! What a tool, a resource, a template or a prompt looks like in a list,
+//! a call's result and what a read, a prompt or a completion answers are
+//! the domain types' own `Serialize` ([`crate::tool`], [`crate::offer`]):
+//! the call path below the protocol counts a result's bytes by them. A
+//! result still passes through the revision's `Wire::decorate` (and a
+//! list's cache hints) as JSON, where the revisions differ.
 //!
 //! The types are airlock's own, not rmcp's: a server of 2025-11-25 and
 //! 2026-07-28 at once needs both revisions' fields in one type (`task`
@@ -28,7 +38,8 @@ pub mod tasks;
 pub mod tools;
 
 use serde::de::{self, DeserializeOwned, Deserializer};
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::protocol::jsonrpc::ErrorObject;
@@ -157,23 +168,31 @@ pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 /// A page of a list result: its items under `key` (`tools`,
-/// `resources`…), and the cursor of the next page when more follow. The
-/// items are moved into the result, not copied.
+/// `resources`…), and the cursor of the next page when more follow. Typed
+/// items (a [`tools::ListedTool`], a `&ResourceInfo`…) are serialised
+/// once, into the result.
 #[derive(Debug)]
-pub struct Page {
+pub struct Page<T = Value> {
     pub key: &'static str,
-    pub items: Vec<Value>,
+    pub items: Vec<T>,
     pub next_cursor: Option<String>,
 }
 
-impl Page {
-    pub fn into_map(self) -> Map<String, Value> {
-        let mut result = Map::new();
-        result.insert(self.key.into(), Value::Array(self.items));
-        if let Some(cursor) = self.next_cursor {
-            result.insert("nextCursor".into(), cursor.into());
+impl<T: Serialize> Serialize for Page<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut page = serializer.serialize_map(None)?;
+        page.serialize_entry(self.key, &self.items)?;
+        if let Some(cursor) = &self.next_cursor {
+            page.serialize_entry("nextCursor", cursor)?;
         }
-        result
+        page.end()
+    }
+}
+
+impl<T: Serialize> Page<T> {
+    /// The page as a JSON object, for the revision's cache hints.
+    pub fn into_map(self) -> Map<String, Value> {
+        to_map(&self)
     }
 }
 
@@ -187,6 +206,18 @@ pub fn to_value(result: impl Serialize) -> Value {
         tracing::error!("a result did not serialize: {e}");
         Value::Object(Map::new())
     })
+}
+
+/// A result as a JSON object, for what is added to it beside its type
+/// (a list's cache hints, a revision's decoration).
+pub fn to_map(result: impl Serialize) -> Map<String, Value> {
+    match to_value(result) {
+        Value::Object(map) => map,
+        other => {
+            tracing::error!("a result is not an object: {other}");
+            Map::new()
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! The params types against what clients send: what is read, what is
-//! ignored, and the -32602 each malformed field answers.
+//! ignored, and the -32602 each malformed field answers; the result types
+//! against the text clients read (key order included).
 
 use serde_json::json;
 
@@ -132,4 +133,75 @@ fn the_stateless_meta_and_subscriptions_are_read_leniently() {
     let n = listen.notifications;
     assert!(n.tools_list_changed && !n.prompts_list_changed && !n.resources_list_changed);
     assert_eq!(n.resource_subscriptions, vec!["a://x".to_string()]);
+}
+
+/// The JSON text of a result, as the transport writes it.
+fn text(result: impl Serialize) -> String {
+    crate::json::to_string(&to_value(result))
+}
+
+#[test]
+fn results_are_written_as_mcp_has_them_key_for_key() {
+    use super::lifecycle::{Implementation, InitializeResult};
+    use super::tasks::{Lifetime, RelatedTask, TaskObject};
+    use super::tools::ToolError;
+    assert_eq!(
+        text(ToolError::new("no \"x\"".into())),
+        r#"{"content":[{"type":"text","text":"no \"x\""}],"isError":true}"#
+    );
+    let page = Page {
+        key: "prompts",
+        items: vec![json!({"name": "b"}), json!({"name": "a"})],
+        next_cursor: Some("c".into()),
+    };
+    assert_eq!(
+        text(page),
+        r#"{"prompts":[{"name":"b"},{"name":"a"}],"nextCursor":"c"}"#
+    );
+    let last: Page = Page {
+        key: "tools",
+        items: vec![],
+        next_cursor: None,
+    };
+    assert_eq!(text(last), r#"{"tools":[]}"#);
+    let initialized = InitializeResult {
+        protocol_version: "2025-11-25",
+        capabilities: json!({"logging": {}}),
+        server_info: Implementation::AIRLOCK,
+        instructions: "i",
+    };
+    assert_eq!(
+        text(initialized),
+        format!(
+            r#"{{"protocolVersion":"2025-11-25","capabilities":{{"logging":{{}}}},"serverInfo":{{"name":"airlock","title":"airlock","version":"{}"}},"instructions":"i"}}"#,
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    let result = json!({"isError": false});
+    let task = |lifetime| TaskObject {
+        task_id: "t1",
+        status: "completed",
+        created_at: "c".into(),
+        last_updated_at: "u".into(),
+        lifetime,
+        status_message: Some("m"),
+        input_requests: None,
+        result: Some(&result),
+        error: None,
+    };
+    assert_eq!(
+        text(task(Lifetime::Sessions {
+            ttl: 5,
+            poll_interval: 1
+        })),
+        r#"{"taskId":"t1","status":"completed","createdAt":"c","lastUpdatedAt":"u","ttl":5,"pollInterval":1,"statusMessage":"m","result":{"isError":false}}"#
+    );
+    assert_eq!(
+        text(task(Lifetime::Stateless {
+            ttl_ms: 5,
+            poll_interval_ms: 1
+        })),
+        r#"{"taskId":"t1","status":"completed","createdAt":"c","lastUpdatedAt":"u","ttlMs":5,"pollIntervalMs":1,"statusMessage":"m","result":{"isError":false}}"#
+    );
+    assert_eq!(text(RelatedTask { task_id: "t1" }), r#"{"taskId":"t1"}"#);
 }

@@ -1,11 +1,16 @@
 //! `tools/call` params (`tools/list` takes a [`super::ListParams`]): the
 //! tool, its arguments (moved, never copied), the 2025-11-25 `task` asked
 //! for, the progress token, and a 2026-07-28 retry's state and responses.
+//! Results: a tool as `tools/list` lists it ([`ListedTool`]) and a call
+//! that failed as the model reads it ([`ToolError`]); a call's own result
+//! is its [`crate::tool::Output`].
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::{Params, RequestMeta, Retry};
+use crate::catalog::Tool;
+use crate::tool::{Content, ToolInfo};
 
 /// `tools/call`.
 #[derive(Debug, Deserialize)]
@@ -68,4 +73,42 @@ impl TaskAsked {
 
 fn task<'de, D: Deserializer<'de>>(d: D) -> Result<Option<TaskAsked>, D::Error> {
     Ok(Some(TaskAsked::read(&Value::deserialize(d)?, "ttl")))
+}
+
+/// A tool as `tools/list` lists it: its MCP `Tool`, with the `_meta` its
+/// component's `tool-meta` gives it (an MCP App's `ui.resourceUri`).
+#[derive(Serialize)]
+pub struct ListedTool<'a> {
+    #[serde(flatten)]
+    pub tool: &'a ToolInfo,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<&'a Map<String, Value>>,
+}
+
+impl<'a> ListedTool<'a> {
+    /// `tool` as `tools/list` lists it.
+    pub fn of(tool: &'a Tool) -> ListedTool<'a> {
+        ListedTool {
+            tool: &tool.info,
+            meta: tool.component.offers().tool_meta.get(&tool.info.name),
+        }
+    }
+}
+
+/// A `CallToolResult` with `isError: true`: the message, for the model
+/// to read and correct itself.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolError {
+    content: [Content; 1],
+    is_error: bool,
+}
+
+impl ToolError {
+    pub fn new(message: String) -> ToolError {
+        ToolError {
+            content: [Content::Text(message)],
+            is_error: true,
+        }
+    }
 }

@@ -424,7 +424,7 @@ pub async fn list(ctx: &Ctx<'_>, params: &ListParams) -> Result<Value, ErrorObje
         (tasks.list_all(&ctx.owner(), after.as_deref()).await?).ok_or_else(invalid_cursor)?;
     let result = Page {
         key: "tasks",
-        items: page.iter().map(|t| t.to_mcp(ctx.revision)).collect(),
+        items: page.iter().map(|t| t.shown(ctx.revision)).collect(),
         next_cursor: more
             .then(|| page.last().map(|last| cursor_after("task:", &last.id)))
             .flatten(),

@@ -13,11 +13,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::protocol::jsonrpc::{self, ErrorObject};
 use crate::protocol::mcp::inputs::Inputs;
+use crate::protocol::mcp::model::tasks::{Lifetime, RelatedTask, TaskObject};
+use crate::protocol::mcp::model::to_value;
+use crate::protocol::mcp::model::tools::ToolError;
 use crate::protocol::mcp::request;
 use crate::protocol::mcp::revision::Revision;
 use crate::protocol::outbox::Outbox;
@@ -153,41 +156,44 @@ impl Snapshot {
     /// The extension keeps `failed` for JSON-RPC errors: a tool error
     /// (`isError: true`) is a `completed` task whose result says so.
     pub fn to_mcp(&self, revision: Revision) -> Value {
+        to_value(self.shown(revision))
+    }
+
+    /// The `Task` object of `revision` as a type ([`Snapshot::to_mcp`]).
+    pub fn shown(&self, revision: Revision) -> TaskObject<'_> {
         let extension = revision.is_stateless();
         let status = match (self.status, &self.outcome) {
             (Status::Failed, Some(Ok(_))) if extension => Status::Completed,
             (status, _) => status,
         };
-        let (ttl, poll) = match extension {
-            true => ("ttlMs", "pollIntervalMs"),
-            false => ("ttl", "pollInterval"),
+        let lifetime = match extension {
+            true => Lifetime::Stateless {
+                ttl_ms: self.ttl_ms,
+                poll_interval_ms: POLL_INTERVAL_MS,
+            },
+            false => Lifetime::Sessions {
+                ttl: self.ttl_ms,
+                poll_interval: POLL_INTERVAL_MS,
+            },
         };
-        let mut task = json!({
-            "taskId": self.id,
-            "status": status.as_str(),
-            "createdAt": timestamp(self.created),
-            "lastUpdatedAt": timestamp(self.updated),
-            ttl: self.ttl_ms,
-            poll: POLL_INTERVAL_MS,
-        });
-        if let Some(message) = &self.message {
-            task["statusMessage"] = message.clone().into();
-        }
-        if let Some(requests) = &self.input_requests
-            && extension
-            && self.status == Status::InputRequired
-        {
-            task["inputRequests"] = requests.clone();
-        }
+        let waits = extension && self.status == Status::InputRequired;
         let ended = matches!(self.status, Status::Completed | Status::Failed);
-        match &self.outcome {
-            Some(Ok(result)) if extension && ended => task["result"] = result.clone(),
-            Some(Err(error)) if extension && self.status == Status::Failed => {
-                task["error"] = json!(error);
-            }
-            _ => {}
+        let (result, error) = match &self.outcome {
+            Some(Ok(result)) if extension && ended => (Some(result), None),
+            Some(Err(error)) if extension && self.status == Status::Failed => (None, Some(error)),
+            _ => (None, None),
+        };
+        TaskObject {
+            task_id: &self.id,
+            status: status.as_str(),
+            created_at: timestamp(self.created),
+            last_updated_at: timestamp(self.updated),
+            lifetime,
+            status_message: self.message.as_deref(),
+            input_requests: self.input_requests.as_ref().filter(|_| waits),
+            result,
+            error,
         }
-        task
     }
 
     /// Moves between `working` and `input_required`; false when the task
@@ -262,18 +268,17 @@ impl Snapshot {
 
 /// What a cancelled task answers: a tool error saying why.
 pub fn cancelled_result(why: &str) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": format!("the task was cancelled: {why}") }],
-        "isError": true,
-    })
+    to_value(ToolError::new(format!("the task was cancelled: {why}")))
 }
 
 /// Ties a message's params, or a result, to task `id` in its `_meta`.
 pub fn relate(value: &mut Value, id: &str) {
     if let Some(map) = value.as_object_mut() {
-        let meta = map.entry("_meta").or_insert_with(|| json!({}));
-        if meta.is_object() {
-            meta[RELATED_TASK] = json!({ "taskId": id });
+        let meta = map
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(RELATED_TASK.into(), to_value(RelatedTask { task_id: id }));
         }
     }
 }
