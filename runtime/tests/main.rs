@@ -42,6 +42,7 @@ mod serve_robustness;
 mod serve_stdio;
 mod serve_tls;
 mod served_kinds;
+mod skills;
 mod sources;
 mod telemetry;
 mod tiers;
