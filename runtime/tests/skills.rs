@@ -4,9 +4,10 @@
 //! file's digest and size — recomputed here from the bytes read back),
 //! `resources/read` of a skill's file (answered from memory, audited as
 //! `resource:URI`), `resources/directory/read`, what a bearer token's
-//! `resources` let it see, `airlock check` refusing a component whose skill
-//! breaks a rule, and `serve --watch` telling clients when a component with
-//! a skill arrives or leaves.
+//! `resources` let it see (and which URIs `airlock check` takes there),
+//! `airlock check` refusing a component whose skill breaks a rule, and
+//! `serve --watch` telling clients when a component with a skill arrives or
+//! leaves.
 
 use crate::support;
 
@@ -447,4 +448,44 @@ fn a_reload_that_brings_or_takes_a_skill_sends_resources_list_changed() {
     assert_eq!(list["result"]["skills"], json!([]), "{list}");
     let read = mcp.request("resources/read", json!({ "uri": SKILL }));
     assert_eq!(read["error"]["code"], -32002, "{read}");
+}
+
+/// A token names a skill by its SKILL.md (or a file by its URI); a skill's
+/// root is no resource, and `airlock check` says so with what is served.
+#[test]
+fn check_takes_a_skills_files_in_a_tokens_resources_and_refuses_its_root() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    let catalog = component("catalog");
+    let catalog = catalog.to_str().expect("utf-8");
+    let token = |resources: &str| {
+        format!(
+            "[[tokens]]\nname = \"a\"\nsha256 = \"{}\"\nresources = [{resources}]\n",
+            sha256_hex("a-secret")
+        )
+    };
+    let check = |text: &str| {
+        std::fs::write(&policy, text).expect("policy");
+        support::airlock_command(&["check", policy.to_str().expect("utf-8"), catalog])
+            .output()
+            .expect("run airlock")
+    };
+
+    let out = check(&token(&format!("\"{SKILL}\", \"{ARTICLES}\"")));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let out = check(&token(&format!("\"{ROOT}\"")));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(5), "{err}");
+    assert!(
+        err.contains(&format!(
+            "[[tokens]] \"a\" gives the resource \"{ROOT}\", which no component at hand serves \
+             (resources and templates: {SKILL}, {ARTICLES}); correct the URI"
+        )),
+        "{err}"
+    );
 }
