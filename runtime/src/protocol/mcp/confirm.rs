@@ -15,8 +15,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::context::Ctx;
-use super::model::Retry;
 use super::model::client::ElicitAnswer;
+use super::model::{InputRequest, InputRequired, Retry, to_value};
 use super::request::{Answer, Client, missing_capability};
 use super::request_state::{call_digest, first_use, now_secs, sign_state, verify_state};
 use super::revision::Revision;
@@ -128,13 +128,14 @@ pub async fn by_round_trip(
         )));
     }
     let expires = now_secs() + STATE_TTL.as_secs();
-    Err(Answer::Result(json!({
-        "resultType": "input_required",
-        "inputRequests": {
-            CONFIRM_KEY: { "method": "elicitation/create", "params": form(tool, prepared.arguments()) }
-        },
-        "requestState": sign_state(&digest, expires),
-    })))
+    let request = InputRequest {
+        method: "elicitation/create",
+        params: form(tool, prepared.arguments()),
+    };
+    Err(Answer::Result(to_value(InputRequired::new(
+        vec![(CONFIRM_KEY.into(), request)],
+        sign_state(&digest, expires),
+    ))))
 }
 
 fn invalid_state(message: &str) -> Answer {

@@ -38,7 +38,7 @@ use sha2::{Digest, Sha256};
 
 use super::asks::{for_revision, missing};
 use super::inputs::Inputs;
-use super::model::Retry;
+use super::model::{InputRequest, InputRequired, Retry, to_value};
 use super::request::{Answer, Client, META_CAPABILITIES, missing_capability};
 use super::request_state::{UsedStates, first_use, now_secs, sign_round, verify_round};
 use super::revision::Revision;
@@ -186,21 +186,18 @@ impl Replay {
             )));
         }
         let expires = now_secs() + STATE_TTL.as_secs();
-        let requests: Map<String, Value> = asks
+        let requests = asks
             .iter()
             .map(|ask| {
-                let request = json!({
-                    "method": ask.kind.method(),
-                    "params": for_revision(self.revision, ask.kind, ask.params.clone()),
-                });
+                let request = InputRequest {
+                    method: ask.kind.method(),
+                    params: for_revision(self.revision, ask.kind, ask.params.clone()),
+                };
                 (wire_key(ask), request)
             })
             .collect();
-        Answer::Result(json!({
-            "resultType": "input_required",
-            "inputRequests": requests,
-            "requestState": sign_round(digest, expires, &data),
-        }))
+        let state = sign_round(digest, expires, &data);
+        Answer::Result(to_value(InputRequired::new(requests, state)))
     }
 }
 

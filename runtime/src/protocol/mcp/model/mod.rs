@@ -7,8 +7,9 @@
 //! client answers the server), [`tools`], [`tasks`], [`resources`],
 //! [`prompts`], [`completion`], [`subscriptions`], [`skills`]. What both
 //! revisions share lives here: pages ([`ListParams`], [`Page`]), a
-//! request's `_meta` ([`RequestMeta`]), the retry of a multi round-trip
-//! ([`Retry`]) and the empty result ([`EmptyResult`]).
+//! request's `_meta` ([`RequestMeta`]), a multi round-trip's result
+//! ([`InputRequired`]) and its retry ([`Retry`]), and the empty result
+//! ([`EmptyResult`]).
 //!
 //! What a tool, a resource, a template or a prompt looks like in a list,
 //! a call's result and what a read, a prompt or a completion answers are
@@ -136,6 +137,41 @@ pub struct Retry {
     pub request_state: Option<String>,
     #[serde(rename = "inputResponses", default, deserialize_with = "object")]
     pub input_responses: Option<Map<String, Value>>,
+}
+
+/// What a 2026-07-28 request answers when its client must answer first
+/// (`InputRequiredResult`): the requests by key, in the order asked, and
+/// the signed state a retry brings back with the responses.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequired {
+    result_type: &'static str,
+    #[serde(serialize_with = "in_order")]
+    input_requests: Vec<(String, InputRequest)>,
+    request_state: String,
+}
+
+impl InputRequired {
+    pub fn new(input_requests: Vec<(String, InputRequest)>, request_state: String) -> Self {
+        InputRequired {
+            result_type: "input_required",
+            input_requests,
+            request_state,
+        }
+    }
+}
+
+/// One request of an [`InputRequired`]: the method the client answers,
+/// and its params.
+#[derive(Debug, Serialize)]
+pub struct InputRequest {
+    pub method: &'static str,
+    pub params: Value,
+}
+
+/// Pairs as a JSON object, in their order.
+fn in_order<S: Serializer>(pairs: &[(String, InputRequest)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(key, request)| (key, request)))
 }
 
 fn state<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -204,4 +204,20 @@ fn results_are_written_as_mcp_has_them_key_for_key() {
         r#"{"taskId":"t1","status":"completed","createdAt":"c","lastUpdatedAt":"u","ttlMs":5,"pollIntervalMs":1,"statusMessage":"m","result":{"isError":false}}"#
     );
     assert_eq!(text(RelatedTask { task_id: "t1" }), r#"{"taskId":"t1"}"#);
+    // A round's requests keep the order they were asked in.
+    let ask = |method| InputRequest {
+        method,
+        params: json!({}),
+    };
+    let round = InputRequired::new(
+        vec![
+            ("b".into(), ask("sampling/createMessage")),
+            ("a".into(), ask("roots/list")),
+        ],
+        "s".into(),
+    );
+    assert_eq!(
+        text(round),
+        r#"{"resultType":"input_required","inputRequests":{"b":{"method":"sampling/createMessage","params":{}},"a":{"method":"roots/list","params":{}}},"requestState":"s"}"#
+    );
 }
