@@ -403,3 +403,43 @@ fn an_mcp_call_that_asks_and_fetches_a_read_and_a_refusal_are_traced() {
         assert!(!all.contains(secret), "{secret} in {all}");
     }
 }
+
+/// `trace = false` on the host's table: its request carries no
+/// `traceparent`, while the outbound span is still recorded.
+#[test]
+fn a_host_with_trace_false_sees_no_traceparent() {
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let (port, seen) = upstream();
+    let policy =
+        format!("[components.webfetch.network.\"http://127.0.0.1:{port}\"]\ntrace = false\n");
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[component("webfetch")],
+        &["--otlp-endpoint", &endpoint],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let traceparent = format!("00-{TRACE}-{CLIENT_SPAN}-01");
+    let url = format!("http://127.0.0.1:{port}/");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "fetch_url", "params": {"url": url}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("traceparent", traceparent.as_str()),
+    ];
+    let reply = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &headers,
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(reply.json()["result"]["body"], "hello", "{}", reply.body);
+    let spans = receiver.spans_until(|spans| spans.iter().any(|s| s["span"] == "GET"));
+    assert_eq!(named(&spans, "GET")["trace_id"], TRACE, "still traced");
+    let (sent, _) = seen
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a request");
+    assert_eq!(sent, None, "no traceparent to a host with trace = false");
+}

@@ -96,6 +96,7 @@ pub fn effective(settings: &Settings, hints: Hints) -> Grant {
             allow: settings.network.clone(),
             methods,
             credentials: settings.credentials.clone(),
+            untraced: settings.untraced.clone(),
             trust: settings.trust.clone(),
         })
     };

@@ -843,6 +843,53 @@ network = ["example.com"]
     assert_eq!(offline.network.len(), 1);
 }
 
+/// `trace = false` on a host's table: its requests carry no traceparent,
+/// carried on the grant and shown with the network.
+#[test]
+fn trace_false_on_a_host_keeps_the_traceparent_from_it() {
+    let (policy, _dir) = ok(r#"
+[components.gh.network."uploads.github.com"]
+[components.gh.network."https://api.github.com"]
+headers = { Authorization = { from = "CATALOG_TOKEN" } }
+trace = false
+[components.gh.network."example.com"]
+trace = true
+"#);
+    let s = policy.settings_for("gh", "any");
+    let untraced: Vec<String> = s.untraced.iter().map(|p| p.to_string()).collect();
+    assert_eq!(untraced, ["https://api.github.com"]);
+    assert_eq!(s.network.len(), 3);
+    let hints = crate::tool::Hints {
+        open_world: true,
+        ..crate::tool::Hints::default()
+    };
+    let grant = crate::policy::effective(&s, hints);
+    let network = grant.network.as_ref().expect("network");
+    assert_eq!(network.untraced, s.untraced);
+    let shown = grant.shown();
+    let (_, net) = shown
+        .iter()
+        .find(|(key, _)| *key == "network")
+        .expect("network shown");
+    assert_eq!(
+        net.json["untraced"],
+        serde_json::json!(["https://api.github.com"])
+    );
+    assert!(
+        net.lines
+            .iter()
+            .any(|l| l == "no traceparent to https://api.github.com"),
+        "{:?}",
+        net.lines
+    );
+    // Not a flag of anything else: a string is refused at its line.
+    refused(
+        "[components.gh.network.\"example.com\"]\ntrace = \"no\"\n",
+        2,
+        "bool",
+    );
+}
+
 #[test]
 fn refuses_bad_credentials_without_printing_values() {
     let head = "[components.gh.network.\"api.github.com\"]\n";

@@ -61,6 +61,9 @@ pub struct NetworkGrant {
     pub methods: HttpMethods,
     /// Headers airlock adds to requests to some of the hosts of `allow`.
     pub credentials: Vec<super::Credential>,
+    /// Patterns of `allow` whose requests carry no `traceparent` from the
+    /// host (`trace = false` in the policy), when traces are exported.
+    pub untraced: Vec<super::HostPattern>,
     /// What https certificates are checked against.
     pub trust: super::Trust,
 }

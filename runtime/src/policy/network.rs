@@ -149,6 +149,9 @@ impl Credential {
 pub struct NetworkList {
     pub allow: Vec<HostPattern>,
     pub credentials: Vec<Credential>,
+    /// The patterns written with `trace = false`: requests they match
+    /// carry no `traceparent` from the host.
+    pub untraced: Vec<HostPattern>,
 }
 
 /// Shortest secret airlock injects: a shorter one would be redacted from

@@ -1,6 +1,7 @@
 //! The network keys of a policy section: as written, checked into what
 //! they grant (`network.rs`), and shown: `network`, in either form or by
-//! the name of a `[networks.NAME]`, `tls` and the `ca` bundle (all three
+//! the name of a `[networks.NAME]` (a host's table: its `headers` and
+//! `trace`), `tls` and the `ca` bundle (all three
 //! shown together, as the grant's network). Each error points at the value
 //! (the [`Parser`]'s line:column); a secret's value never appears in one.
 
@@ -47,6 +48,8 @@ pub(super) enum RawNetwork {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawHost {
     pub(super) headers: Option<Pairs<Spanned<RawHeader>>>,
+    /// `trace = false`: the host's requests carry no `traceparent`.
+    pub(super) trace: Option<bool>,
 }
 
 /// A header of one pattern: `{ from = "VAR", format = "Bearer {}" }`.
@@ -130,6 +133,7 @@ impl SectionKey for Network {
     fn merge(list: &NetworkList, settings: &mut Settings) {
         settings.network.clone_from(&list.allow);
         settings.credentials.clone_from(&list.credentials);
+        settings.untraced.clone_from(&list.untraced);
     }
 
     /// With its methods, the credentials injected (never a value) and
@@ -146,6 +150,8 @@ impl SectionKey for Network {
             "credentials": n.credentials.iter().map(|c| json!({
                 "header": c.header, "host": c.host.to_string(), "from": c.from,
             })).collect::<Vec<_>>(),
+            // Hosts whose requests carry no traceparent (`trace = false`).
+            "untraced": n.untraced.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
             "tls": {
                 "roots": n.trust.roots.as_str(),
                 "ca": n.trust.ca.as_ref().map(|ca| ca.path.display().to_string()),
@@ -186,6 +192,10 @@ fn network_text(network: Option<&NetworkGrant>) -> Vec<String> {
     let mut lines = vec![format!("network: {} ({methods})", hosts.join(", "))];
     for c in &n.credentials {
         lines.push(format!("injects {} (value hidden)", c.describe()));
+    }
+    if !n.untraced.is_empty() {
+        let hosts = n.untraced.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        lines.push(format!("no traceparent to {}", hosts.join(", ")));
     }
     lines.push(format!(
         "tls: {} roots{}",
@@ -258,6 +268,9 @@ impl Parser<'_> {
                             ));
                         }
                         list.credentials.push(credential);
+                    }
+                    if host.trace == Some(false) {
+                        list.untraced.push(pattern.clone());
                     }
                     list.allow.push(pattern);
                 }

@@ -48,6 +48,8 @@ pub struct Settings {
     pub network: Vec<HostPattern>,
     /// Headers added to requests to hosts of `network`; values are secrets.
     pub credentials: Vec<Credential>,
+    /// Hosts of `network` whose requests get no `traceparent` (`trace = false`).
+    pub untraced: Vec<HostPattern>,
     /// What https certificates are checked against.
     pub trust: Trust,
     /// Resolved values, in name order.
@@ -72,6 +74,7 @@ impl fmt::Debug for Settings {
             .field("folders", &self.folders)
             .field("network", &self.network)
             .field("credentials", &self.credentials)
+            .field("untraced", &self.untraced)
             .field("trust", &self.trust)
             .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
             .field(

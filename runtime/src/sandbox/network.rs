@@ -387,6 +387,7 @@ mod tests {
                 .collect(),
             methods,
             credentials: Vec::new(),
+            untraced: Vec::new(),
             trust: Default::default(),
         }
     }

@@ -143,6 +143,7 @@ impl WasiHttpHooks for HttpFilter {
             .text(&format!("{} {}", request.method(), request.uri()))
             .into_owned();
         let traced = outbound_span(&request);
+        let carry_trace = traced.is_some() && carries_trace(self.grant.as_ref(), request.uri());
         // A connection is a descriptor: it holds a place until it closes.
         let held = match self.descriptors.as_ref().map(Descriptors::take) {
             Some(Ok(held)) => Some(held),
@@ -197,7 +198,9 @@ impl WasiHttpHooks for HttpFilter {
             let credentials: Vec<&Credential> = credentials.iter().collect();
             inject(request.headers_mut(), &credentials)?;
             if let Some(span) = &traced {
-                crate::telemetry::inject_into(span.context(), request.headers_mut());
+                if carry_trace {
+                    crate::telemetry::inject_into(span.context(), request.headers_mut());
+                }
                 span.credentials(credentials.iter().map(|c| c.describe()).collect());
             }
             let sent = Sent {
@@ -233,6 +236,23 @@ fn outbound_span(request: &http::Request<WasiBody>) -> Option<crate::telemetry::
         .unwrap_or(if scheme == "https" { 443 } else { 80 });
     let host = uri.host().unwrap_or_default();
     crate::telemetry::Outbound::start(request.method().as_str(), scheme, host, port)
+}
+
+/// Whether the host writes its `traceparent` into a request to `uri`: not
+/// when a pattern of the grant written with `trace = false` matches it.
+fn carries_trace(grant: Option<&NetworkGrant>, uri: &http::Uri) -> bool {
+    let Some(grant) = grant.filter(|g| !g.untraced.is_empty()) else {
+        return true;
+    };
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let port = uri
+        .port_u16()
+        .unwrap_or(if scheme == "https" { 443 } else { 80 });
+    let host = uri.host().unwrap_or_default();
+    !grant
+        .untraced
+        .iter()
+        .any(|p| p.matches_host(scheme, host, port))
 }
 
 /// When a request must give up: the call's deadline or its cancellation.
