@@ -88,6 +88,22 @@ impl Receiver {
     }
 }
 
+impl Receiver {
+    /// The first data point of metric `name` whose attributes hold `done`
+    /// (at most 20 s).
+    fn point(&self, name: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) if line["metric"] == name && done(&line) => return line,
+                Ok(_) => {}
+                Err(_) => panic!("no {name} point"),
+            }
+        }
+    }
+}
+
 /// The `traceparent` and `x-api-key` headers a request came with.
 type Seen = (Option<String>, Option<String>);
 
@@ -290,6 +306,7 @@ fn an_mcp_call_that_asks_and_fetches_a_read_and_a_refusal_are_traced() {
         &[
             ("TEL_SECRET", "sekrit-value-42"),
             ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
         ],
     );
     let mut mcp = Mcp::connect(served.addr, serde_json::json!({"elicitation": {}}), &[]);
@@ -402,6 +419,24 @@ fn an_mcp_call_that_asks_and_fetches_a_read_and_a_refusal_are_traced() {
     ] {
         assert!(!all.contains(secret), "{secret} in {all}");
     }
+    // The session ends (DELETE): mcp.server.session.duration.
+    let deleted = http(
+        served.addr,
+        "DELETE",
+        "/mcp",
+        &[
+            ("Mcp-Session-Id", mcp.session.as_str()),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ],
+        b"",
+    );
+    assert!(deleted.status < 300, "{}", deleted.body);
+    let point = receiver.point("mcp.server.session.duration", |p| {
+        p["attributes"]["mcp.protocol.version"] == "2025-11-25"
+    });
+    assert_eq!(point["unit"], "s");
+    assert_eq!(point["count"], 1, "{point}");
+    assert_eq!(point["attributes"]["network.transport"], "tcp");
 }
 
 /// `trace = false` on the host's table: its request carries no

@@ -168,8 +168,34 @@ impl Http {
     }
 
     /// Sends `request`, following redirects (for GET and HEAD), and reads
-    /// at most `limit` bytes of a successful answer's body.
-    pub async fn send(&self, mut request: Request, limit: u64) -> Result<Response, HttpError> {
+    /// at most `limit` bytes of a successful answer's body. Traced as a
+    /// CLIENT span when exporting: method, scheme, host and port (never the
+    /// path, a header or a credential).
+    pub async fn send(&self, request: Request, limit: u64) -> Result<Response, HttpError> {
+        use crate::telemetry::{KeyValue, SpanKind};
+        let url = &request.url;
+        let attributes = if crate::telemetry::on() {
+            vec![
+                KeyValue::new("http.request.method", request.method.to_string()),
+                KeyValue::new("url.scheme", url.scheme().to_string()),
+                KeyValue::new(
+                    "server.address",
+                    url.host_str().unwrap_or_default().to_string(),
+                ),
+                KeyValue::new(
+                    "server.port",
+                    i64::from(url.port_or_known_default().unwrap_or(0)),
+                ),
+            ]
+        } else {
+            Vec::new()
+        };
+        let name = request.method.to_string();
+        let sending = self.follow(request, limit);
+        crate::telemetry::within(name, SpanKind::Client, move || attributes, sending).await
+    }
+
+    async fn follow(&self, mut request: Request, limit: u64) -> Result<Response, HttpError> {
         for _ in 0..=MAX_REDIRECTS {
             let response = self.send_once(&request, limit).await?;
             let redirect = matches!(response.status.as_u16(), 301 | 302 | 303 | 307 | 308)

@@ -17,6 +17,7 @@ use super::auth::{Challenge, Credentials, Login, parse_challenge};
 use super::http::{Http, HttpError, Request, Response};
 use super::reference::OciReference;
 use super::store::digest_of;
+use crate::telemetry::{KeyValue, SpanKind};
 
 /// The largest manifest accepted (the distribution registry's own limit).
 pub const MANIFEST_LIMIT: u64 = 4 * 1024 * 1024;
@@ -295,6 +296,29 @@ impl Registry {
         &self,
         reference: &str,
     ) -> Result<Option<(Bytes, String)>, RegistryError> {
+        let fetching = self.fetch_manifest(reference);
+        crate::telemetry::within(
+            "airlock.registry.manifest",
+            SpanKind::Client,
+            || self.traced(),
+            fetching,
+        )
+        .await
+    }
+
+    /// What a registry fetch's span names: the registry and repository
+    /// (never a credential or a token).
+    fn traced(&self) -> Vec<KeyValue> {
+        vec![
+            KeyValue::new("server.address", self.registry.clone()),
+            KeyValue::new("airlock.registry.repository", self.repository.clone()),
+        ]
+    }
+
+    async fn fetch_manifest(
+        &self,
+        reference: &str,
+    ) -> Result<Option<(Bytes, String)>, RegistryError> {
         let what = format!("manifest {reference}");
         let request = Request::get(self.url(&format!("manifests/{reference}")))
             .header(header::ACCEPT, super::layout::ACCEPT_MANIFESTS);
@@ -324,6 +348,22 @@ impl Registry {
 
     /// The blob `digest`, at most `limit` bytes, checked against the digest.
     pub async fn blob(&self, digest: &str, limit: u64, what: &str) -> Result<Bytes, RegistryError> {
+        let fetching = self.fetch_blob(digest, limit, what);
+        crate::telemetry::within(
+            "airlock.registry.blob",
+            SpanKind::Client,
+            || self.traced(),
+            fetching,
+        )
+        .await
+    }
+
+    async fn fetch_blob(
+        &self,
+        digest: &str,
+        limit: u64,
+        what: &str,
+    ) -> Result<Bytes, RegistryError> {
         let request = Request::get(self.url(&format!("blobs/{digest}")));
         let response = self.check(self.send(request, limit).await?, what)?;
         let actual = digest_of(&response.body);

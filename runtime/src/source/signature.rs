@@ -153,6 +153,27 @@ struct Image {
 /// `digest`. A payload naming another digest is refused even when the
 /// signature is good: it signs another artifact.
 pub fn verify(key: &PublicKey, digest: &str, signatures: &[Signature]) -> Result<(), Refusal> {
+    // Its span (when exporting) names the key's label and how many
+    // signatures were weighed; refused: error.type `refused`.
+    let checking = crate::telemetry::phase(
+        "airlock.signature.verify",
+        crate::telemetry::SpanKind::Internal,
+        || {
+            vec![
+                crate::telemetry::KeyValue::new("airlock.signature.key", key.label.clone()),
+                crate::telemetry::KeyValue::new("airlock.signature.count", signatures.len() as i64),
+            ]
+        },
+    );
+    let verdict = weigh(key, digest, signatures);
+    if verdict.is_err() {
+        checking.failed("refused");
+    }
+    verdict
+}
+
+/// [`verify`]'s verdict.
+fn weigh(key: &PublicKey, digest: &str, signatures: &[Signature]) -> Result<(), Refusal> {
     let mut other_digest = None;
     // A signature by the key over something else than an image signature:
     // said as such, not as "not signed by that key".

@@ -7,7 +7,7 @@
 //! request or `/rpc` call ([`Request`]), with children for the phases of an
 //! entry into a guest ([`Phase`]: arguments, provisioning, the guest's run,
 //! each question to the client, each outbound HTTP request, registry
-//! fetches and signature checks, OAuth key-set fetches); refusals and limit
+//! fetches and signature checks, OAuth key-set fetches: [`within`]); refusals and limit
 //! hits are span events ([`refused`]). Attributes never carry an argument
 //! value, an answer or a secret: names, kinds, hosts and statuses only.
 //!
@@ -34,7 +34,9 @@ pub use opentelemetry::context::FutureExt;
 pub use opentelemetry::trace::SpanKind;
 pub use opentelemetry::{Context, KeyValue};
 pub use propagation::{from_headers, from_meta, inject_into};
-pub use spans::{Outbound, Phase, Request, RequestInfo, current, enter, phase, refused, trace_id};
+pub use spans::{
+    Outbound, Phase, Request, RequestInfo, current, enter, phase, refused, trace_id, within,
+};
 
 /// The running exporters' instruments; set once by [`start`].
 static STATE: OnceLock<export::State> = OnceLock::new();

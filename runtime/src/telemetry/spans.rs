@@ -208,6 +208,39 @@ impl Drop for Phase {
     }
 }
 
+/// Runs `work` inside span `name` of `kind` (a child of the current
+/// context: a request's, or a root for what the server does on its own,
+/// such as loading a component), when exporting; an error ends it marked
+/// failed. The async counterpart of [`phase`], for the host's own fetches
+/// (registry, OAuth keys) and checks (signatures). Free when off.
+pub async fn within<T, E>(
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: impl FnOnce() -> Vec<KeyValue>,
+    work: impl std::future::Future<Output = Result<T, E>>,
+) -> Result<T, E> {
+    use opentelemetry::context::FutureExt as _;
+    let Some(state) = super::state() else {
+        return work.await;
+    };
+    let parent = Context::current();
+    let span = state
+        .tracer
+        .span_builder(name)
+        .with_kind(kind)
+        .with_attributes(attributes())
+        .start_with_context(&state.tracer, &parent);
+    let cx = parent.with_span(span);
+    let out = work.with_context(cx.clone()).await;
+    if out.is_err() {
+        cx.span()
+            .set_attribute(KeyValue::new("error.type", "failed"));
+        cx.span().set_status(Status::error(""));
+    }
+    cx.span().end();
+    out
+}
+
 /// Enters `cx` on this thread (a request's context, carried to the lane
 /// that runs its guest) until the guard drops.
 pub fn enter(cx: Option<&Context>) -> Option<ContextGuard> {

@@ -59,6 +59,9 @@ pub struct Session {
     next_request: AtomicU64,
     /// The resource URIs it subscribed to (`resources/subscribe`).
     subscribed: Mutex<BTreeSet<String>>,
+    /// When it opened, when exporting telemetry (for
+    /// `mcp.server.session.duration`, recorded when it is dropped).
+    opened: Option<std::time::Instant>,
 }
 
 /// The most resources one session may subscribe to at once.
@@ -80,6 +83,7 @@ impl Session {
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
             subscribed: Mutex::new(BTreeSet::new()),
+            opened: crate::telemetry::on().then(std::time::Instant::now),
         }
     }
 
@@ -278,6 +282,26 @@ impl Session {
             // Other notifications (progress, roots changed…) need nothing.
             other => tracing::debug!("ignoring notification {other}"),
         }
+    }
+}
+
+/// A session ends when its last holder lets go (deleted, expired, its
+/// connection or stdin closed): its duration goes to
+/// `mcp.server.session.duration`. A stateless request's session never
+/// initialized (no revision) and is not one.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let Some(opened) = self.opened else {
+            return;
+        };
+        let Some(revision) = lock(&self.state).revision else {
+            return;
+        };
+        let transport = match self.caller {
+            Caller::Stdio => "pipe",
+            _ => "tcp",
+        };
+        crate::telemetry::session_ended(opened.elapsed(), Some(revision.as_str()), transport);
     }
 }
 

@@ -150,7 +150,21 @@ impl IssuerKeys {
     /// the cache stays as it was. The caller holds `fetching`.
     async fn refresh(&self) -> Result<usize, String> {
         lock(&self.cached).tried = Some(Instant::now());
-        let keys = self.fetch().await?;
+        // Its span (when exporting) names the issuer, never a key.
+        let issuer = || {
+            vec![crate::telemetry::KeyValue::new(
+                "airlock.oauth.issuer",
+                self.issuer.clone(),
+            )]
+        };
+        let fetching = self.fetch();
+        let keys = crate::telemetry::within(
+            "airlock.oauth.keys",
+            crate::telemetry::SpanKind::Client,
+            issuer,
+            fetching,
+        )
+        .await?;
         let count = keys.len();
         let mut cached = lock(&self.cached);
         cached.keys = keys;
