@@ -33,6 +33,9 @@
 //!   [`prompts`] (`prompts/*`), [`completion`] (`completion/complete`);
 //! - [`method`]: what one entry of the method table says of a method, and
 //!   whether a request reaches it;
+//! - [`traced`]: the span of one request when telemetry is exported (named
+//!   and attributed per the MCP conventions), wrapped around every request
+//!   by the dispatch;
 //! - [`dispatch`]: the one table of methods and the dispatch over it: what
 //!   a transport asks of a message (its revision, whether it runs long,
 //!   its `Mcp-Name` field) and the answer, typed.
