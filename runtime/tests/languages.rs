@@ -248,7 +248,7 @@ def late_import() -> str:
     return xml.dom.minidom.__name__
 
 
-Tools = toolbox(order_total, pricing, price_order, table, late_import)
+Tools = toolbox(order_total, pricing, price_order, table, late_import, skills("skills"))
 "#,
 );
 
@@ -261,7 +261,7 @@ fn add_python_dependency(project: &Path) {
     std::fs::write(&requirements, text).expect("requirements.txt");
     let app = project.join("app.py");
     let text = std::fs::read_to_string(&app).expect("app.py");
-    let line = "Tools = toolbox(order_total, pricing, price_order)\n";
+    let line = "Tools = toolbox(order_total, pricing, price_order, skills(\"skills\"))\n";
     assert!(
         text.contains(line),
         "the template's app.py ends with {line}"

@@ -248,10 +248,11 @@ function toOutput(decl, result) {
 export function toolbox(...decls) {
   const byName = new Map();
   for (const decl of decls) {
+    // server()'s resources, prompts, completions and skills are not tools.
+    if (decl && decl.kind) continue;
     if (!decl || !decl.info) {
-      throw new Error("toolbox() takes tools made with tool({...}) (and server() resources, prompts, completions)");
+      throw new Error("toolbox() takes tools made with tool({...}) (and server() resources, prompts, completions, skills)");
     }
-    if (decl.kind) continue;
     if (byName.has(decl.info.name)) throw new Error(`two tools are named ${decl.info.name}`);
     byName.set(decl.info.name, decl);
   }
