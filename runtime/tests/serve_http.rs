@@ -76,9 +76,20 @@ fn mcp_lifecycle_list_and_call() {
     );
     assert_eq!(r["result"]["isError"], true, "{r}");
 
-    // SDK components export resources (none here): an empty list.
+    // SDK components export resources: catalog's are the files of its
+    // skill (catalog-pricing), each a skill:// resource.
     let r = mcp.request("resources/list", json!({}));
-    assert_eq!(r["result"]["resources"], json!([]), "{r}");
+    let uris: Vec<&str> = r["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{r}"))
+        .iter()
+        .filter_map(|resource| resource["uri"].as_str())
+        .collect();
+    assert!(
+        uris.contains(&"skill://catalog-pricing/SKILL.md")
+            && uris.iter().all(|uri| uri.starts_with("skill://catalog-pricing/")),
+        "{r}"
+    );
     let r = mcp.request("ping", json!({}));
     assert_eq!(r["result"], json!({}));
 
