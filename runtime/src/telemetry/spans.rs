@@ -148,6 +148,25 @@ impl Request {
     }
 }
 
+/// A new span `name` of `kind` under the current context, as a context to
+/// enter or carry; `None` when not exporting (`attributes` is asked only
+/// then).
+fn child(
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: impl FnOnce() -> Vec<KeyValue>,
+) -> Option<Context> {
+    let state = super::state()?;
+    let parent = Context::current();
+    let span = state
+        .tracer
+        .span_builder(name)
+        .with_kind(kind)
+        .with_attributes(attributes())
+        .start_with_context(&state.tracer, &parent);
+    Some(parent.with_span(span))
+}
+
 /// A phase of the current request (INTERNAL; CLIENT for an ask), current
 /// on this thread until it is dropped, which ends it.
 pub struct Phase {
@@ -162,20 +181,12 @@ pub fn phase(
     kind: SpanKind,
     attributes: impl FnOnce() -> Vec<KeyValue>,
 ) -> Phase {
-    let Some(state) = super::state() else {
+    let Some(cx) = child(name, kind, attributes) else {
         return Phase {
             cx: None,
             _current: None,
         };
     };
-    let parent = Context::current();
-    let span = state
-        .tracer
-        .span_builder(name)
-        .with_kind(kind)
-        .with_attributes(attributes())
-        .start_with_context(&state.tracer, &parent);
-    let cx = parent.with_span(span);
     Phase {
         _current: Some(cx.clone().attach()),
         cx: Some(cx),
@@ -220,17 +231,9 @@ pub async fn within<T, E>(
     work: impl std::future::Future<Output = Result<T, E>>,
 ) -> Result<T, E> {
     use opentelemetry::context::FutureExt as _;
-    let Some(state) = super::state() else {
+    let Some(cx) = child(name, kind, attributes) else {
         return work.await;
     };
-    let parent = Context::current();
-    let span = state
-        .tracer
-        .span_builder(name)
-        .with_kind(kind)
-        .with_attributes(attributes())
-        .start_with_context(&state.tracer, &parent);
-    let cx = parent.with_span(span);
     let out = work.with_context(cx.clone()).await;
     if out.is_err() {
         cx.span()
