@@ -363,7 +363,8 @@ fn a_trickling_source_holds_back_no_other_component() {
     let ready = http(serving.addr, "GET", "/readyz", &[], b"");
     assert_eq!(
         (ready.status, ready.body.as_str()),
-        (200, "ready: 2 tool(s)\n")
+        // The catalog's two tools, and the two files of its skill.
+        (200, "ready: 2 tool(s), 2 resource(s)\n")
     );
 }
 

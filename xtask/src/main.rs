@@ -354,14 +354,23 @@ fn test(root: &Path) -> Result<()> {
     step("build", built, &mut tally);
     // The tests' real parts: Debian's docker-registry and the ORAS Python
     // SDK for the registry tests (runtime/tests/registry.rs says what is
-    // missing otherwise), and curl, the client the guide's HTTPS and
-    // /rpc examples use (serve_tls, the docs' client examples).
+    // missing otherwise), curl, the client the guide's HTTPS and /rpc
+    // examples use (serve_tls, the docs' client examples), and the pinned
+    // clients' venv, whose opentelemetry-proto decodes what the OTLP
+    // receiver of runtime/tests/telemetry.rs is sent (the clients' step
+    // below uses the same venv).
     let parts = ensure_apt("docker-registry", "/usr/bin/docker-registry")
         .and_then(|()| ensure_apt("curl", "/usr/bin/curl"))
         .and_then(|()| {
             ensure_venv(
                 &root.join("target/registry-venv"),
                 "tests/registry/requirements.txt",
+            )
+        })
+        .and_then(|()| {
+            ensure_venv(
+                &root.join("target/clients/venv"),
+                "tests/clients/requirements.txt",
             )
         });
     if let Err(err) = &parts {
