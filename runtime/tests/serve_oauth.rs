@@ -437,6 +437,56 @@ fn claims_give_tools_beside_scopes() {
     }
 }
 
+/// A scope names a skill as a token's `resources` does: by its
+/// `SKILL.md`'s URI, which gives the whole skill (its entry in
+/// `skills/list`, every file); a scope that names only tools sees no skill.
+#[test]
+fn a_scope_names_a_skill_as_a_token_does() {
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let policy = format!(
+        "[oauth]\nresource = \"{RESOURCE}\"\nissuers = [\"{}\"]\nplain-http = true\n\
+         algorithms = [\"ES256\"]\n\
+         [[oauth.scopes]]\nscope = \"pricing\"\n\
+         resources = [\"skill://catalog-pricing/SKILL.md\"]\n\
+         [[oauth.scopes]]\nscope = \"prices\"\ntools = [\"lookup_price\"]\n",
+        issuer.url
+    );
+    let catalog = support::component("catalog");
+    let served = serve(&policy, std::slice::from_ref(&catalog), &[]);
+    let connect = |scope: &str| {
+        let auth = format!("Bearer {}", key.sign(&claims(&issuer.url, scope)));
+        support::http::Mcp::connect(served.addr, json!({}), &[("Authorization", &auth)])
+    };
+    let skills = |answer: &Value| -> Vec<String> {
+        answer["result"]["skills"]
+            .as_array()
+            .unwrap_or_else(|| panic!("no skills: {answer}"))
+            .iter()
+            .filter_map(|s| s["uri"].as_str().map(String::from))
+            .collect()
+    };
+
+    let mut pricing = connect("pricing");
+    let listed = pricing.request("skills/list", json!({}));
+    assert_eq!(
+        skills(&listed),
+        ["skill://catalog-pricing/SKILL.md"],
+        "{listed}"
+    );
+    let file = "skill://catalog-pricing/references/articles.md";
+    let read = pricing.request("resources/read", json!({ "uri": file }));
+    assert!(read["result"]["contents"].is_array(), "{read}");
+    let tools = pricing.request("tools/list", json!({}));
+    assert_eq!(tools["result"]["tools"], json!([]), "{tools}");
+
+    let mut prices = connect("prices");
+    let listed = prices.request("skills/list", json!({}));
+    assert_eq!(skills(&listed), Vec::<String>::new(), "{listed}");
+    let hidden = prices.request("resources/read", json!({ "uri": file }));
+    assert_eq!(hidden["error"]["code"], -32002, "{hidden}");
+}
+
 /// `[[oauth.scopes]]` and `[[oauth.claims]]` give resources and prompts as
 /// `[[tokens]]` do: an entry that lists any of `tools`, `resources` and
 /// `prompts` gives only what it lists; the union over a token's entries;
