@@ -87,7 +87,9 @@ fn mcp_lifecycle_list_and_call() {
         .collect();
     assert!(
         uris.contains(&"skill://catalog-pricing/SKILL.md")
-            && uris.iter().all(|uri| uri.starts_with("skill://catalog-pricing/")),
+            && uris
+                .iter()
+                .all(|uri| uri.starts_with("skill://catalog-pricing/")),
         "{r}"
     );
     let r = mcp.request("ping", json!({}));
