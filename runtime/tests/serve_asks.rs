@@ -610,49 +610,10 @@ fn call_answering(
     arguments: Value,
     reply: Value,
 ) -> (Value, Value) {
-    use std::io::Read;
-    use support::http::{parse_response, sse_messages};
-    let mut stream = std::net::TcpStream::connect(mcp.addr).expect("connect");
-    stream.set_read_timeout(Some(PATIENCE)).expect("timeout");
     let body = json!({"jsonrpc": "2.0", "id": "asks", "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments}})
-    .to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        mcp.addr,
-        mcp.session,
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).expect("write");
-    let mut seen = Vec::new();
-    let request = loop {
-        let mut buf = [0u8; 4096];
-        let n = stream.read(&mut buf).expect("read");
-        assert!(
-            n > 0,
-            "no request reached the client; the call answered: {}",
-            parse_response(&seen).body
-        );
-        seen.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&seen);
-        if let Some(request) = sse_messages(&text)
-            .into_iter()
-            .find(|m| m.get("method").is_some() && m.get("id").is_some())
-        {
-            break request;
-        }
-    };
-    let answered = mcp.post(&json!({"jsonrpc": "2.0", "id": request["id"], "result": reply}));
-    assert_eq!(answered.status, 202, "{}", answered.body);
-    let _ = stream.read_to_end(&mut seen);
-    let response = parse_response(&seen)
-        .events()
-        .into_iter()
-        .find(|m| m["id"] == "asks")
-        .unwrap_or_else(|| panic!("no response: {}", String::from_utf8_lossy(&seen)));
-    (request, response)
+        "params": {"name": tool, "arguments": arguments}});
+    let asked = |m: &Value| m.get("method").is_some() && m.get("id").is_some();
+    mcp.call_answering(&body, PATIENCE, asked, reply)
 }
 
 /// The policy letting `tool` of the conformance component ask `grant`.

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::support::http::{Mcp, http, serve_with_env, sse_messages};
+use crate::support::http::{Mcp, http, serve_with_env};
 use crate::support::{component, test_component, workspace};
 
 /// The client's trace and span (the root of the trace).
@@ -240,44 +240,8 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
 /// first `elicitation/create` it carries with `answer`, and returns the
 /// question and the response to `body` (both read from the SSE stream).
 fn call_answering(mcp: &Mcp, body: &Value, answer: Value) -> (Value, Value) {
-    let mut stream = std::net::TcpStream::connect(mcp.addr).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .expect("timeout");
-    let body = body.to_string();
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
-         MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        mcp.addr,
-        mcp.session,
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).expect("write");
-    let mut seen = String::new();
-    let question = loop {
-        let mut buf = [0u8; 4096];
-        let n = stream.read(&mut buf).expect("read");
-        assert!(n > 0, "the stream ended before a question: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buf[..n]));
-        if let Some(q) = sse_messages(&seen)
-            .into_iter()
-            .find(|m| m["method"] == "elicitation/create")
-        {
-            break q;
-        }
-    };
-    let reply =
-        serde_json::json!({"jsonrpc": "2.0", "id": question["id"].clone(), "result": answer});
-    assert_eq!(mcp.post(&reply).status, 202);
-    let mut rest = Vec::new();
-    let _ = stream.read_to_end(&mut rest);
-    seen.push_str(&String::from_utf8_lossy(&rest));
-    let response = sse_messages(&seen)
-        .into_iter()
-        .find(|m| m.get("method").is_none() && m.get("id").is_some())
-        .unwrap_or_else(|| panic!("no response in {seen}"));
-    (question, response)
+    let asked = |m: &Value| m["method"] == "elicitation/create";
+    mcp.call_answering(body, Duration::from_secs(30), asked, answer)
 }
 
 fn child_of<'a>(spans: &'a [Value], name: &str, parent: &Value) -> &'a Value {

@@ -333,6 +333,58 @@ impl Mcp {
         http(self.addr, "POST", "/mcp", &headers, body)
     }
 
+    /// POSTs `body` (a request) in the session on a connection of its own
+    /// and reads its answer as it streams, at most `patience` between
+    /// reads; the first message `asked` picks from it (a request to the
+    /// client) is answered with `reply` by a POST of its own, as a client
+    /// does. That request, and the response to `body`.
+    pub fn call_answering(
+        &self,
+        body: &Value,
+        patience: Duration,
+        asked: impl Fn(&Value) -> bool,
+        reply: Value,
+    ) -> (Value, Value) {
+        let mut stream = TcpStream::connect(self.addr).expect("connect");
+        stream.set_read_timeout(Some(patience)).expect("timeout");
+        let text = body.to_string();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+             Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+            self.addr,
+            self.session,
+            text.len()
+        );
+        stream.write_all(head.as_bytes()).expect("write");
+        let mut seen = Vec::new();
+        let request = loop {
+            let mut buf = [0u8; 4096];
+            let n = stream.read(&mut buf).expect("read");
+            assert!(
+                n > 0,
+                "no request reached the client; the call answered: {}",
+                parse_response(&seen).body
+            );
+            seen.extend_from_slice(&buf[..n]);
+            let found = sse_messages(&String::from_utf8_lossy(&seen))
+                .into_iter()
+                .find(|m| asked(m));
+            if let Some(request) = found {
+                break request;
+            }
+        };
+        let answered = self.post(&json!({"jsonrpc": "2.0", "id": request["id"], "result": reply}));
+        assert_eq!(answered.status, 202, "{}", answered.body);
+        let _ = stream.read_to_end(&mut seen);
+        let response = parse_response(&seen)
+            .events()
+            .into_iter()
+            .find(|m| m.get("method").is_none() && m["id"] == body["id"])
+            .unwrap_or_else(|| panic!("no response: {}", String::from_utf8_lossy(&seen)));
+        (request, response)
+    }
+
     /// Sends a request and returns its response (from JSON or SSE).
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
