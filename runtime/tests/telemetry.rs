@@ -208,24 +208,7 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
     assert_eq!(outbound["parent_span_id"], run["span_id"]);
     assert_eq!(outbound["attributes"]["server.port"], i64::from(port));
     assert_eq!(outbound["attributes"]["http.response.status_code"], 200);
-    // The credential named (header, pattern, variable), never its value.
-    assert_eq!(
-        outbound["attributes"]["airlock.credentials"],
-        serde_json::json!([format!(
-            "x-api-key for http://127.0.0.1:{port} (from TEL_SECRET)"
-        )])
-    );
-    // The upstream saw the outbound span as its parent, in the same trace,
-    // and the credential the host injected.
-    let (sent, key) = seen
-        .recv_timeout(Duration::from_secs(5))
-        .expect("a request");
-    let expected = format!(
-        "00-{TRACE}-{}-01",
-        outbound["span_id"].as_str().unwrap_or_default()
-    );
-    assert_eq!(sent.as_deref(), Some(expected.as_str()));
-    assert_eq!(key.as_deref(), Some("sekrit-value-42"));
+    reached_upstream(outbound, port, &seen);
     let unknown = named(&spans, "rpc nothing_here");
     assert_eq!(unknown["attributes"]["error.type"], "-32601");
     assert_eq!(unknown["status"], 2, "ERROR");
@@ -242,6 +225,31 @@ fn a_call_s_spans_reach_a_collector_under_the_client_s_trace() {
 fn call_answering(mcp: &Mcp, body: &Value, answer: Value) -> (Value, Value) {
     let asked = |m: &Value| m["method"] == "elicitation/create";
     mcp.call_answering(body, Duration::from_secs(30), asked, answer)
+}
+
+/// The outbound request's span names the credential (header, pattern,
+/// variable), never its value; the upstream on `port` saw that span as its
+/// parent, in the client's trace, and the value the host injected.
+fn reached_upstream(outbound: &Value, port: u16, seen: &mpsc::Receiver<Seen>) {
+    assert_eq!(
+        outbound["attributes"]["airlock.credentials"],
+        serde_json::json!([format!(
+            "x-api-key for http://127.0.0.1:{port} (from TEL_SECRET)"
+        )])
+    );
+    let (traceparent, key) = seen
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a request");
+    let expected = format!(
+        "00-{TRACE}-{}-01",
+        outbound["span_id"].as_str().unwrap_or_default()
+    );
+    assert_eq!(traceparent.as_deref(), Some(expected.as_str()));
+    assert_eq!(
+        key.as_deref(),
+        Some("sekrit-value-42"),
+        "the host injected it"
+    );
 }
 
 fn child_of<'a>(spans: &'a [Value], name: &str, parent: &Value) -> &'a Value {
@@ -339,25 +347,7 @@ fn an_mcp_call_that_asks_and_fetches_a_read_and_a_refusal_are_traced() {
     // Its outbound request, with the credential named, never its value.
     let outbound = child_of(&spans, "GET", run);
     assert_eq!(outbound["kind"], 3, "CLIENT");
-    assert_eq!(
-        outbound["attributes"]["airlock.credentials"],
-        serde_json::json!([format!(
-            "x-api-key for http://127.0.0.1:{port} (from TEL_SECRET)"
-        )])
-    );
-    let (traceparent, key) = seen
-        .recv_timeout(Duration::from_secs(5))
-        .expect("a request");
-    let expected = format!(
-        "00-{TRACE}-{}-01",
-        outbound["span_id"].as_str().unwrap_or_default()
-    );
-    assert_eq!(traceparent.as_deref(), Some(expected.as_str()));
-    assert_eq!(
-        key.as_deref(),
-        Some("sekrit-value-42"),
-        "the host injected it"
-    );
+    reached_upstream(outbound, port, &seen);
     // The read: its URI.
     let read = named(&spans, "resources/read");
     assert_eq!(read["kind"], 2, "SERVER");
