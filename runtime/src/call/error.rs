@@ -56,6 +56,22 @@ impl CallError {
         }
     }
 
+    /// True for a refusal (the policy's, or busy: no place under the
+    /// limits) or a limit hit while the guest ran ([`RunError::is_limit_hit`]):
+    /// what the records count as refused and a trace shows as an
+    /// `airlock.refusal` event of its [`Self::kind`]. Declared beside the
+    /// kinds: a new variant must say whether it is one.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            CallError::Refused(_) | CallError::Busy { .. } => true,
+            CallError::Run(run) => run.is_limit_hit(),
+            CallError::UnknownTool(_)
+            | CallError::NotFound(_)
+            | CallError::InvalidArguments(_)
+            | CallError::InvalidParams(_) => false,
+        }
+    }
+
     /// A refusal by the policy, of any entry (a tool call, a read, a
     /// prompt, a completion): logged once here, as a warning, for the
     /// operator with the policy key that would allow it (the client sees

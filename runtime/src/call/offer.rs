@@ -220,7 +220,7 @@ pub fn prepare(
         Ok(component) => component,
         Err(err) => {
             let audited = || (Cow::Owned(audit_label(&request)), bytes_in);
-            let (log, kind) = (setting.audit, err.kind());
+            let (log, kind) = (setting.audit, record::Ended::of(&err));
             let label = label.as_deref();
             record::refused_before(log, &caller, label, None, kind, started, audited);
             return Err(err);

@@ -78,7 +78,7 @@ pub(super) fn prepare<E: Entry>(
     let (id, place) = match placed {
         Ok(placed) => placed,
         Err(err) => {
-            let kind = err.kind();
+            let outcome = record::Ended::of(&err);
             let audited = || (entry.audit_name(), bytes_in);
             let digest = Some(component.digest.as_str());
             let label = Some(entry.label());
@@ -87,7 +87,7 @@ pub(super) fn prepare<E: Entry>(
                 &caller,
                 label,
                 digest,
-                kind,
+                outcome,
                 started,
                 audited,
             );
@@ -323,9 +323,9 @@ impl<E: Entry> Prepared<E> {
         };
         let _trace = crate::telemetry::enter(self.trace.as_ref());
         let outcome = match result {
-            Ok(Ran::Answered(_)) => "ok",
-            Ok(Ran::Waits(_)) => "input-required",
-            Err(err) => err.kind(),
+            Ok(Ran::Answered(_)) => record::Ended::OK,
+            Ok(Ran::Waits(_)) => record::Ended::INPUT_REQUIRED,
+            Err(err) => record::Ended::of(err),
         };
         let entered = Entered {
             id: Some(self.id),

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::Caller;
+use super::{CallError, Caller};
 use crate::audit::{AuditLog, Entry};
 use crate::logtext::GuestText;
 use crate::policy::{Grant, format_size};
@@ -31,6 +31,37 @@ pub(super) struct Entered<'a> {
     pub grant: Option<&'a Grant>,
 }
 
+/// How an entry ended, as its records name it: the kind (`ok`,
+/// `input-required`, or the error's [`CallError::kind`]) and whether it
+/// is a refusal or a limit hit ([`CallError::is_refusal`], declared with
+/// the kinds), which a trace shows as an `airlock.refusal` event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Ended {
+    pub kind: &'static str,
+    pub refusal: bool,
+}
+
+impl Ended {
+    /// It answered.
+    pub const OK: Ended = Ended {
+        kind: "ok",
+        refusal: false,
+    };
+    /// It stopped at a question only a later round answers (2026-07-28).
+    pub const INPUT_REQUIRED: Ended = Ended {
+        kind: "input-required",
+        refusal: false,
+    };
+
+    /// It ended with `err`.
+    pub fn of(err: &CallError) -> Ended {
+        Ended {
+            kind: err.kind(),
+            refusal: err.is_refusal(),
+        }
+    }
+}
+
 /// What only the audit entry needs, worked out only when a log is kept
 /// (a call without one pays for none of it).
 pub(super) struct Audited<'a> {
@@ -48,11 +79,15 @@ pub(super) struct Audited<'a> {
 pub(super) fn ended<'a>(
     log: Option<&AuditLog>,
     entered: &Entered<'_>,
-    outcome: &'static str,
+    outcome: Ended,
     took: Duration,
     teardown: Option<&Teardown>,
     audited: impl FnOnce() -> Audited<'a>,
 ) {
+    let Ended {
+        kind: outcome,
+        refusal,
+    } = outcome;
     let folder_refusals = teardown.and_then(Teardown::folder_refusals);
     let what = entered.label.unwrap_or_default();
     if let Some(teardown) = teardown {
@@ -60,7 +95,7 @@ pub(super) fn ended<'a>(
     }
     let asks = asks_made(teardown, what, entered.id);
     crate::metrics::call_ended(entered.label, outcome, took);
-    let trace_id = traced(outcome, folder_refusals, asks);
+    let trace_id = traced(refusal.then_some(outcome), folder_refusals, asks);
     tracing::info!(
         call = entered.id,
         trace_id = trace_id.as_deref(),
@@ -72,7 +107,7 @@ pub(super) fn ended<'a>(
         "call ended"
     );
     crate::metrics::refused("folders", folder_refusals.unwrap_or(0));
-    if outcome == super::CallError::REFUSED {
+    if outcome == CallError::REFUSED {
         crate::metrics::refused("call", 1);
     }
     let Some(log) = log else {
@@ -99,19 +134,19 @@ pub(super) fn ended<'a>(
     });
 }
 
-/// The outcomes that are a refusal or a limit hit.
-const REFUSALS: [&str; 7] = [
-    "refused", "busy", "timeout", "memory", "fuel", "stack", "output",
-];
-
 /// When exporting traces: the refusals and limit hits of an entry as events
-/// of its span (the current one), and the trace's id for its records.
-fn traced(outcome: &str, folder_refusals: Option<u64>, asks: &[AskRecord]) -> Option<String> {
+/// of its span (the current one) — `refused`, the kind of the outcome when
+/// it was one —, and the trace's id for its records.
+fn traced(
+    refused: Option<&str>,
+    folder_refusals: Option<u64>,
+    asks: &[AskRecord],
+) -> Option<String> {
     if !crate::telemetry::on() {
         return None;
     }
-    if REFUSALS.contains(&outcome) {
-        crate::telemetry::refused(outcome, "call");
+    if let Some(kind) = refused {
+        crate::telemetry::refused(kind, "call");
     }
     if folder_refusals.unwrap_or(0) > 0 {
         crate::telemetry::refused("folders", "folders");
@@ -130,7 +165,7 @@ pub(super) fn refused_before<'a>(
     caller: &Caller,
     label: Option<&str>,
     digest: Option<&str>,
-    outcome: &'static str,
+    outcome: Ended,
     started: Instant,
     audited: impl FnOnce() -> (Cow<'a, str>, usize),
 ) {
@@ -172,13 +207,18 @@ pub fn answered_from_memory(
         grant: None,
     };
     let took = started.elapsed();
-    ended(log.map(|log| &**log), &entered, "ok", took, None, || {
-        Audited {
+    ended(
+        log.map(|log| &**log),
+        &entered,
+        Ended::OK,
+        took,
+        None,
+        || Audited {
             name: Cow::Borrowed(label),
             bytes_in: bytes.0,
             bytes_out: bytes.1,
-        }
-    });
+        },
+    );
 }
 
 /// What the guest printed, one log line per line, escaped and marked as
@@ -209,4 +249,67 @@ fn asks_made<'t>(teardown: Option<&'t Teardown>, what: &str, id: Option<u64>) ->
         tracing::warn!(tool = %what, call = id, "{refusal}");
     }
     asks
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::sandbox::RunError;
+
+    /// The refusals and limit hits a trace shows as events are the ones the
+    /// errors declare, with their kinds; a failure of the tool or a crash
+    /// is none.
+    #[test]
+    fn refusals_and_limit_hits_are_what_the_errors_declare() {
+        let refusal = |err: CallError| {
+            let ended = Ended::of(&err);
+            ended.refusal.then_some(ended.kind)
+        };
+        let refused = CallError::Refused(crate::call::Refusal {
+            message: "no".into(),
+            operator_hint: String::new(),
+        });
+        let busy = CallError::Busy {
+            tool: "t".into(),
+            limit: 1,
+            queue: 0,
+        };
+        assert_eq!(refusal(refused), Some("refused"));
+        assert_eq!(refusal(busy), Some("busy"));
+        let limits = [
+            (RunError::TimedOut(Duration::from_secs(1)), "timeout"),
+            (RunError::Memory(1), "memory"),
+            (RunError::Fuel, "fuel"),
+            (RunError::StackOverflow, "stack"),
+            (
+                RunError::OutputTooLarge {
+                    actual: 2,
+                    limit: 1,
+                },
+                "output",
+            ),
+        ];
+        for (run, kind) in limits {
+            assert_eq!(refusal(CallError::Run(run)), Some(kind));
+        }
+        let none = [
+            CallError::UnknownTool("x".into()),
+            CallError::NotFound("x".into()),
+            CallError::InvalidParams("x".into()),
+            CallError::Run(RunError::Panic("p".into())),
+            CallError::Run(RunError::Crashed("c".into())),
+            CallError::Run(RunError::Cancelled),
+            CallError::Run(RunError::BadOutput("b".into())),
+            CallError::Run(RunError::InvalidArguments("a".into())),
+            CallError::Run(RunError::Failed("f".into())),
+            CallError::Run(RunError::Setup("s".into())),
+        ];
+        for err in none {
+            let kind = err.kind();
+            assert_eq!(refusal(err), None, "{kind}");
+        }
+        assert!(!Ended::OK.refusal && !Ended::INPUT_REQUIRED.refusal);
+    }
 }

@@ -70,7 +70,7 @@ pub fn prepare(
             let label = found.map(|t| t.info.name.as_str());
             let digest = found.map(|t| t.component.digest.as_str());
             let audited = || (Cow::Borrowed(name), bytes_in);
-            let (log, kind) = (setting.audit, err.kind());
+            let (log, kind) = (setting.audit, record::Ended::of(&err));
             record::refused_before(log, &caller, label, digest, kind, started, audited);
             Err(err)
         }

@@ -161,6 +161,27 @@ impl RunError {
         }
     }
 
+    /// True when a limit of its grant stopped it (time, memory, fuel,
+    /// stack, output): a limit hit, recorded as a refusal (a span event
+    /// of its kind when tracing). Declared here, beside [`Self::kind`],
+    /// so that a new cause says whether it is one.
+    pub fn is_limit_hit(&self) -> bool {
+        match self {
+            RunError::TimedOut(_)
+            | RunError::Memory(_)
+            | RunError::Fuel
+            | RunError::StackOverflow
+            | RunError::OutputTooLarge { .. } => true,
+            RunError::Panic(_)
+            | RunError::Crashed(_)
+            | RunError::Cancelled
+            | RunError::BadOutput(_)
+            | RunError::InvalidArguments(_)
+            | RunError::Failed(_)
+            | RunError::Setup(_) => false,
+        }
+    }
+
     /// True for the tool's own reports (as opposed to the runtime stopping it).
     pub fn is_tool_report(&self) -> bool {
         matches!(self, RunError::InvalidArguments(_) | RunError::Failed(_))
