@@ -24,6 +24,9 @@
 //!            resources, prompts and completions)
 //! sandbox   (engines of both tiers, per-call store, WASI context, limits,
 //!            network filter)
+//! cordon    (components of other trust in worker processes: where a
+//!            component runs, the channel, the serving process's end and
+//!            the worker's)
 //! catalog   (load, validate, index tools, resources, templates and
 //!            prompts; the kind of a component)
 //! audit     (one JSON line per call)
@@ -52,6 +55,7 @@ pub mod call;
 pub mod catalog;
 pub mod cli;
 pub mod confine;
+pub mod cordon;
 pub mod functions;
 pub mod json;
 pub mod lanes;

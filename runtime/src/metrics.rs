@@ -41,6 +41,11 @@ struct StatusLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CordonLabels {
+    cordon: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TaskLabels {
     status: &'static str,
 }
@@ -52,6 +57,7 @@ struct Metrics {
     refusals: Family<CapabilityLabels, Counter>,
     http: Family<StatusLabels, Counter>,
     tasks: Family<TaskLabels, Gauge>,
+    cordon_deaths: Family<CordonLabels, Counter>,
     inline: Counter,
     running: Gauge,
     pool: Gauge,
@@ -77,6 +83,7 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         refusals: Family::default(),
         http: Family::default(),
         tasks: Family::default(),
+        cordon_deaths: Family::default(),
         inline: Counter::default(),
         running: Gauge::default(),
         pool: Gauge::default(),
@@ -110,6 +117,11 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| {
         metrics.http.clone(),
     );
     registry.register("tasks", "Tasks held, by status", metrics.tasks.clone());
+    registry.register(
+        "cordon_worker_deaths",
+        "Cordon worker processes that died (crashed or were killed) and were restarted, by cordon",
+        metrics.cordon_deaths.clone(),
+    );
     registry.register(
         "calls_inline",
         "Calls run on the async thread that received them, not on a lane (short calls on an otherwise idle server)",
@@ -186,6 +198,16 @@ pub fn refused(capability: &'static str, count: u64) {
             .get_or_create(&CapabilityLabels { capability })
             .inc_by(count);
     }
+}
+
+/// Counts a cordon's worker that died (the cordon's name is the policy's).
+pub fn cordon_died(cordon: &str) {
+    METRICS
+        .cordon_deaths
+        .get_or_create(&CordonLabels {
+            cordon: cordon.to_string(),
+        })
+        .inc();
 }
 
 /// Counts a call that ran inline ([`crate::lanes::Inline`]).

@@ -56,6 +56,8 @@ pub trait Entry: Send + Sync + Sized + 'static {
 /// What one run of an entry's guest is given (a context per entry).
 pub struct Entering<'a> {
     pub sandbox: &'a Sandbox,
+    /// Where the guest runs instead of `sandbox`: its cordon's worker.
+    pub cordon: Option<&'a Arc<crate::cordon::Link>>,
     pub grant: &'a Grant,
     /// Hears its logs, progress, questions and resource updates.
     pub observer: Arc<dyn CallObserver>,

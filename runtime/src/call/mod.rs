@@ -67,6 +67,8 @@ pub struct Setting<'a> {
     pub catalog: &'a Arc<Catalog>,
     pub policy: &'a Policy,
     pub sandbox: &'a Arc<Sandbox>,
+    /// Where cordoned components' guests run (`None`: all run here).
+    pub cordons: Option<&'a Arc<crate::cordon::Cordons>>,
     pub audit: Option<&'a Arc<AuditLog>>,
     pub running: &'a Arc<Running>,
     /// Where a component's `host.resource-updated` is announced.

@@ -34,6 +34,8 @@ pub struct Prepared<E: Entry> {
     answer: Option<Confirmation>,
     cancel: CancelToken,
     sandbox: Arc<Sandbox>,
+    /// Its component's cordon, when its guests run in a worker process.
+    cordon: Option<Arc<crate::cordon::Link>>,
     /// The catalog it was prepared with (it decides which of the URIs its
     /// component announces are its own).
     catalog: Arc<Catalog>,
@@ -94,6 +96,10 @@ pub(super) fn prepare<E: Entry>(
             return Err(err);
         }
     };
+    let cordon = setting
+        .cordons
+        .and_then(|cordons| cordons.link(&component.name))
+        .cloned();
     Ok(Prepared {
         id,
         entry,
@@ -102,6 +108,7 @@ pub(super) fn prepare<E: Entry>(
         answer: None,
         cancel,
         sandbox: setting.sandbox.clone(),
+        cordon,
         catalog: setting.catalog.clone(),
         updates: setting.updates.clone(),
         place,
@@ -366,6 +373,7 @@ impl<E: Entry> Prepared<E> {
         let observer = Publishing::wrap(observer, component, &self.catalog, &self.updates);
         self.entry.run(Entering {
             sandbox: &self.sandbox,
+            cordon: self.cordon.as_ref(),
             grant: &self.grant,
             observer,
             cancel: self.cancel.clone(),

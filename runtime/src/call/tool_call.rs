@@ -14,6 +14,7 @@ use super::entry::{Entering, Entry, Outcome};
 use super::prepared::{self, Prepared};
 use super::{CallError, Caller, Setting, output, record};
 use crate::catalog::{Component, Places, Tool};
+use crate::cordon::wire::Work;
 use crate::lanes::Pace;
 use crate::policy::{self, Grant, Policy};
 use crate::sandbox::Teardown;
@@ -130,14 +131,27 @@ impl Entry for ToolCall {
     fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown) {
         let text = crate::json::to_string(&self.arguments);
         let started = Instant::now();
-        let (raw, teardown) = entering.sandbox.call(
-            &self.tool.component.code(),
-            &self.tool.info.name,
-            &text,
-            entering.grant,
-            entering.observer,
-            entering.cancel,
-        );
+        let component = &self.tool.component;
+        let (raw, teardown) = match entering.cordon {
+            Some(cordon) => cordon.call(
+                &component.name,
+                &component.digest,
+                Work::Tool {
+                    name: self.tool.info.name.clone(),
+                    arguments: text,
+                },
+                entering.observer,
+                entering.cancel,
+            ),
+            None => entering.sandbox.call(
+                &component.code(),
+                &self.tool.info.name,
+                &text,
+                entering.grant,
+                entering.observer,
+                entering.cancel,
+            ),
+        };
         self.tool.pace.record(started.elapsed());
         let outcome = raw
             .map_err(CallError::from)

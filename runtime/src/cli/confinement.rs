@@ -39,13 +39,25 @@ pub(super) fn serving_of(
         state,
         ca_paths: confine::environment_ca_paths(),
         telemetry: super::serve_telemetry::endpoints_of(None),
+        workers: None,
     }
 }
 
 /// What `check` and `inspect --policy` show of the confinement of a server
 /// with `serving`'s settings under `policy`, indented under a heading.
 pub(super) fn lines(policy: &Policy, serving: &Serving) -> Vec<String> {
-    let plan = Confinement::plan(policy, serving, &Scope::Server);
+    let files = crate::runtime::component::expand(&serving.components, policy);
+    let cordons = crate::cordon::placement(policy, &files);
+    let mut serving = serving.clone();
+    if !cordons.is_empty() && serving.workers.is_none() {
+        serving.workers = std::env::current_exe()
+            .ok()
+            .map(|program| confine::Workers {
+                program,
+                reads: Vec::new(),
+            });
+    }
+    let plan = Confinement::plan(policy, &serving, &Scope::Server);
     let heading = match confine::SUPPORTED {
         true => "confined when served (Landlock and seccomp; serve --no-confine turns it off):",
         false => "not confined when served: confinement needs Linux (Landlock, seccomp)",
@@ -53,10 +65,28 @@ pub(super) fn lines(policy: &Policy, serving: &Serving) -> Vec<String> {
     let mut lines = vec![heading.to_string()];
     if confine::SUPPORTED {
         lines.extend(plan.lines().into_iter().map(|line| format!("  {line}")));
-        lines.push(format!("  {:<10} {REFUSED}", "refused"));
+        for (cordon, members) in &cordons {
+            let names: Vec<&str> = members.iter().map(|(_, c)| c.as_str()).collect();
+            lines.push(format!(
+                "  {:<10} {cordon} ({}): a worker process of its own, confined to their grants alone",
+                "cordon",
+                names.join(", ")
+            ));
+        }
+        let refused = match plan.spawns {
+            true => REFUSED_SPAWNING,
+            false => REFUSED,
+        };
+        lines.push(format!("  {:<10} {refused}", "refused"));
     }
     lines
 }
+
+/// The same, for a server that starts its cordons' workers: it may run
+/// the airlock binary (Landlock lets it run nothing else).
+const REFUSED_SPAWNING: &str = "running programs other than its cordons' workers, reaching into \
+                                other processes, mounts, namespaces, kernel modules, keyrings, \
+                                BPF";
 
 /// The system calls seccomp refuses whatever the plan, in words.
 const REFUSED: &str = "running programs, reaching into other processes, mounts, namespaces, \

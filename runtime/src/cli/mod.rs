@@ -14,6 +14,7 @@ mod pull;
 mod serve;
 mod serve_args;
 mod serve_config;
+mod serve_cordons;
 mod serve_load;
 mod serve_signals;
 mod serve_telemetry;

@@ -40,12 +40,16 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     // address bound, before anything loads: a mistake there is said at
     // once, not after the components compiled.
     let (args, listen, wait) = settings(args, matches)?;
+    if let Some(cordon) = &args.cordon_worker {
+        return super::serve_cordons::run_worker(&args, cordon, listen);
+    }
     let tls = tls(&args)?;
     let policy = args.load.policy()?;
     check_exposure(&args, listen, &policy)?;
     let socket = bind(&args, listen)?;
+    let cordons = super::serve_cordons::plan(&args, &policy);
     // Before the first thread starts: every thread after inherits it.
-    confine(&args, listen, &policy)?;
+    confine(&args, listen, &policy, !cordons.is_empty())?;
     if !args.confine_probe.is_empty() {
         for probe in &args.confine_probe {
             println!("{}", crate::confine::probe::attempt(probe));
@@ -53,6 +57,9 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
         return Ok(());
     }
     let runtime = build_runtime(&args, policy)?;
+    if !cordons.is_empty() {
+        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons)?));
+    }
     let tokio = async_runtime()?;
     let telemetry = super::serve_telemetry::start(&args, &tokio)?;
     let transport = tokio.block_on(open_transport(socket, listen))?;
@@ -196,13 +203,14 @@ pub(super) fn serving(args: &Args, listen: SocketAddr) -> Serving {
         state: args.state.clone(),
         ca_paths: confine::environment_ca_paths(),
         telemetry: super::serve_telemetry::endpoints(args),
+        workers: None,
     }
 }
 
 /// Confines this process to what serving needs (Linux: Landlock and
 /// seccomp), saying to what; `--no-confine` skips it with a warning, a
 /// kernel without Landlock gets a warning, and a failure stops the start.
-fn confine(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit> {
+fn confine(args: &Args, listen: SocketAddr, policy: &Policy, spawns: bool) -> Result<(), Exit> {
     if args.no_confine {
         eprintln!(
             "warning: --no-confine: this server runs unconfined; a tool that escapes the \
@@ -217,7 +225,10 @@ fn confine(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit>
         );
         return Ok(());
     }
-    let serving = serving(args, listen);
+    let mut serving = serving(args, listen);
+    if spawns {
+        serving.workers = super::serve_cordons::workers(args);
+    }
     let plan = Confinement::plan(policy, &serving, &Scope::Server);
     let applied = confine::apply(&plan).map_err(|err| {
         eprintln!(

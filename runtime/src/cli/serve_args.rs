@@ -118,6 +118,10 @@ pub struct Args {
     /// answered, and exit: how the tests see that an escape is refused.
     #[arg(long, value_name = "PROBE", hide = true)]
     pub(super) confine_probe: Vec<crate::confine::probe::Probe>,
+    /// Serve as the worker of this cordon (the serving process starts its
+    /// workers so): calls on stdin and stdout, not a listener.
+    #[arg(long, value_name = "CORDON", hide = true)]
+    pub(super) cordon_worker: Option<String>,
     #[command(flatten)]
     pub(super) load: LoadOptions,
 }

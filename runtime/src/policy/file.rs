@@ -131,6 +131,10 @@ pub struct ComponentPolicy {
     /// `offers-network = true`: its reads, prompts and completions may
     /// reach the network its section grants (default: they may not).
     pub offers_network: bool,
+    /// `cordon = "NAME"`: the worker process its guests run in (`front`:
+    /// the serving process); `None` leaves it to the default
+    /// (`crate::cordon::of`).
+    pub cordon: Option<String>,
     pub(super) section: Section,
     /// Its tool sections; their `hints` are those of tools that carry
     /// none (plain functions).

@@ -35,6 +35,17 @@ impl Policy {
     pub fn load_with_errors(
         path: impl AsRef<Path>,
     ) -> Result<(Policy, Vec<PolicyError>), PolicyError> {
+        Self::load_with_env(path, |name| std::env::var(name))
+    }
+
+    /// As [`Policy::load_with_errors`], with `env` standing in for the
+    /// runtime's environment: a cordon's worker reads the file with only
+    /// its own sections' variables, and the server notes which variables
+    /// the file reads.
+    pub fn load_with_env(
+        path: impl AsRef<Path>,
+        env: impl Fn(&str) -> Result<String, VarError>,
+    ) -> Result<(Policy, Vec<PolicyError>), PolicyError> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|error| PolicyError::Read {
@@ -45,7 +56,7 @@ impl Policy {
             Some(base) if !base.as_os_str().is_empty() => base,
             _ => Path::new("."),
         };
-        Ok(Parser::new(&text, &file, base, &|name| std::env::var(name)).policy_and_errors())
+        Ok(Parser::new(&text, &file, base, &env).policy_and_errors())
     }
 
     /// Checks policy text; relative paths are resolved against `base_dir`.
@@ -159,9 +170,32 @@ impl Parser<'_> {
             source: c.source.and_then(|s| self.keep(self.source(s))),
             sha256: c.sha256.as_ref().and_then(|s| self.keep(self.sha256(s))),
             offers_network: c.offers_network.unwrap_or(false),
+            cordon: c.cordon.and_then(|s| self.keep(self.cordon(s))),
             verify: section.verify.clone(),
             section,
             tools,
+        }
+    }
+
+    /// `cordon`: a name of lower-case letters, digits and `-` (it names a
+    /// worker process in the log and the metrics), or `front`.
+    fn cordon(&self, raw: Spanned<String>) -> Result<String, PolicyError> {
+        let name = raw.get_ref();
+        let fits = !name.is_empty()
+            && name.len() <= 40
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        match fits {
+            true => Ok(name.clone()),
+            false => Err(self.error(
+                raw.span().start,
+                format!(
+                    "cordon {name:?} is not a cordon's name: use up to 40 lower-case letters, \
+                     digits and '-' (e.g. \"vendor-x\"), or \"front\" to run it in the serving \
+                     process"
+                ),
+            )),
         }
     }
 

@@ -46,6 +46,8 @@ pub(super) struct RawComponent {
     /// `offers-network = true`: its reads, prompts and completions may use
     /// the network its section grants.
     pub(super) offers_network: Option<bool>,
+    /// `cordon = "NAME"`: the worker process its guests run in.
+    pub(super) cordon: Option<Spanned<String>>,
     /// Its own grants, `hints` and `verify`; `at` is where its name is.
     pub(super) section: RawSection,
     pub(super) tools: BTreeMap<String, RawSection>,
@@ -257,13 +259,20 @@ fn limits(value: Option<Spanned<DeValue<'_>>>, errors: &mut Vec<ReadError>) -> O
 }
 
 /// `[components.NAME]`: its own keys (`source`, `sha256`, `tools`,
-/// `offers-network`) and
+/// `offers-network`, `cordon`) and
 /// its `limits` taken out and read on their own, each tool section too,
 /// and the rest read as its section of grants.
 fn component(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawComponent {
     let (mut grants, nested) = by_key::<RawSection>(
         value,
-        &["limits", "source", "sha256", "tools", "offers-network"],
+        &[
+            "limits",
+            "source",
+            "sha256",
+            "tools",
+            "offers-network",
+            "cordon",
+        ],
         errors,
     );
     let mut nested = nested.into_iter();
@@ -272,11 +281,13 @@ fn component(value: Spanned<DeValue<'_>>, errors: &mut Vec<ReadError>) -> RawCom
         source: nested.next().flatten().and_then(|s| whole(s, errors)),
         sha256: nested.next().flatten().and_then(|s| whole(s, errors)),
         offers_network: None,
+        cordon: None,
         section: grants,
         tools: BTreeMap::new(),
     };
     let tools = nested.next().flatten();
     component.offers_network = nested.next().flatten().and_then(|s| whole(s, errors));
+    component.cordon = nested.next().flatten().and_then(|s| whole(s, errors));
     if let Some(tools) = tools {
         for (name, at, tool) in table(tools, errors) {
             let mut tool = section(tool, errors);

@@ -61,6 +61,9 @@ pub struct Runtime {
     /// Compiles optimised code for quick-tier components, once
     /// [`Runtime::optimize_in_background`] started it.
     optimizer: OnceLock<Optimizer>,
+    /// The cordons whose workers run some components' guests (serving
+    /// only; set once, before serving).
+    cordons: OnceLock<Arc<crate::cordon::Cordons>>,
 }
 
 impl Runtime {
@@ -87,6 +90,7 @@ impl Runtime {
             resolver: default_resolver(),
             loading: PendingList::default(),
             optimizer: OnceLock::new(),
+            cordons: OnceLock::new(),
         }
     }
 
@@ -317,6 +321,17 @@ impl Runtime {
         call::grant_for(&self.policy, tool)
     }
 
+    /// Runs the guests of cordoned components in their workers from now
+    /// on (once; a second set is ignored).
+    pub fn set_cordons(&self, cordons: Arc<crate::cordon::Cordons>) {
+        let _ = self.cordons.set(cordons);
+    }
+
+    /// The cordons set, if any.
+    pub fn cordons(&self) -> Option<&Arc<crate::cordon::Cordons>> {
+        self.cordons.get()
+    }
+
     /// Everything that can be checked before the guest runs, on behalf of
     /// `caller` (see [`call::prepare`]).
     pub fn prepare(
@@ -335,6 +350,7 @@ impl Runtime {
             catalog,
             policy: &self.policy,
             sandbox: &self.sandbox,
+            cordons: self.cordons.get(),
             audit: self.audit.as_ref(),
             running: &self.running,
             updates: &self.updates,

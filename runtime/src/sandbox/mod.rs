@@ -74,8 +74,9 @@ pub use crate::policy::{format_duration, format_size};
 use crate::telemetry::{self, SpanKind};
 use crate::tool::{Content, Hints, Icon, TaskSupport};
 
-/// A call that did not produce a result, by cause.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+/// A call that did not produce a result, by cause (serialisable: a
+/// cordon's worker reports it to the serving process).
+#[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 pub enum RunError {
     #[error("timed out after {}", format_duration(*.0))]
     TimedOut(Duration),
@@ -469,6 +470,7 @@ impl Sandbox {
         let teardown = Teardown {
             store: Some(run.store),
             guest_log,
+            apart: None,
         };
         (result, teardown)
     }
@@ -501,6 +503,16 @@ pub struct Teardown {
     /// What the guest printed (stdout and stderr, capped and redacted) and
     /// how many bytes the cap dropped.
     guest_log: (String, u64),
+    /// What a run in another process (a cordon's worker) reported of its
+    /// store, which stayed there.
+    apart: Option<Apart>,
+}
+
+/// What a teardown tells of a store in another process.
+struct Apart {
+    credentials_used: Vec<String>,
+    asks: Vec<asks::AskRecord>,
+    folder_refusals: Option<u64>,
 }
 
 impl Teardown {
@@ -509,6 +521,25 @@ impl Teardown {
         Teardown {
             store: None,
             guest_log: (String::new(), 0),
+            apart: None,
+        }
+    }
+
+    /// The teardown of a run in a cordon's worker, as it reported it.
+    pub(crate) fn apart(
+        guest_log: (String, u64),
+        credentials_used: Vec<String>,
+        asks: Vec<asks::AskRecord>,
+        folder_refusals: Option<u64>,
+    ) -> Self {
+        Teardown {
+            store: None,
+            guest_log,
+            apart: Some(Apart {
+                credentials_used,
+                asks,
+                folder_refusals,
+            }),
         }
     }
 
@@ -521,27 +552,32 @@ impl Teardown {
     /// The injected credentials the call's requests carried, each once, as
     /// `HEADER for PATTERN (from VARIABLE)`: never a value.
     pub fn credentials_used(&self) -> Vec<String> {
-        self.store
-            .as_ref()
-            .map(|s| s.data().net.credentials_used())
-            .unwrap_or_default()
+        match (&self.store, &self.apart) {
+            (Some(store), _) => store.data().net.credentials_used(),
+            (None, Some(apart)) => apart.credentials_used.clone(),
+            (None, None) => Vec::new(),
+        }
     }
 
     /// The requests the call made of its client, in order (for its audit
     /// entry and the operator's log).
     pub fn asks(&self) -> &[asks::AskRecord] {
-        self.store
-            .as_ref()
-            .map_or(&[], |store| store.data().asks.records.as_slice())
+        match (&self.store, &self.apart) {
+            (Some(store), _) => store.data().asks.records.as_slice(),
+            (None, Some(apart)) => &apart.asks,
+            (None, None) => &[],
+        }
     }
 
     /// How many filesystem operations the read-only and create-only rules
     /// refused during the call, for its audit entry (`None` when no guest
     /// ran).
     pub fn folder_refusals(&self) -> Option<u64> {
-        self.store
-            .as_ref()
-            .map(|store| store.data().folder_guard.refusals())
+        match (&self.store, &self.apart) {
+            (Some(store), _) => Some(store.data().folder_guard.refusals()),
+            (None, Some(apart)) => apart.folder_refusals,
+            (None, None) => None,
+        }
     }
 }
 

@@ -1,0 +1,313 @@
+//! Cordons at `serve`: the serving process works out which components run
+//! in which cordon's worker and how each worker is started (the airlock
+//! binary, `serve --cordon-worker NAME` with the same arguments, and only
+//! the environment its cordon's sections read); and a worker's own start —
+//! read the policy, keep only its cordon's components, confine itself to
+//! their grants alone, load them, and serve calls on its stdin and stdout
+//! (`crate::cordon::worker`).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::Exit;
+use super::serve_args::Args;
+use crate::call;
+use crate::catalog::Catalog;
+use crate::confine::{self, Confinement, Scope};
+use crate::cordon::wire::Work;
+use crate::cordon::worker::{self, Runner};
+use crate::cordon::{self, Cordons, Launch, Link};
+use crate::observe::CallObserver;
+use crate::policy::Policy;
+use crate::runtime::pending::PendingList;
+use crate::runtime::{Loader, component};
+use crate::sandbox::{CancelToken, Ran, RawOutput, RunError, Sandbox, Teardown};
+
+/// What a worker sees for a variable its cordon's sections do not read:
+/// the file parses, and no other cordon's secret is there.
+const WITHHELD: &str = "withheld-from-this-cordon";
+
+/// Variables every worker gets (where they are set): the logs' and the
+/// exports' settings, where CA files are, the compile cache's folder.
+const PASSED: [&str; 8] = [
+    "RUST_LOG",
+    "AIRLOCK_LOG",
+    "AIRLOCK_CA_FILE",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "XDG_CACHE_HOME",
+    "HOME",
+    "PATH",
+];
+
+/// The cordons of this server, with how each worker starts; empty when
+/// every component runs here.
+pub(super) fn plan(args: &Args, policy: &Policy) -> BTreeMap<String, (Vec<String>, Launch)> {
+    let files = component::expand(&args.paths, policy);
+    let placed = cordon::placement(policy, &files);
+    if placed.is_empty() {
+        return BTreeMap::new();
+    }
+    let Ok(program) = std::env::current_exe() else {
+        return BTreeMap::new();
+    };
+    let read = variables_read(args);
+    placed
+        .into_iter()
+        .map(|(name, members)| {
+            let components: Vec<String> = members.into_iter().map(|(_, c)| c).collect();
+            let mut worker_args: Vec<OsString> = vec![
+                "serve".into(),
+                "--cordon-worker".into(),
+                name.clone().into(),
+            ];
+            worker_args.extend(serve_arguments());
+            let launch = Launch {
+                program: program.clone(),
+                args: worker_args,
+                env: environment(policy, &components, &read),
+            };
+            (name, (components, launch))
+        })
+        .collect()
+}
+
+/// The arguments `serve` was started with (after `serve`).
+fn serve_arguments() -> Vec<OsString> {
+    let all: Vec<OsString> = std::env::args_os().collect();
+    let at = all.iter().position(|a| a == "serve");
+    match at {
+        Some(at) => all[at + 1..].to_vec(),
+        None => all.into_iter().skip(1).collect(),
+    }
+}
+
+/// The variables the policy file reads (`{ from = "VAR" }`), in order.
+fn variables_read(args: &Args) -> Vec<String> {
+    let Some(path) = &args.load.policy else {
+        return Vec::new();
+    };
+    let read = RefCell::new(Vec::new());
+    let _ = Policy::load_with_env(path, |name| {
+        read.borrow_mut().push(name.to_string());
+        std::env::var(name)
+    });
+    let mut read = read.into_inner();
+    read.dedup();
+    read
+}
+
+/// A worker's environment: [`PASSED`], and each variable the policy reads
+/// whose value some grant of the cordon's components holds (a credential,
+/// an `env` or `config` value) — no other cordon's.
+fn environment(
+    policy: &Policy,
+    components: &[String],
+    read: &[String],
+) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = PASSED
+        .iter()
+        .filter_map(|name| Some((OsString::from(name), std::env::var_os(name)?)))
+        .collect();
+    let held = |value: &str| {
+        components.iter().any(|component| {
+            let tools = policy
+                .component(component)
+                .map(|c| c.tool_sections().map(str::to_string).collect::<Vec<_>>())
+                .unwrap_or_default();
+            std::iter::once(String::new()).chain(tools).any(|tool| {
+                let settings = policy.settings_for(component, &tool);
+                settings
+                    .credentials
+                    .iter()
+                    .any(|c| c.secret.expose() == value)
+                    || settings.env.iter().any(|(_, v)| v == value)
+                    || settings.config.iter().any(|(_, v)| v == value)
+            })
+        })
+    };
+    for name in read {
+        if let Ok(value) = std::env::var(name)
+            && held(&value)
+        {
+            env.push((name.into(), value.into()));
+        }
+    }
+    env
+}
+
+/// What the serving process's confinement must leave it to start workers:
+/// the airlock binary, and the files a worker reads at its start.
+pub(super) fn workers(args: &Args) -> Option<confine::Workers> {
+    let program = std::env::current_exe().ok()?;
+    let reads = args
+        .load
+        .policy
+        .iter()
+        .chain(&args.config)
+        .cloned()
+        .collect();
+    Some(confine::Workers { program, reads })
+}
+
+/// The serving process's links to its cordons, each worker started (and
+/// loaded) before serving begins; `members` says which component is where.
+pub(super) fn start(plan: BTreeMap<String, (Vec<String>, Launch)>) -> Result<Cordons, Exit> {
+    let mut links = Vec::new();
+    let mut members = BTreeMap::new();
+    for (name, (components, launch)) in plan {
+        let link = Link::new(&name, launch);
+        match link.start() {
+            Ok(loaded) => eprintln!(
+                "airlock: cordon {name}: worker {} serves {}",
+                link.pid().unwrap_or_default(),
+                loaded
+                    .iter()
+                    .map(|(c, _)| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Err(err) => {
+                eprintln!("error: cordon {name}: its worker did not start: {err}");
+                return Err(Exit::LoadFailed);
+            }
+        }
+        for component in components {
+            members.insert(component, name.clone());
+        }
+        links.push(link);
+    }
+    Ok(Cordons::new(links, members))
+}
+
+/// `serve --cordon-worker NAME`: one cordon's worker, until its stdin ends.
+pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<(), Exit> {
+    let policy = match &args.load.policy {
+        None => Policy::default(),
+        Some(path) => {
+            let withheld = |var: &str| std::env::var(var).or_else(|_| Ok(WITHHELD.to_string()));
+            match Policy::load_with_env(path, withheld) {
+                Ok((policy, errors)) if errors.is_empty() => policy,
+                Ok((_, errors)) => {
+                    for err in errors {
+                        eprintln!("error: cordon {name}: {err}");
+                    }
+                    return Err(Exit::LoadFailed);
+                }
+                Err(err) => {
+                    eprintln!("error: cordon {name}: {err}");
+                    return Err(Exit::LoadFailed);
+                }
+            }
+        }
+    };
+    let files = component::expand(&args.paths, &policy);
+    let Some(mine) = cordon::placement(&policy, &files).remove(name) else {
+        eprintln!("error: cordon {name}: no component served is in it");
+        return Err(Exit::Usage);
+    };
+    let names: Vec<String> = mine.iter().map(|(_, c)| c.clone()).collect();
+    confine_worker(args, name, &policy, names, listen)?;
+    let sandbox = super::sandbox_for(&policy, args.load.no_cache, 1024, false)?;
+    let resolver = args.load.fetch.resolver(args.load.policy.as_deref());
+    let pending = PendingList::default();
+    let loader = Loader {
+        policy: &policy,
+        sandbox: &sandbox,
+        resolver: &resolver,
+        pending: &pending,
+    };
+    let mut catalog = Catalog::new();
+    for (file, _) in &mine {
+        let added = loader.load(file).and_then(|loaded| catalog.add(loaded));
+        if let Err(err) = added {
+            eprintln!("error: cordon {name}: {err}");
+            return Err(Exit::LoadFailed);
+        }
+    }
+    let runner = Arc::new(InWorker {
+        sandbox,
+        policy,
+        catalog,
+    });
+    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
+    worker::serve(runner, stdin.lock(), stdout).map_err(|err| {
+        eprintln!("error: cordon {name}: {err}");
+        Exit::LoadFailed
+    })
+}
+
+/// The worker confines itself to its components' grants alone, before it
+/// starts a thread.
+fn confine_worker(
+    args: &Args,
+    name: &str,
+    policy: &Policy,
+    components: Vec<String>,
+    listen: SocketAddr,
+) -> Result<(), Exit> {
+    if args.no_confine || !confine::SUPPORTED {
+        return Ok(());
+    }
+    let mut serving = super::serve::serving(args, listen);
+    serving.listen = None;
+    serving.state = None;
+    let plan = Confinement::plan(policy, &serving, &Scope::Components(components));
+    let applied = confine::apply(&plan).map_err(|err| {
+        eprintln!("error: cordon {name}: cannot confine its worker: {err}");
+        Exit::LoadFailed
+    })?;
+    tracing::debug!("cordon {name}: confined ({})", applied.summary());
+    Ok(())
+}
+
+/// The worker's side of a call: its catalog, policy and sandbox.
+struct InWorker {
+    sandbox: Sandbox,
+    policy: Policy,
+    catalog: Catalog,
+}
+
+impl Runner for InWorker {
+    fn components(&self) -> Vec<(String, String)> {
+        self.catalog
+            .components()
+            .iter()
+            .map(|c| (c.name.clone(), c.digest.clone()))
+            .collect()
+    }
+
+    fn run(
+        &self,
+        component: &str,
+        digest: &str,
+        work: &Work,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+        let Work::Tool { name, arguments } = work;
+        let tool = self
+            .catalog
+            .tool(name)
+            .filter(|t| t.component.name == component && t.component.digest == digest);
+        let Some(tool) = tool else {
+            let stale = RunError::Setup(format!(
+                "this cordon's worker does not serve {component} as loaded now (its file \
+                 changed?); restart the server to serve the new version apart"
+            ));
+            return (Err(stale), Teardown::none());
+        };
+        let grant = call::grant_for(&self.policy, tool);
+        self.sandbox.call(
+            &tool.component.code(),
+            name,
+            arguments,
+            &grant,
+            observer,
+            cancel,
+        )
+    }
+}

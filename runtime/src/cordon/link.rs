@@ -1,0 +1,422 @@
+//! The serving process's end of a cordon: it starts the cordon's worker
+//! (the airlock binary again, `serve --cordon-worker NAME`, with only the
+//! cordon's environment), sends it each call of its components, relays
+//! what the guest reports and asks to the call's observer and the client's
+//! answers back, cancels, and restarts the worker when it dies — failing
+//! only that worker's calls in flight, each with a clear error.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use super::wire::{self, Ended, Frames, FromWorker, Reported, ToWorker, Work};
+use crate::observe::{Ask, CallObserver};
+use crate::sandbox::{CancelToken, Ran, RawOutput, RunError, Teardown};
+
+/// How long a worker may take to load its components before its calls
+/// fail (a cached compile takes well under a second).
+const START_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How often a call waiting on its worker looks at its cancel token.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+/// How a worker is started: the program, its arguments and its whole
+/// environment (nothing else of the serving process's is passed).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: PathBuf,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+/// One cordon, seen from the serving process.
+pub struct Link {
+    name: String,
+    launch: Launch,
+    worker: Mutex<Option<Arc<Worker>>>,
+    next_call: AtomicU64,
+    /// Workers that died (crashed, killed) while the link was in use.
+    deaths: AtomicU64,
+    me: Weak<Link>,
+}
+
+/// Whether a worker got ready: the components it loaded (name, digest),
+/// or why not.
+type Readiness = Result<Vec<(String, String)>, String>;
+
+/// A running worker process.
+struct Worker {
+    pid: u32,
+    /// `None` once the link let it go (the worker then exits).
+    stdin: Mutex<Option<ChildStdin>>,
+    child: Mutex<Option<Child>>,
+    /// Calls in flight, each with the channel its messages go to.
+    calls: Mutex<HashMap<u64, mpsc::Sender<FromWorker>>>,
+    /// `Some(Ok(components))` once ready, `Some(Err)` if it never was.
+    ready: (Mutex<Option<Readiness>>, Condvar),
+    dead: AtomicBool,
+}
+
+impl Link {
+    pub fn new(name: &str, launch: Launch) -> Arc<Link> {
+        Arc::new_cyclic(|me| Link {
+            name: name.to_string(),
+            launch,
+            worker: Mutex::new(None),
+            next_call: AtomicU64::new(1),
+            deaths: AtomicU64::new(0),
+            me: me.clone(),
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The worker's process id, when one runs.
+    pub fn pid(&self) -> Option<u32> {
+        let worker = self.worker.lock().ok()?;
+        worker.as_ref().filter(|w| !w.is_dead()).map(|w| w.pid)
+    }
+
+    /// How many of its workers died so far.
+    pub fn deaths(&self) -> u64 {
+        self.deaths.load(Ordering::Relaxed)
+    }
+
+    /// Starts the worker now (rather than at the first call) and waits
+    /// until it has loaded its components.
+    pub fn start(&self) -> Result<Vec<(String, String)>, String> {
+        let worker = self.running()?;
+        worker.wait_ready()
+    }
+
+    /// Runs `work` in a fresh instance of `component` in the worker, as
+    /// [`crate::sandbox::Sandbox::call`] runs it here.
+    pub fn call(
+        &self,
+        component: &str,
+        digest: &str,
+        work: Work,
+        observer: Arc<dyn CallObserver>,
+        cancel: CancelToken,
+    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+        let unavailable = |err: String| {
+            RunError::Setup(format!(
+                "the worker of cordon {:?} is not available ({err}); the call did not run — retry \
+                 it, and see the server's log",
+                self.name
+            ))
+        };
+        let worker = match self.running().and_then(|w| w.wait_ready().map(|_| w)) {
+            Ok(worker) => worker,
+            Err(err) => return (Err(unavailable(err)), Teardown::none()),
+        };
+        let id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        if let Ok(mut calls) = worker.calls.lock() {
+            calls.insert(id, tx);
+        }
+        let run = ToWorker::Run {
+            id,
+            component: component.to_string(),
+            digest: digest.to_string(),
+            work,
+        };
+        if let Err(err) = worker.send(&run) {
+            worker.forget(id);
+            return (Err(unavailable(err.to_string())), Teardown::none());
+        }
+        let ended = self.relay(&worker, id, &rx, observer.as_ref(), &cancel);
+        worker.forget(id);
+        ended
+    }
+
+    /// Relays call `id`'s messages until it is done or the worker dies.
+    fn relay(
+        &self,
+        worker: &Worker,
+        id: u64,
+        rx: &mpsc::Receiver<FromWorker>,
+        observer: &dyn CallObserver,
+        cancel: &CancelToken,
+    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+        let mut cancel_sent = false;
+        loop {
+            let message = match rx.recv_timeout(CANCEL_POLL) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => {
+                    if cancel.is_cancelled() && !cancel_sent {
+                        cancel_sent = true;
+                        let shutdown = cancel.is_shut_down();
+                        let _ = worker.send(&ToWorker::Cancel { id, shutdown });
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return (
+                        Err(RunError::Crashed(format!(
+                            "the worker process of cordon {:?} died during the call (its log \
+                             says why); it is restarted, and no other cordon's calls are affected",
+                            self.name
+                        ))),
+                        Teardown::none(),
+                    );
+                }
+            };
+            match message {
+                FromWorker::Log { level, message, .. } => {
+                    observer.log(wire::level(&level), &message)
+                }
+                FromWorker::Progress {
+                    done,
+                    total,
+                    message,
+                    ..
+                } => observer.progress(done, total, message.as_deref()),
+                FromWorker::ResourceUpdated { uri, .. } => observer.resource_updated(&uri),
+                FromWorker::Ask {
+                    seq,
+                    ask,
+                    within_ms,
+                    ..
+                } => {
+                    let deadline = Instant::now() + Duration::from_millis(within_ms);
+                    let answer = match Ask::try_from(ask) {
+                        Ok(ask) => observer.ask(&ask, deadline),
+                        Err(err) => Err(crate::observe::AskFailure::Failed(err)),
+                    };
+                    let answer = answer.map_err(|f| (&f).into());
+                    let _ = worker.send(&ToWorker::Answer { id, seq, answer });
+                }
+                FromWorker::WaitInTask {
+                    seq,
+                    asks,
+                    within_ms,
+                    ..
+                } => {
+                    let deadline = Instant::now() + Duration::from_millis(within_ms);
+                    let asks: Result<Vec<Ask>, String> =
+                        asks.into_iter().map(Ask::try_from).collect();
+                    let answers = asks
+                        .ok()
+                        .and_then(|asks| observer.wait_in_task(&asks, deadline));
+                    let answers = answers.map(|all| {
+                        all.into_iter()
+                            .map(|a| a.map_err(|f| (&f).into()))
+                            .collect()
+                    });
+                    let _ = worker.send(&ToWorker::Waited { id, seq, answers });
+                }
+                FromWorker::Done {
+                    outcome, reported, ..
+                } => return ended(outcome, reported),
+                FromWorker::Ready { .. } => {}
+            }
+        }
+    }
+
+    /// The running worker, started if there is none or it died.
+    fn running(&self) -> Result<Arc<Worker>, String> {
+        let mut slot = self
+            .worker
+            .lock()
+            .map_err(|_| "its state is poisoned".to_string())?;
+        if let Some(worker) = slot.as_ref().filter(|w| !w.is_dead()) {
+            return Ok(worker.clone());
+        }
+        let worker = self.spawn()?;
+        *slot = Some(worker.clone());
+        Ok(worker)
+    }
+
+    fn spawn(&self) -> Result<Arc<Worker>, String> {
+        let mut child = Command::new(&self.launch.program)
+            .args(&self.launch.args)
+            .env_clear()
+            .envs(self.launch.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|err| format!("cannot start {}: {err}", self.launch.program.display()))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("its pipes were not opened".into());
+        };
+        let worker = Arc::new(Worker {
+            pid: child.id(),
+            stdin: Mutex::new(Some(stdin)),
+            child: Mutex::new(Some(child)),
+            calls: Mutex::new(HashMap::new()),
+            ready: (Mutex::new(None), Condvar::new()),
+            dead: AtomicBool::new(false),
+        });
+        tracing::info!(cordon = %self.name, pid = worker.pid, "cordon worker started");
+        let (reading, link) = (worker.clone(), self.me.clone());
+        std::thread::Builder::new()
+            .name(format!("airlock-cordon-{}", self.name))
+            .spawn(move || read(reading, stdout, link))
+            .map_err(|err| format!("cannot start its reader: {err}"))?;
+        Ok(worker)
+    }
+
+    /// A worker of this link died: said in the log and the metrics, and a
+    /// new one started so the next call does not wait for it.
+    fn died(&self, worker: &Worker, status: &str, was_ready: bool) {
+        self.deaths.fetch_add(1, Ordering::Relaxed);
+        crate::metrics::cordon_died(&self.name);
+        tracing::warn!(
+            cordon = %self.name,
+            pid = worker.pid,
+            status = %status,
+            "cordon worker died; its calls in flight failed"
+        );
+        // One that never got ready is started again by the next call, not
+        // in a loop here.
+        if !was_ready {
+            return;
+        }
+        let me = self.me.clone();
+        let _ = std::thread::Builder::new()
+            .name(format!("airlock-cordon-{}-restart", self.name))
+            .spawn(move || {
+                if let Some(link) = me.upgrade()
+                    && let Err(err) = link.start()
+                {
+                    tracing::error!(cordon = %link.name, "cannot restart the cordon worker: {err}");
+                }
+            });
+    }
+}
+
+impl Drop for Link {
+    /// No more calls will come: closing its stdin lets the worker finish
+    /// the calls it has and exit (its reader then reaps it).
+    fn drop(&mut self) {
+        let worker = self.worker.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(worker) = worker
+            && let Ok(mut stdin) = worker.stdin.lock()
+        {
+            stdin.take();
+        }
+    }
+}
+
+impl Worker {
+    fn is_dead(&self) -> bool {
+        self.dead.load(Ordering::Acquire)
+    }
+
+    fn send(&self, message: &ToWorker) -> std::io::Result<()> {
+        let mut stdin = self
+            .stdin
+            .lock()
+            .map_err(|_| std::io::Error::other("the worker's pipe is poisoned"))?;
+        match stdin.as_mut() {
+            Some(stdin) => wire::send(stdin, message),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.remove(&id);
+        }
+    }
+
+    fn wait_ready(&self) -> Result<Vec<(String, String)>, String> {
+        let (state, changed) = &self.ready;
+        let guard = state.lock().map_err(|_| "poisoned".to_string())?;
+        let (guard, _) = changed
+            .wait_timeout_while(guard, START_TIMEOUT, |ready| ready.is_none())
+            .map_err(|_| "poisoned".to_string())?;
+        guard
+            .clone()
+            .unwrap_or_else(|| Err(format!("not ready after {}s", START_TIMEOUT.as_secs())))
+    }
+
+    fn set_ready(&self, ready: Readiness) {
+        let (state, changed) = &self.ready;
+        if let Ok(mut state) = state.lock()
+            && state.is_none()
+        {
+            *state = Some(ready);
+        }
+        changed.notify_all();
+    }
+}
+
+/// Reads the worker's messages and hands each to its call, until the
+/// worker's stdout ends: then every call in flight fails (its channel
+/// closes) and the link learns of the death.
+fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>) {
+    let mut frames = Frames::new(stdout);
+    loop {
+        let message = match frames.read::<FromWorker>() {
+            Ok(Some(message)) => message,
+            Ok(None) | Err(_) => break,
+        };
+        let id = match &message {
+            FromWorker::Ready { components } => {
+                worker.set_ready(Ok(components.clone()));
+                continue;
+            }
+            FromWorker::Log { id, .. }
+            | FromWorker::Progress { id, .. }
+            | FromWorker::ResourceUpdated { id, .. }
+            | FromWorker::Ask { id, .. }
+            | FromWorker::WaitInTask { id, .. }
+            | FromWorker::Done { id, .. } => *id,
+        };
+        let to = worker.calls.lock().ok().and_then(|c| c.get(&id).cloned());
+        if let Some(to) = to {
+            let _ = to.send(message);
+        }
+    }
+    worker.dead.store(true, Ordering::Release);
+    let was_ready = worker
+        .ready
+        .0
+        .lock()
+        .is_ok_and(|ready| matches!(*ready, Some(Ok(_))));
+    worker.set_ready(Err("it exited before it was ready".into()));
+    if let Ok(mut calls) = worker.calls.lock() {
+        calls.clear();
+    }
+    let child = worker.child.lock().ok().and_then(|mut c| c.take());
+    let status = child
+        .and_then(|mut child| child.wait().ok())
+        .map_or_else(|| "unknown".to_string(), |s| s.to_string());
+    // A link still in use lost its worker; one dropped closed its pipe.
+    if let Some(link) = link.upgrade() {
+        link.died(&worker, &status, was_ready);
+    }
+}
+
+/// A call's end as the worker reported it, with what its teardown said.
+fn ended(
+    outcome: Result<Ended, RunError>,
+    reported: Reported,
+) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+    let outcome = outcome.and_then(|ended| match ended {
+        Ended::Answered(output) => Ok(Ran::Answered(output.into())),
+        Ended::Waits(asks) => asks
+            .into_iter()
+            .map(Ask::try_from)
+            .collect::<Result<Vec<_>, _>>()
+            .map(Ran::Waits)
+            .map_err(RunError::Crashed),
+    });
+    let teardown = Teardown::apart(
+        (reported.guest_log, reported.log_dropped),
+        reported.credentials_used,
+        reported.asks.into_iter().map(Into::into).collect(),
+        reported.folder_refusals,
+    );
+    (outcome, teardown)
+}

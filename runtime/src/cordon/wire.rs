@@ -1,0 +1,516 @@
+//! What crosses between the serving process and a cordon's worker: one
+//! message per frame of `tokio-util`'s length-delimited codec (a 4-byte
+//! length, then the message as JSON), over the worker's stdin and stdout.
+//!
+//! The types here are the wire's own, converted to and from the domain's
+//! at the edge: the domain types serialise as MCP (a tool's content, the
+//! asks' records), which is not what a worker hands back.
+
+use std::io::{Read, Write};
+
+use bytes::{Bytes, BytesMut};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
+
+use crate::observe::{Ask, AskFailure, AskKind};
+use crate::sandbox::asks::AskRecord;
+use crate::sandbox::{RawOutput, RunError};
+use crate::tool::{Content, Level, ResourceBody};
+
+/// The largest message (a tool's output is bounded far below this by its
+/// `limits.output`; a frame above it is a broken peer).
+const MAX_FRAME: usize = 256 << 20;
+
+/// The serving process to a worker.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum ToWorker {
+    /// Run `work` in a fresh instance of `component` (the version whose
+    /// code has `digest`).
+    Run {
+        id: u64,
+        component: String,
+        digest: String,
+        work: Work,
+    },
+    /// The client's answer to request `seq` of call `id`.
+    Answer {
+        id: u64,
+        seq: u64,
+        answer: Result<Value, WireAskFailure>,
+    },
+    /// The answers to `wait_in_task` `seq` of call `id`.
+    Waited {
+        id: u64,
+        seq: u64,
+        answers: Option<Vec<Result<Value, WireAskFailure>>>,
+    },
+    /// Stop call `id` (`shutdown`: because the server is stopping).
+    Cancel { id: u64, shutdown: bool },
+}
+
+/// What a call runs.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Work {
+    /// A tool, with its checked arguments as JSON text.
+    Tool { name: String, arguments: String },
+}
+
+/// A worker to the serving process.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum FromWorker {
+    /// Its components are loaded (name, digest); it takes calls.
+    Ready {
+        components: Vec<(String, String)>,
+    },
+    Log {
+        id: u64,
+        level: String,
+        message: String,
+    },
+    Progress {
+        id: u64,
+        done: f64,
+        total: Option<f64>,
+        message: Option<String>,
+    },
+    ResourceUpdated {
+        id: u64,
+        uri: String,
+    },
+    /// The guest asks the client; the worker waits for [`ToWorker::Answer`].
+    Ask {
+        id: u64,
+        seq: u64,
+        ask: WireAsk,
+        /// How long the answer may take, in milliseconds.
+        within_ms: u64,
+    },
+    /// Requests to wait for in a task; answered by [`ToWorker::Waited`].
+    WaitInTask {
+        id: u64,
+        seq: u64,
+        asks: Vec<WireAsk>,
+        within_ms: u64,
+    },
+    /// Call `id` ended.
+    Done {
+        id: u64,
+        outcome: Result<Ended, RunError>,
+        reported: Reported,
+    },
+}
+
+/// How a run ended that did not fail.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum Ended {
+    Answered(WireOutput),
+    Waits(Vec<WireAsk>),
+}
+
+/// What the call's teardown would have told the serving process.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Reported {
+    pub guest_log: String,
+    pub log_dropped: u64,
+    pub credentials_used: Vec<String>,
+    pub asks: Vec<WireAskRecord>,
+    pub folder_refusals: Option<u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WireOutput {
+    pub content: Vec<WireContent>,
+    pub structured: Option<Value>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum WireContent {
+    Text(String),
+    Image {
+        data: Vec<u8>,
+        mime_type: String,
+    },
+    Audio {
+        data: Vec<u8>,
+        mime_type: String,
+    },
+    EmbeddedText {
+        uri: String,
+        mime_type: Option<String>,
+        text: String,
+    },
+    EmbeddedBlob {
+        uri: String,
+        mime_type: Option<String>,
+        blob: Vec<u8>,
+    },
+    Link {
+        uri: String,
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        mime_type: Option<String>,
+        size: Option<u64>,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireAsk {
+    pub kind: String,
+    pub params: Value,
+    pub index: u32,
+    pub key: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum WireAskFailure {
+    Unavailable(String),
+    Failed(String),
+    NextRound,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WireAskRecord {
+    pub method: String,
+    pub key: Option<String>,
+    pub params: Value,
+    pub outcome: String,
+    pub answer: Option<Value>,
+    pub refusal: Option<String>,
+}
+
+/// Writes one message as a frame.
+pub fn send(out: &mut impl Write, message: &impl Serialize) -> std::io::Result<()> {
+    let body = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    let mut frame = BytesMut::with_capacity(body.len() + 4);
+    codec()
+        .encode(Bytes::from(body), &mut frame)
+        .map_err(std::io::Error::other)?;
+    out.write_all(&frame)?;
+    out.flush()
+}
+
+/// Reads frames from a stream, one message at a time.
+pub struct Frames<R> {
+    from: R,
+    codec: LengthDelimitedCodec,
+    buffer: BytesMut,
+}
+
+impl<R: Read> Frames<R> {
+    pub fn new(from: R) -> Self {
+        Frames {
+            from,
+            codec: codec(),
+            buffer: BytesMut::with_capacity(64 << 10),
+        }
+    }
+
+    /// The next message; `None` when the stream ended between frames.
+    pub fn read<T: serde::de::DeserializeOwned>(&mut self) -> std::io::Result<Option<T>> {
+        loop {
+            if let Some(frame) = self.codec.decode(&mut self.buffer)? {
+                return serde_json::from_slice(&frame)
+                    .map(Some)
+                    .map_err(std::io::Error::other);
+            }
+            let mut chunk = [0u8; 64 << 10];
+            let read = self.from.read(&mut chunk)?;
+            if read == 0 {
+                return match self.buffer.is_empty() {
+                    true => Ok(None),
+                    false => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                };
+            }
+            self.buffer.extend_from_slice(&chunk[..read]);
+        }
+    }
+}
+
+fn codec() -> LengthDelimitedCodec {
+    LengthDelimitedCodec::builder()
+        .max_frame_length(MAX_FRAME)
+        .new_codec()
+}
+
+impl From<&RawOutput> for WireOutput {
+    fn from(raw: &RawOutput) -> Self {
+        WireOutput {
+            content: raw.content.iter().map(WireContent::from).collect(),
+            structured: raw.structured.clone(),
+        }
+    }
+}
+
+impl From<WireOutput> for RawOutput {
+    fn from(wire: WireOutput) -> Self {
+        RawOutput {
+            content: wire.content.into_iter().map(Content::from).collect(),
+            structured: wire.structured,
+        }
+    }
+}
+
+impl From<&Content> for WireContent {
+    fn from(content: &Content) -> Self {
+        match content.clone() {
+            Content::Text(text) => WireContent::Text(text),
+            Content::Image { data, mime_type } => WireContent::Image { data, mime_type },
+            Content::Audio { data, mime_type } => WireContent::Audio { data, mime_type },
+            Content::Embedded {
+                uri,
+                mime_type,
+                body: ResourceBody::Text(text),
+            } => WireContent::EmbeddedText {
+                uri,
+                mime_type,
+                text,
+            },
+            Content::Embedded {
+                uri,
+                mime_type,
+                body: ResourceBody::Blob(blob),
+            } => WireContent::EmbeddedBlob {
+                uri,
+                mime_type,
+                blob,
+            },
+            Content::Link {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+            } => WireContent::Link {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+            },
+        }
+    }
+}
+
+impl From<WireContent> for Content {
+    fn from(wire: WireContent) -> Self {
+        match wire {
+            WireContent::Text(text) => Content::Text(text),
+            WireContent::Image { data, mime_type } => Content::Image { data, mime_type },
+            WireContent::Audio { data, mime_type } => Content::Audio { data, mime_type },
+            WireContent::EmbeddedText {
+                uri,
+                mime_type,
+                text,
+            } => Content::Embedded {
+                uri,
+                mime_type,
+                body: ResourceBody::Text(text),
+            },
+            WireContent::EmbeddedBlob {
+                uri,
+                mime_type,
+                blob,
+            } => Content::Embedded {
+                uri,
+                mime_type,
+                body: ResourceBody::Blob(blob),
+            },
+            WireContent::Link {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+            } => Content::Link {
+                uri,
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+            },
+        }
+    }
+}
+
+const KINDS: [(AskKind, &str); 4] = [
+    (AskKind::ElicitForm, "elicit-form"),
+    (AskKind::ElicitUrl, "elicit-url"),
+    (AskKind::Sample, "sample"),
+    (AskKind::Roots, "roots"),
+];
+
+impl From<&Ask> for WireAsk {
+    fn from(ask: &Ask) -> Self {
+        let kind = KINDS.iter().find(|(k, _)| *k == ask.kind).map(|(_, n)| *n);
+        WireAsk {
+            kind: kind.unwrap_or("roots").to_string(),
+            params: ask.params.clone(),
+            index: ask.index,
+            key: ask.key.clone(),
+        }
+    }
+}
+
+impl TryFrom<WireAsk> for Ask {
+    type Error = String;
+
+    fn try_from(wire: WireAsk) -> Result<Self, String> {
+        let kind = KINDS
+            .iter()
+            .find(|(_, n)| *n == wire.kind)
+            .map(|(k, _)| *k)
+            .ok_or_else(|| format!("a worker sent an unknown kind of request {:?}", wire.kind))?;
+        Ok(Ask {
+            kind,
+            params: wire.params,
+            index: wire.index,
+            key: wire.key,
+        })
+    }
+}
+
+impl From<&AskFailure> for WireAskFailure {
+    fn from(failure: &AskFailure) -> Self {
+        match failure {
+            AskFailure::Unavailable(m) => WireAskFailure::Unavailable(m.clone()),
+            AskFailure::Failed(m) => WireAskFailure::Failed(m.clone()),
+            AskFailure::NextRound => WireAskFailure::NextRound,
+        }
+    }
+}
+
+impl From<WireAskFailure> for AskFailure {
+    fn from(wire: WireAskFailure) -> Self {
+        match wire {
+            WireAskFailure::Unavailable(m) => AskFailure::Unavailable(m),
+            WireAskFailure::Failed(m) => AskFailure::Failed(m),
+            WireAskFailure::NextRound => AskFailure::NextRound,
+        }
+    }
+}
+
+/// The names an ask record may carry (its method, its outcome): the
+/// domain keeps them `'static`, so a worker's are matched back to them.
+const RECORD_NAMES: [&str; 9] = [
+    "elicitation/create",
+    "sampling/createMessage",
+    "roots/list",
+    "answered",
+    "denied",
+    "over-limit",
+    "unavailable",
+    "failed",
+    "next-round",
+];
+
+impl From<&AskRecord> for WireAskRecord {
+    fn from(record: &AskRecord) -> Self {
+        WireAskRecord {
+            method: record.method.to_string(),
+            key: record.key.clone(),
+            params: record.params.clone(),
+            outcome: record.outcome.to_string(),
+            answer: record.answer.clone(),
+            refusal: record.refusal.clone(),
+        }
+    }
+}
+
+impl From<WireAskRecord> for AskRecord {
+    fn from(wire: WireAskRecord) -> Self {
+        let known = |name: &str, otherwise: &'static str| {
+            RECORD_NAMES
+                .iter()
+                .find(|n| **n == name)
+                .copied()
+                .unwrap_or(otherwise)
+        };
+        AskRecord {
+            method: known(&wire.method, "roots/list"),
+            key: wire.key,
+            params: wire.params,
+            outcome: known(&wire.outcome, "failed"),
+            answer: wire.answer,
+            refusal: wire.refusal,
+        }
+    }
+}
+
+/// A level's MCP spelling back (`info` for one this build does not know).
+pub fn level(name: &str) -> Level {
+    Level::parse(name).unwrap_or(Level::Info)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cross_in_frames_and_end_cleanly() {
+        let mut pipe = Vec::new();
+        let run = ToWorker::Run {
+            id: 7,
+            component: "c".into(),
+            digest: "d".into(),
+            work: Work::Tool {
+                name: "t".into(),
+                arguments: "{}".into(),
+            },
+        };
+        send(&mut pipe, &run).expect("send");
+        send(
+            &mut pipe,
+            &ToWorker::Cancel {
+                id: 7,
+                shutdown: false,
+            },
+        )
+        .expect("send");
+        let mut frames = Frames::new(pipe.as_slice());
+        assert!(matches!(
+            frames.read::<ToWorker>().expect("read"),
+            Some(ToWorker::Run { id: 7, .. })
+        ));
+        assert!(matches!(
+            frames.read::<ToWorker>().expect("read"),
+            Some(ToWorker::Cancel { id: 7, .. })
+        ));
+        assert!(frames.read::<ToWorker>().expect("end").is_none());
+        // A stream cut inside a frame is an error, not an end.
+        let mut cut = Vec::new();
+        send(&mut cut, &run).expect("send");
+        cut.truncate(cut.len() - 3);
+        assert!(Frames::new(cut.as_slice()).read::<ToWorker>().is_err());
+    }
+
+    #[test]
+    fn content_and_asks_come_back_as_they_left() {
+        let raw = RawOutput {
+            content: vec![
+                Content::Text("t".into()),
+                Content::Embedded {
+                    uri: "u".into(),
+                    mime_type: None,
+                    body: ResourceBody::Blob(vec![0, 255]),
+                },
+            ],
+            structured: Some(serde_json::json!({"a": 1})),
+        };
+        let back = RawOutput::from(WireOutput::from(&raw));
+        assert_eq!(back.content, raw.content);
+        assert_eq!(back.structured, raw.structured);
+        let ask = Ask {
+            kind: AskKind::Sample,
+            params: serde_json::json!({"x": 1}),
+            index: 2,
+            key: Some("k".into()),
+        };
+        assert_eq!(Ask::try_from(WireAsk::from(&ask)), Ok(ask));
+    }
+}
