@@ -310,6 +310,7 @@ mod tests {
             let kind = err.kind();
             assert_eq!(refusal(err), None, "{kind}");
         }
-        assert!(!Ended::OK.refusal && !Ended::INPUT_REQUIRED.refusal);
+        let answered = [Ended::OK, Ended::INPUT_REQUIRED].map(|ended| ended.refusal);
+        assert_eq!(answered, [false, false]);
     }
 }
