@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::support::http::{Mcp, http, serve_with_env};
-use crate::support::{component, test_component, workspace};
+use crate::support::{airlock_command, component, test_component, wait_for_exit, workspace};
 
 /// The client's trace and span (the root of the trace).
 const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
@@ -431,4 +431,446 @@ fn a_host_with_trace_false_sees_no_traceparent() {
         .recv_timeout(Duration::from_secs(5))
         .expect("a request");
     assert_eq!(sent, None, "no traceparent to a host with trace = false");
+}
+
+/// A `/mcp` POST whose answer streams finishes in a task of its own: the
+/// HTTP request's `traceparent` header stays the parent of what it runs
+/// after that — here the second request of a batch, answered after the
+/// first one's question switched the answer to SSE.
+#[test]
+fn the_traceparent_header_reaches_what_a_streamed_answer_runs_later() {
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let (port, _seen) = upstream();
+    let policy = format!(
+        "[components.hostile]\nask = [\"elicit\"]\n\
+         [components.hostile.network.\"http://127.0.0.1:{port}\"]\n"
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[test_component("hostile"), test_component("offers")],
+        &["--otlp-endpoint", &endpoint],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let mut mcp = Mcp::connect(served.addr, serde_json::json!({"elicitation": {}}), &[]);
+    mcp.extra
+        .push(("traceparent".into(), format!("00-{TRACE}-{CLIENT_SPAN}-01")));
+    let url = format!("http://127.0.0.1:{port}/");
+    let batch = serde_json::json!([
+        {"jsonrpc": "2.0", "id": "asks", "method": "tools/call",
+         "params": {"name": "ask_then_http", "arguments": {"url": url}}},
+        {"jsonrpc": "2.0", "id": "reads", "method": "resources/read",
+         "params": {"uri": "test://static-text"}},
+    ]);
+    let (_, responses) = call_answering(
+        &mcp,
+        &batch,
+        serde_json::json!({"action": "accept", "content": {"note": "n"}}),
+    );
+    let responses = responses.as_array().expect("the batch's responses");
+    assert_eq!(responses.len(), 2, "{responses:?}");
+    let spans = receiver.spans_until(|spans| {
+        ["tools/call ask_then_http", "resources/read"]
+            .iter()
+            .all(|name| spans.iter().any(|s| s["span"] == *name))
+    });
+    for name in ["tools/call ask_then_http", "resources/read"] {
+        let span = named(&spans, name);
+        assert_eq!(span["trace_id"], TRACE, "{name}: the header's trace");
+        assert_eq!(span["parent_span_id"], CLIENT_SPAN, "{name}");
+    }
+}
+
+/// Over stdio the session ends with stdin: its
+/// `mcp.server.session.duration` point (transport `pipe`) and its spans
+/// reach the collector through the flush at exit — the periodic export's
+/// interval and the spans' batching delay are set far beyond the test.
+#[test]
+fn a_stdio_session_s_duration_and_spans_are_flushed_at_exit() {
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let catalog = component("catalog").display().to_string();
+    let mut child = airlock_command(&[
+        "serve",
+        "--stdio",
+        "--load-wait",
+        "600",
+        "--otlp-endpoint",
+        &endpoint,
+        &catalog,
+    ])
+    .env("OTEL_METRIC_EXPORT_INTERVAL", "600000")
+    .env("OTEL_BSP_SCHEDULE_DELAY", "600000")
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("start airlock");
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ]
+    .join("\n");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(input.as_bytes()).expect("write");
+    drop(stdin);
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .expect("stdout")
+        .read_to_string(&mut out)
+        .expect("read");
+    assert!(out.contains(r#""id":1"#), "{out}");
+    assert!(wait_for_exit(&mut child).success());
+    let spans = receiver.spans_until(|spans| spans.iter().any(|s| s["span"] == "tools/list"));
+    assert_eq!(
+        named(&spans, "tools/list")["attributes"]["network.transport"],
+        "pipe"
+    );
+    let point = receiver.point("mcp.server.session.duration", |p| {
+        p["attributes"]["network.transport"] == "pipe"
+    });
+    assert_eq!(point["count"], 1, "{point}");
+    assert_eq!(point["attributes"]["mcp.protocol.version"], "2025-11-25");
+}
+
+/// A component from a registry, signed: its resolution at load is one
+/// trace — `airlock.source.resolve` (registry, repository, tag), its
+/// manifest and blob fetches (CLIENT, each with its GET), the signature's
+/// own fetches and `airlock.signature.verify` (the key's label, how many
+/// signatures) — and a signature by another key marks the check and the
+/// resolution failed.
+#[test]
+fn a_registry_fetch_and_its_signature_check_are_traced() {
+    use crate::support::registry::{Registry, keygen, sign};
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let registry = Registry::start();
+    let work = tempfile::tempdir().expect("tempdir");
+    let store = work.path().join("store");
+    let publish = |repo: &str| {
+        // Published from a store of its own: the server's fetches it all.
+        let reference = format!("{}:1", registry.reference(repo));
+        let out = airlock_command(&["publish", &component("catalog").display().to_string()])
+            .arg(&reference)
+            .env("AIRLOCK_STORE_DIR", work.path().join("published"))
+            .env("DOCKER_CONFIG", work.path().join("docker"))
+            .output()
+            .expect("publish");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = String::from_utf8_lossy(&out.stdout).into_owned();
+        let digest = out
+            .lines()
+            .find_map(|l| l.trim_start().strip_prefix("digest"))
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no digest in {out}"))
+            .to_string();
+        (reference, digest)
+    };
+    let (good, good_digest) = publish("acme/signed");
+    let (bad, bad_digest) = publish("acme/stranger");
+    let (key, public) = keygen(&work.path().join("keys"));
+    let (other, _) = keygen(&work.path().join("other"));
+    sign(&registry, "acme/signed", &good_digest, &key, None);
+    sign(&registry, "acme/stranger", &bad_digest, &other, None);
+    let policy = format!(
+        "[components.catalog]\nsource = \"{good}\"\nverify = {{ key = \"{}\" }}\n\
+         [components.stranger]\nsource = \"{bad}\"\nverify = {{ key = \"{}\" }}\n",
+        public.display(),
+        public.display()
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[],
+        &["--otlp-endpoint", &endpoint],
+        &[
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("AIRLOCK_STORE_DIR", &store.display().to_string()),
+        ],
+    );
+    let spans = receiver.spans_until(|spans| {
+        spans
+            .iter()
+            .filter(|s| s["span"] == "airlock.source.resolve")
+            .count()
+            == 2
+            && spans
+                .iter()
+                .filter(|s| s["span"] == "airlock.signature.verify")
+                .count()
+                == 2
+    });
+    drop(served);
+    let resolved = |repo: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                s["span"] == "airlock.source.resolve"
+                    && s["attributes"]["airlock.registry.repository"] == repo
+            })
+            .unwrap_or_else(|| panic!("no resolution of {repo}: {spans:#?}"))
+    };
+    let signed = resolved("acme/signed");
+    assert_eq!(signed["parent_span_id"], "", "a root: the server loads it");
+    assert_eq!(signed["attributes"]["server.address"], registry.addr);
+    assert_eq!(signed["attributes"]["airlock.registry.reference"], "1");
+    assert_eq!(signed["status"], 0, "UNSET: it resolved");
+    let under = |name: &str| -> Vec<&Value> {
+        spans
+            .iter()
+            .filter(|s| s["span"] == name && s["parent_span_id"] == signed["span_id"])
+            .collect()
+    };
+    // The tag and the signature's tag; the signature's payload and the
+    // component.
+    assert_eq!(under("airlock.registry.manifest").len(), 2, "{spans:#?}");
+    assert_eq!(under("airlock.registry.blob").len(), 2, "{spans:#?}");
+    for fetch in under("airlock.registry.manifest")
+        .into_iter()
+        .chain(under("airlock.registry.blob"))
+    {
+        assert_eq!(fetch["kind"], 3, "CLIENT");
+        assert_eq!(fetch["trace_id"], signed["trace_id"]);
+        assert_eq!(fetch["attributes"]["server.address"], registry.addr);
+        let get = child_of(&spans, "GET", fetch);
+        assert_eq!(get["attributes"]["http.response.status_code"], 200);
+    }
+    let verified = child_of(&spans, "airlock.signature.verify", signed);
+    assert_eq!(verified["kind"], 1, "INTERNAL");
+    assert_eq!(verified["attributes"]["airlock.signature.count"], 1);
+    assert!(
+        verified["attributes"]["airlock.signature.key"]
+            .as_str()
+            .is_some_and(|label| label.contains("cosign.pub")),
+        "{verified}"
+    );
+    assert_eq!(verified["status"], 0);
+    // Signed by another key: refused, and said so on both spans.
+    let stranger = resolved("acme/stranger");
+    let refused = child_of(&spans, "airlock.signature.verify", stranger);
+    assert_eq!(refused["attributes"]["error.type"], "refused");
+    assert_eq!(refused["status"], 2, "ERROR");
+    assert_eq!(stranger["status"], 2, "ERROR");
+}
+
+/// The issuer's key set, fetched at the start (so the first token does
+/// not wait): `airlock.oauth.keys` (CLIENT, the issuer named), a root since
+/// the server does it on its own, with its GETs (the metadata, the JWKS)
+/// as children; a request with a token from that issuer is traced under
+/// its `traceparent` header, and no token is in any span.
+#[test]
+fn an_oauth_key_set_fetch_is_traced() {
+    use crate::support::oauth::{Issuer, Key};
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let key = Key::new("k1");
+    let issuer = Issuer::new(vec![key.jwk.clone()]);
+    let resource = "https://airlock.test/mcp";
+    let policy = format!(
+        "[oauth]\nresource = \"{resource}\"\nissuers = [\"{}\"]\nplain-http = true\n\
+         algorithms = [\"ES256\"]\n[[oauth.scopes]]\nscope = \"everything\"\n",
+        issuer.url
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[component("catalog")],
+        &["--otlp-endpoint", &endpoint],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let token = key.sign(&serde_json::json!({"iss": issuer.url, "sub": "alice",
+        "aud": resource, "exp": now + 300, "iat": now, "scope": "everything"}));
+    let bearer = format!("Bearer {token}");
+    let traceparent = format!("00-{TRACE}-{CLIENT_SPAN}-01");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "lookup_price",
+        "params": {"sku": "SKU-1001"}});
+    let reply = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &[
+            ("content-type", "application/json"),
+            ("authorization", bearer.as_str()),
+            ("traceparent", traceparent.as_str()),
+        ],
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(reply.json()["result"], 12.5, "{}", reply.body);
+    let spans = receiver.spans_until(|spans| {
+        spans.iter().any(|s| s["span"] == "airlock.oauth.keys")
+            && spans.iter().any(|s| s["span"] == "rpc lookup_price")
+    });
+    let keys = named(&spans, "airlock.oauth.keys");
+    assert_eq!(keys["kind"], 3, "CLIENT");
+    assert_eq!(keys["parent_span_id"], "", "fetched at the start: a root");
+    assert_eq!(keys["attributes"]["airlock.oauth.issuer"], issuer.url);
+    assert_eq!(keys["status"], 0, "UNSET: fetched");
+    let call = named(&spans, "rpc lookup_price");
+    assert_eq!(call["trace_id"], TRACE, "the request: under its header");
+    assert_eq!(call["parent_span_id"], CLIENT_SPAN);
+    let port = i64::from(issuer.server.port());
+    let gets: Vec<&Value> = spans
+        .iter()
+        .filter(|s| s["span"] == "GET" && s["parent_span_id"] == keys["span_id"])
+        .collect();
+    assert_eq!(gets.len(), 2, "the metadata and the JWKS: {spans:#?}");
+    for get in gets {
+        assert_eq!(get["attributes"]["server.port"], port);
+        assert_eq!(get["attributes"]["http.response.status_code"], 200);
+    }
+    let all = serde_json::to_string(&spans).expect("json");
+    assert!(!all.contains(&token), "no token in any span");
+}
+
+/// Debian's `redis-server` on a free loopback port, without persistence:
+/// the state two replicas share. `None` (the test says why and passes)
+/// when it is not installed (`cargo xtask test` installs it).
+struct Redis(Child, u16);
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn redis() -> Option<Redis> {
+    let binary = std::path::Path::new("/usr/bin/redis-server");
+    if !binary.is_file() {
+        eprintln!("skipped: {} is missing", binary.display());
+        return None;
+    }
+    let port = crate::support::http::free_port();
+    let child = Command::new(binary)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args(["--save", "", "--appendonly", "no"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("redis-server starts");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "redis-server did not answer");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Some(Redis(child, port))
+}
+
+/// Two replicas sharing state, both exporting: a 2026-07-28 call's retry
+/// on the other replica continues the trace of the round that asked (its
+/// parent is that round's span, carried in the signed `requestState`),
+/// and a task's `tasks/get` on the other replica continues the trace of
+/// the call that made it (kept in the task's shared record) — though the
+/// client sent no trace context at all.
+#[test]
+fn rounds_and_tasks_continue_their_trace_on_another_replica() {
+    use crate::support::http::{answer, body, modern};
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let Some(redis) = redis() else {
+        return;
+    };
+    let (port, _seen) = upstream();
+    let policy = format!(
+        "[components.hostile]\nask = [\"elicit\"]\n\
+         [components.hostile.network.\"http://127.0.0.1:{port}\"]\n"
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let state = format!("redis://127.0.0.1:{}/0", redis.1);
+    let replica = |name: &str| {
+        serve_with_env(
+            &policy,
+            &[test_component("hostile")],
+            &["--otlp-endpoint", &endpoint, "--state", &state],
+            &[
+                ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+                ("OTEL_SERVICE_NAME", name),
+            ],
+        )
+    };
+    let (a, b) = (replica("replica-a"), replica("replica-b"));
+    // A round on one replica, its retry on the other.
+    let caps = serde_json::json!({"elicitation": {"form": {}}});
+    let url = format!("http://127.0.0.1:{port}/");
+    let call = |id: u64, mut params: Value| {
+        params["name"] = "ask_then_http".into();
+        params["arguments"] = serde_json::json!({"url": url});
+        body(id, "tools/call", params, caps.clone())
+    };
+    let first = modern(
+        a.addr,
+        &call(1, serde_json::json!({})),
+        Some("ask_then_http"),
+        &[],
+    );
+    let asked = first.json()["result"].clone();
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    let key = asked["inputRequests"]
+        .as_object()
+        .and_then(|requests| requests.keys().next().cloned())
+        .expect("a request");
+    let retry = serde_json::json!({"requestState": asked["requestState"],
+        "inputResponses": {key: {"action": "accept", "content": {"note": "n"}}}});
+    let done = answer(&modern(b.addr, &call(2, retry), Some("ask_then_http"), &[]));
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    // A task made on one replica, polled on the other.
+    let caps = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let sleep = body(
+        3,
+        "tools/call",
+        serde_json::json!({"name": "sleep_task", "arguments": {"ms": "100"}}),
+        caps.clone(),
+    );
+    let created = modern(a.addr, &sleep, Some("sleep_task"), &[]).json()["result"].clone();
+    let id = created["taskId"].as_str().expect("taskId").to_string();
+    let get = body(4, "tasks/get", serde_json::json!({"taskId": id}), caps);
+    let polled = modern(b.addr, &get, Some(&id), &[]);
+    assert_eq!(polled.status, 200, "{}", polled.body);
+
+    let spans = receiver.spans_until(|spans| {
+        spans
+            .iter()
+            .filter(|s| s["span"] == "tools/call ask_then_http")
+            .count()
+            == 2
+            && spans.iter().any(|s| s["span"] == "tools/call sleep_task")
+            && spans.iter().any(|s| s["span"] == "tasks/get")
+    });
+    let round = |id: &str| {
+        spans
+            .iter()
+            .find(|s| {
+                s["span"] == "tools/call ask_then_http"
+                    && s["attributes"]["jsonrpc.request.id"] == id
+            })
+            .unwrap_or_else(|| panic!("no round {id}: {spans:#?}"))
+    };
+    let (asking, retried) = (round("1"), round("2"));
+    assert_eq!(asking["service"], "replica-a");
+    assert_eq!(asking["parent_span_id"], "", "the client named no parent");
+    assert_eq!(retried["service"], "replica-b");
+    assert_eq!(retried["trace_id"], asking["trace_id"], "one trace");
+    assert_eq!(retried["parent_span_id"], asking["span_id"]);
+    let made = named(&spans, "tools/call sleep_task");
+    assert_eq!(made["service"], "replica-a");
+    let polled = named(&spans, "tasks/get");
+    assert_eq!(polled["service"], "replica-b");
+    assert_eq!(polled["trace_id"], made["trace_id"], "one trace");
+    assert_eq!(polled["parent_span_id"], made["span_id"]);
 }

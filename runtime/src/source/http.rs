@@ -169,8 +169,8 @@ impl Http {
 
     /// Sends `request`, following redirects (for GET and HEAD), and reads
     /// at most `limit` bytes of a successful answer's body. Traced as a
-    /// CLIENT span when exporting: method, scheme, host and port (never the
-    /// path, a header or a credential).
+    /// CLIENT span when exporting: method, scheme, host, port and the
+    /// answer's status (never the path, a header or a credential).
     pub async fn send(&self, request: Request, limit: u64) -> Result<Response, HttpError> {
         use crate::telemetry::{KeyValue, SpanKind};
         let url = &request.url;
@@ -192,7 +192,15 @@ impl Http {
         };
         let name = request.method.to_string();
         let sending = self.follow(request, limit);
-        crate::telemetry::within(name, SpanKind::Client, move || attributes, sending).await
+        let status = |out: &Result<Response, HttpError>| match out {
+            Ok(response) => vec![KeyValue::new(
+                "http.response.status_code",
+                i64::from(response.status.as_u16()),
+            )],
+            Err(_) => Vec::new(),
+        };
+        crate::telemetry::within_noting(name, SpanKind::Client, move || attributes, sending, status)
+            .await
     }
 
     async fn follow(&self, mut request: Request, limit: u64) -> Result<Response, HttpError> {

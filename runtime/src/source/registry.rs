@@ -446,13 +446,16 @@ where
     F: std::future::Future + Send,
     F::Output: Send,
 {
+    // The caller's trace context goes along: a fetch's span is the child
+    // of the resolution (or request) that asked for it.
+    let trace = crate::telemetry::current();
     std::thread::scope(|scope| {
         scope
             .spawn(|| {
                 tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
-                    .map(|rt| rt.block_on(work))
+                    .map(|rt| rt.block_on(crate::telemetry::in_context(trace, work)))
             })
             .join()
     })

@@ -244,6 +244,14 @@ impl Resolver {
         mode: Mode,
         progress: &Progress,
     ) -> Result<Pulled, SourceError> {
+        // Its span (when exporting) is the parent of the fetches and the
+        // signature check (see `block_on`); it names where, never a
+        // credential or a URL's path and query.
+        let resolving = crate::telemetry::phase(
+            "airlock.source.resolve",
+            crate::telemetry::SpanKind::Internal,
+            || traced(source),
+        );
         let result = match source {
             Source::File(path) => Err(Cause::Invalid(format!(
                 "{} is a file: it is read, not fetched",
@@ -252,6 +260,9 @@ impl Resolver {
             Source::Oci(oci) => self.resolve_oci(&Net::watched(self, oci, progress), expect, mode),
             Source::Url(url) => self.resolve_url(url, expect, mode, progress),
         };
+        if result.is_err() {
+            resolving.failed("failed");
+        }
         result.map_err(|cause| SourceError {
             reference: source.to_string(),
             cause,
@@ -471,6 +482,30 @@ impl Resolver {
                 })
             })
             .collect()
+    }
+}
+
+/// What a resolution's span says of `source`: the registry, repository
+/// and tag or digest of a reference; a URL's host.
+fn traced(source: &Source) -> Vec<crate::telemetry::KeyValue> {
+    use crate::telemetry::KeyValue;
+    match source {
+        Source::Oci(oci) => {
+            let mut attributes = vec![
+                KeyValue::new("server.address", oci.registry.clone()),
+                KeyValue::new("airlock.registry.repository", oci.repository.clone()),
+            ];
+            if let Some(reference) = oci.digest.as_ref().or(oci.tag.as_ref()) {
+                let reference = KeyValue::new("airlock.registry.reference", reference.clone());
+                attributes.push(reference);
+            }
+            attributes
+        }
+        Source::Url(url) => vec![KeyValue::new(
+            "server.address",
+            url.url.host_str().unwrap_or_default().to_string(),
+        )],
+        Source::File(_) => Vec::new(),
     }
 }
 

@@ -33,9 +33,10 @@ pub use measures::session_ended;
 pub use opentelemetry::context::FutureExt;
 pub use opentelemetry::trace::SpanKind;
 pub use opentelemetry::{Context, KeyValue};
-pub use propagation::{from_headers, from_meta, inject_into};
+pub use propagation::{from_headers, from_meta, from_traceparent, inject_into, traceparent};
 pub use spans::{
-    Outbound, Phase, Request, RequestInfo, current, enter, phase, refused, trace_id, within,
+    Outbound, Phase, Request, RequestInfo, current, enter, in_context, phase, refused, trace_id,
+    within, within_noting,
 };
 
 /// The running exporters' instruments; set once by [`start`].

@@ -35,6 +35,11 @@ pub struct RequestInfo<'a> {
     /// The remote parent from `params._meta`; else the ambient context
     /// (the HTTP request's `traceparent`, set by the transport) is.
     pub parent: Option<Context>,
+    /// The span of the work this request continues, kept by the server
+    /// (a round's `requestState`, a task's record): the parent when the
+    /// client names none, so the work stays one trace on any replica;
+    /// else a link.
+    pub earlier: Option<Context>,
 }
 
 /// One request's SERVER span, while it is answered.
@@ -60,7 +65,12 @@ impl Request {
     pub fn start(info: RequestInfo<'_>) -> Option<Request> {
         let state = super::state()?;
         let ambient = Context::current();
-        let parent = info.parent.unwrap_or_else(|| ambient.clone());
+        let named = info.parent.is_some() || ambient.span().span_context().is_valid();
+        let parent = match (info.parent, &info.earlier) {
+            (Some(parent), _) => parent,
+            (None, Some(earlier)) if !named => earlier.clone(),
+            (None, _) => ambient.clone(),
+        };
         let target = info.tool.or(info.prompt).map(cut);
         let name = match (&target, info.plain_rpc) {
             (_, true) => format!("rpc {}", cut(info.method)),
@@ -110,10 +120,22 @@ impl Request {
             .span_builder(name)
             .with_kind(SpanKind::Server)
             .with_attributes(attributes);
-        // The HTTP request's context, when `_meta` named another parent.
+        // The HTTP request's context, when `_meta` named another parent;
+        // the earlier span, when the client named another one.
+        let mut links = Vec::new();
         let ambient = ambient.span().span_context().clone();
-        if ambient.is_valid() && ambient.trace_id() != parent.span().span_context().trace_id() {
-            builder = builder.with_links(vec![opentelemetry::trace::Link::with_context(ambient)]);
+        let parent_span = parent.span().span_context().clone();
+        if ambient.is_valid() && ambient.trace_id() != parent_span.trace_id() {
+            links.push(opentelemetry::trace::Link::with_context(ambient));
+        }
+        if let Some(earlier) = &info.earlier {
+            let earlier = earlier.span().span_context().clone();
+            if earlier.span_id() != parent_span.span_id() {
+                links.push(opentelemetry::trace::Link::with_context(earlier));
+            }
+        }
+        if !links.is_empty() {
+            builder = builder.with_links(links);
         }
         let span = builder.start_with_context(&state.tracer, &parent);
         Some(Request {
@@ -230,11 +252,26 @@ pub async fn within<T, E>(
     attributes: impl FnOnce() -> Vec<KeyValue>,
     work: impl std::future::Future<Output = Result<T, E>>,
 ) -> Result<T, E> {
+    within_noting(name, kind, attributes, work, |_| Vec::new()).await
+}
+
+/// [`within`], adding what `noted` says of the outcome (such as an HTTP
+/// response's status) to the span before it ends.
+pub async fn within_noting<T, E>(
+    name: impl Into<Cow<'static, str>>,
+    kind: SpanKind,
+    attributes: impl FnOnce() -> Vec<KeyValue>,
+    work: impl std::future::Future<Output = Result<T, E>>,
+    noted: impl FnOnce(&Result<T, E>) -> Vec<KeyValue>,
+) -> Result<T, E> {
     use opentelemetry::context::FutureExt as _;
     let Some(cx) = child(name, kind, attributes) else {
         return work.await;
     };
     let out = work.with_context(cx.clone()).await;
+    for attribute in noted(&out) {
+        cx.span().set_attribute(attribute);
+    }
     if out.is_err() {
         cx.span()
             .set_attribute(KeyValue::new("error.type", "failed"));
@@ -242,6 +279,17 @@ pub async fn within<T, E>(
     }
     cx.span().end();
     out
+}
+
+/// Runs `work` in `cx` when there is one: a context carried to wherever
+/// the work is polled (a task of its own does not inherit the context its
+/// maker entered); as it is otherwise.
+pub async fn in_context<F: std::future::Future>(cx: Option<Context>, work: F) -> F::Output {
+    use opentelemetry::context::FutureExt as _;
+    match cx {
+        Some(cx) => work.with_context(cx).await,
+        None => work.await,
+    }
 }
 
 /// Enters `cx` on this thread (a request's context, carried to the lane

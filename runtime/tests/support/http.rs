@@ -333,8 +333,9 @@ impl Mcp {
         http(self.addr, "POST", "/mcp", &headers, body)
     }
 
-    /// POSTs `body` (a request) in the session on a connection of its own
-    /// and reads its answer as it streams, at most `patience` between
+    /// POSTs `body` (a request, or a batch) in the session, with its
+    /// `extra` headers, on a connection of its own and reads its answer as
+    /// it streams, at most `patience` between
     /// reads; the first message `asked` picks from it (a request to the
     /// client) is answered with `reply` by a POST of its own, as a client
     /// does. That request, and the response to `body`.
@@ -348,10 +349,15 @@ impl Mcp {
         let mut stream = TcpStream::connect(self.addr).expect("connect");
         stream.set_read_timeout(Some(patience)).expect("timeout");
         let text = body.to_string();
+        let extra: String = self
+            .extra
+            .iter()
+            .map(|(name, value)| format!("{name}: {value}\r\n"))
+            .collect();
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Accept: application/json, text/event-stream\r\nMcp-Session-Id: {}\r\n\
-             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+             MCP-Protocol-Version: 2025-11-25\r\nContent-Length: {}\r\n{extra}Connection: close\r\n\r\n{text}",
             self.addr,
             self.session,
             text.len()

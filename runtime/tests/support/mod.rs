@@ -2,6 +2,7 @@
 //! and a runtime with a given policy.
 
 pub mod http;
+pub mod oauth;
 pub mod registry;
 pub mod servers;
 pub mod tls;

@@ -441,7 +441,7 @@ async fn one(
                 session.notification(&request);
                 return Answered::nothing();
             };
-            let span = super::traced::start(session, &id, &request);
+            let span = super::traced::start(server, session, &id, &request).await;
             let answering = answer(server, session, &id, &mut request, meta, out);
             Answered::of(&id, super::traced::run(span, answering).await)
         }

@@ -177,7 +177,12 @@ impl Replay {
             .iter()
             .map(|ask| (wire_key(ask), key_of(ask).into()))
             .collect();
-        let data = json!({ "responses": self.responses, "asked": asked }).to_string();
+        let mut data = json!({ "responses": self.responses, "asked": asked });
+        // The round's span, which the retry's continues (on any replica).
+        if let Some(trace) = crate::telemetry::traceparent() {
+            data["trace"] = trace.into();
+        }
+        let data = data.to_string();
         if data.len() > MAX_RECORDED {
             return Answer::Error(ErrorObject::invalid_params(format!(
                 "the tool's requests to the client gathered over {} KiB of answers in one call; \

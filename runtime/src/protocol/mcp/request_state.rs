@@ -82,9 +82,16 @@ pub fn now_secs() -> u64 {
 }
 
 /// `requestState` for a confirmation: the payload (with a random nonce, so
-/// no two are alike) and its HMAC.
+/// no two are alike) and its HMAC; when traced, it carries the asking
+/// round's span, which the retry continues ([`trace_of`]).
 pub fn sign_state(digest: &str, expires: u64) -> String {
-    sign_kind("confirm", digest, expires, "")
+    let trace = crate::telemetry::traceparent().map(|trace| json!({ "trace": trace }).to_string());
+    sign_kind(
+        "confirm",
+        digest,
+        expires,
+        trace.as_deref().unwrap_or_default(),
+    )
 }
 
 /// `requestState` of a replayed call's round (see `super::replay`): like a
@@ -121,6 +128,17 @@ pub fn verify_round(state: &str, digest: &str, now: u64) -> Option<(u64, String)
     read_payload(state, "asks")
         .filter(|(expires, bound, _)| *expires > now && bound == digest)
         .map(|(expires, _, data)| (expires, data))
+}
+
+/// The `traceparent` a round's or a confirmation's `state` carries (the
+/// span of the round that signed it), when its MAC verifies: what its
+/// retry continues, on any replica sharing the key. Its expiry and binding
+/// are not asked: it only names the trace the retry's span joins, and the
+/// retry is checked whole by [`verify_round`] or [`verify_state`].
+pub fn trace_of(state: &str) -> Option<String> {
+    let (_, _, data) = read_payload(state, "asks").or_else(|| read_payload(state, "confirm"))?;
+    let data: Value = serde_json::from_str(&data).ok()?;
+    Some(data.get("trace")?.as_str()?.to_string())
 }
 
 /// The expiry, the bound digest and the data of a state of `kind` whose
@@ -217,6 +235,18 @@ mod tests {
         assert!(verify_round(&confirmation, &digest, 999).is_none());
         let tampered = format!("{round}-TAMPERED");
         assert!(verify_round(&tampered, &digest, 999).is_none());
+    }
+
+    #[test]
+    fn a_round_names_its_trace_only_when_signed() {
+        let digest = call_digest(None, "ask", &json!({}));
+        let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let data = json!({"responses": {}, "trace": traceparent}).to_string();
+        let round = sign_round(&digest, 1_000, &data);
+        assert_eq!(trace_of(&round).as_deref(), Some(traceparent));
+        assert_eq!(trace_of(&sign_round(&digest, 1_000, "{}")), None);
+        assert_eq!(trace_of(&format!("{round}0")), None, "tampered");
+        assert_eq!(trace_of(&sign_state(&digest, 1_000)), None, "not traced");
     }
 
     #[test]

@@ -2,8 +2,12 @@
 //! and attributed from its method and params as the MCP conventions say
 //! (the tool or prompt named, the resource URI read — never an argument),
 //! its parent the `traceparent` of its `params._meta`, else the HTTP
-//! request's; ended with its JSON-RPC error code, or `tool_error` for a
-//! tool call answered `isError`. The dispatch wraps every request in it.
+//! request's, else the span of the work it continues — a 2026-07-28
+//! round's retry continues the round that signed its `requestState`, a
+//! task's later request (`tasks/get`, `tasks/result`…) the call that made
+//! the task, on whichever replica it lands; ended with its JSON-RPC error
+//! code, or `tool_error` for a tool call answered `isError`. The dispatch
+//! wraps every request in it.
 
 use std::future::Future;
 
@@ -11,16 +15,23 @@ use serde_json::Value;
 
 use super::request::Answer;
 use super::revision::META_VERSION;
+use super::server::Server;
 use super::session::Session;
 use crate::call::Caller;
 use crate::protocol::jsonrpc::{Id, Request};
 use crate::telemetry::{self, RequestInfo};
 
 /// The span of `request` (with `id`) in `session`, when exporting.
-pub fn start(session: &Session, id: &Id, request: &Request) -> Option<telemetry::Request> {
+pub async fn start(
+    server: &Server,
+    session: &Session,
+    id: &Id,
+    request: &Request,
+) -> Option<telemetry::Request> {
     if !telemetry::on() {
         return None;
     }
+    let earlier = earlier(server, request).await;
     let params = request.params.as_ref();
     let text = |field: &str| params.and_then(|p| p.get(field)).and_then(Value::as_str);
     let method = request.method.as_str();
@@ -51,8 +62,27 @@ pub fn start(session: &Session, id: &Id, request: &Request) -> Option<telemetry:
             _ => "tcp",
         },
         parent: telemetry::from_meta(params),
+        earlier,
         ..RequestInfo::default()
     })
+}
+
+/// The span the server kept for the work `request` continues: the
+/// `traceparent` in its round's `requestState`, or in the record of the
+/// task its `taskId` names (here or in the replicas' shared store).
+async fn earlier(server: &Server, request: &Request) -> Option<telemetry::Context> {
+    let params = request.params.as_ref()?;
+    let text = |field: &str| params.get(field).and_then(Value::as_str);
+    let kept = if let Some(state) = text("requestState") {
+        super::request_state::trace_of(state)
+    } else if request.method.starts_with("tasks/")
+        && let Some(task) = text("taskId")
+    {
+        server.tasks.trace_of(task).await
+    } else {
+        None
+    };
+    telemetry::from_traceparent(&kept?)
 }
 
 /// Answers with `answering` inside `span` (when there is one), then ends

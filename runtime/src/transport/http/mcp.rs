@@ -191,11 +191,15 @@ async fn answer(
     // its own (`PreparedCall::run_on_lane`).
     let server = shared.server.clone();
     let waits = crate::transport::listing::waits(&incoming, &server.runtime);
+    // The request's trace context (its `traceparent` header, entered by
+    // `route`) goes with the work, which may finish in the stream's task.
+    let trace = crate::telemetry::current();
     let mut work = CatchPanic(Box::pin(async move {
         if waits {
             crate::transport::listing::settled(&server.runtime).await;
         }
-        let answered = dispatch::handle(&server, &session, incoming, meta, &out).await;
+        let handling = dispatch::handle(&server, &session, incoming, meta, &out);
+        let answered = crate::telemetry::in_context(trace, handling).await;
         drop((place, stream));
         answered
     }));

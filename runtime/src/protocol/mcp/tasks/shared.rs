@@ -205,6 +205,13 @@ impl Shared {
         Ok(self.read(id).await?.map(|(r, _)| r))
     }
 
+    /// The `traceparent` kept with task `id`, whoever owns it (it only
+    /// names the trace a later request of the task joins; what the request
+    /// may see is decided by [`Self::find`]).
+    pub async fn trace_of(&self, id: &str) -> Option<String> {
+        self.read(id).await.ok().flatten()?.0.task.trace
+    }
+
     async fn read(&self, id: &str) -> Result<Option<(Record, bool)>, ErrorObject> {
         let Some((json, is_final)) = self.state.task(id).await.map_err(unreachable)? else {
             return Ok(None);
@@ -335,6 +342,7 @@ mod tests {
             updated: at(1_700_000_001_456),
             outcome,
             input_requests: None,
+            trace: None,
         }
     }
 

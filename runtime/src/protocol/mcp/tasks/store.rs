@@ -171,6 +171,18 @@ impl TaskStore {
         }
     }
 
+    /// The `traceparent` kept with task `id`, here or on another replica,
+    /// whoever owns it: the trace its later requests continue (when
+    /// exporting; the request's own lookup decides what it may see).
+    pub async fn trace_of(&self, id: &str) -> Option<String> {
+        let here = lock(&self.tasks).get(id).map(|task| task.trace());
+        match (here, &self.shared) {
+            (Some(trace), _) => trace,
+            (None, Some(shared)) => shared.trace_of(id).await,
+            (None, None) => None,
+        }
+    }
+
     /// [`Self::list`] over every replica.
     pub async fn list_all(
         &self,

@@ -145,6 +145,10 @@ pub struct Snapshot {
     /// pending requests by key (`inputRequests`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_requests: Option<Value>,
+    /// The `traceparent` of the request that made it, when traced: the
+    /// trace its later requests continue, on any replica.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
 }
 
 impl Snapshot {
@@ -326,6 +330,7 @@ impl Task {
                 updated: now,
                 outcome: None,
                 input_requests: None,
+                trace: crate::telemetry::traceparent(),
             }),
             done,
             listeners: Mutex::new(Vec::new()),
@@ -344,6 +349,11 @@ impl Task {
 
     pub fn ttl_ms(&self) -> u64 {
         lock(&self.state).ttl_ms
+    }
+
+    /// The `traceparent` of the request that made it, when traced.
+    pub fn trace(&self) -> Option<String> {
+        lock(&self.state).trace.clone()
     }
 
     /// The task as it is now.
@@ -365,6 +375,7 @@ impl Task {
             message: state.message.clone(),
             outcome: state.outcome.as_ref().filter(|_| with_outcome).cloned(),
             input_requests: state.input_requests.clone(),
+            trace: state.trace.clone(),
             ..*state
         }
     }
