@@ -46,7 +46,7 @@ pub struct Row {
 }
 
 /// Where the native server's binary is built (`cargo xtask bench`).
-fn binary(paths: &Paths) -> std::path::PathBuf {
+pub(crate) fn binary(paths: &Paths) -> std::path::PathBuf {
     paths.root.join("target/floor/release/airlock-floor")
 }
 

@@ -12,6 +12,7 @@ mod machine;
 mod net;
 mod replicas;
 mod report;
+mod sides;
 mod stats;
 mod svg;
 mod targets;
@@ -146,7 +147,7 @@ fn main() -> Result<()> {
         return Ok(());
     }
     let quick = args.iter().any(|a| a == "--quick");
-    // `--only SECTION` (inproc, levers, http, lanes, auth, floor,
+    // `--only SECTION` (inproc, levers, http, lanes, auth, floor, sides,
     // languages, stdio, startup, memory, replicas) runs
     // one part and prints it, without writing BENCHMARKS.md.
     let only = args
@@ -262,6 +263,15 @@ fn main() -> Result<()> {
     if let Err(err) = &floor {
         eprintln!("   floor: {err:#}");
     }
+    let sides = if run("sides") {
+        eprintln!("== what confinement and telemetry cost a call (beside the floor)");
+        sides::run(&paths, budget(2.0))
+    } else {
+        skipped()
+    };
+    if let Err(err) = &sides {
+        eprintln!("   sides: {err:#}");
+    }
     let languages = if run("languages") {
         eprintln!("== guests of each language");
         languages::run(&paths, budget(2.0), if quick { 1 } else { 3 })
@@ -321,6 +331,7 @@ fn main() -> Result<()> {
         lanes: lanes.ok(),
         auth: auth.ok(),
         floor: floor.ok(),
+        sides: sides.ok(),
         languages: languages.ok(),
         stdio: stdio.ok(),
         startup: startup.ok(),
@@ -336,6 +347,9 @@ fn main() -> Result<()> {
         }
         if let Some(rows) = &report.floor {
             print!("{}", floor::table(rows));
+        }
+        if let Some(rows) = &report.sides {
+            print!("{}", sides::section(Some(rows)));
         }
         if let Some(rows) = &report.languages {
             print!("{}", languages::table(rows));

@@ -11,7 +11,7 @@ use crate::machine::{command_output, machine};
 use crate::svg::{self, fmt_num};
 use crate::{
     CONCURRENCY, HttpRows, LANE_ROUNDS, LaneRow, Memory, Startup, auth, cost_cells, floor, inproc,
-    languages, net,
+    languages, net, sides,
 };
 
 /// What one run measured, and how it is written (BENCHMARKS.md, the SVG
@@ -24,6 +24,7 @@ pub(crate) struct Report {
     pub(crate) lanes: Option<Vec<LaneRow>>,
     pub(crate) auth: Option<auth::Auth>,
     pub(crate) floor: Option<Vec<floor::Row>>,
+    pub(crate) sides: Option<Vec<sides::Row>>,
     pub(crate) languages: Option<Vec<languages::Row>>,
     pub(crate) stdio: Option<(f64, u64)>,
     pub(crate) startup: Option<Startup>,
@@ -415,6 +416,7 @@ impl Report {
 
         md.push_str(&auth::section(self.auth.as_ref()));
         md.push_str(&floor::section(self.floor.as_deref()));
+        md.push_str(&sides::section(self.sides.as_deref()));
         md.push_str(&languages::section(self.languages.as_deref()));
 
         md.push_str("\n## stdio\n\n");
