@@ -82,8 +82,9 @@ fn main() -> Result<()> {
                  deps    every dependency with a newer release than the one locked, the\n          \
                  sandbox's own (wasmtime, rustls, hyper, …) first; `!` marks a release on\n          \
                  the locked line that cargo does not take (a fix to carry as a patch)\n  \
-                 bench [--quick]  release build, run the benchmark suite, write\n          \
-                 BENCHMARKS.md and benchmarks/*.svg"
+                 bench [--quick] [--only SECTION]  release build, run the benchmark suite,\n          \
+                 write BENCHMARKS.md and benchmarks/*.svg; --only (http, lanes, auth, floor,\n          \
+                 sides, languages, stdio, startup, memory, replicas, …) prints one section"
             );
             std::process::exit(2);
         }
