@@ -210,6 +210,21 @@ def _jsonable(value: Any) -> Any:
     return value
 
 
+def _decodes_as_is(tp: Any) -> bool:
+    """True when ``decode(tp, value)`` is ``value`` itself for any checked
+    JSON value: ``str``, ``int``, ``bool``, ``Literal``, ``Any``, ``dict``
+    and ``Optional`` of those (a tool's decorator asks once, so that a call
+    skips ``decode`` for them)."""
+    tp, _ = _split_annotated(tp)
+    inner, optional = _strip_optional(tp)
+    if optional:
+        return _decodes_as_is(inner)
+    return tp in (str, int, bool, dict, typing.Any) or typing.get_origin(tp) in (
+        typing.Literal,
+        dict,
+    )
+
+
 def decode(tp: Any, value: Any) -> Any:
     """Turns checked JSON data into the annotated Python type."""
     tp, _ = _split_annotated(tp)

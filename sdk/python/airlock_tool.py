@@ -71,6 +71,7 @@ from airlock_offers import *  # noqa: F401,F403 - resources, prompts, completion
 from airlock_schema import (  # noqa: F401 - SchemaError, UNSET, decode: re-exported
     UNSET,
     SchemaError,
+    _decodes_as_is,
     _jsonable,
     _split_annotated,
     _strip_optional,
@@ -152,7 +153,15 @@ class Tool:
         self.func = func
         self.info = info
         self._params = params  # (published name, python name, type)
+        # What a call needs of the types, worked out once, here: componentize-py
+        # keeps what importing the app computed, and every call runs in a
+        # fresh instance of that snapshot, so per-call work is redone every
+        # call (the result type's schema was half of a call's Python time).
+        # A parameter whose JSON value is its Python value has no type here.
+        self._decoders = [(p, name, None if _decodes_as_is(tp) else tp) for p, name, tp in params]
+        self._published = frozenset(p for p, _, _ in params)
         self._returns = returns
+        self._wrapped = _wraps_once(returns, info.output_schema)
         self.__doc__ = func.__doc__
         self.__name__ = func.__name__
 
@@ -167,10 +176,11 @@ class Tool:
         raises) unchanged.
         """
         kwargs = {}
-        for published, pyname, tp in self._params:
+        for published, pyname, tp in self._decoders:
             if published in arguments:
-                kwargs[pyname] = decode(tp, arguments[published])
-        unknown = set(arguments) - {p for p, _, _ in self._params}
+                value = arguments[published]
+                kwargs[pyname] = value if tp is None else decode(tp, value)
+        unknown = set(arguments) - self._published
         if unknown:
             raise InvalidArguments(f"unknown arguments: {sorted(unknown)}")
         try:
@@ -190,7 +200,8 @@ class Tool:
         value = _jsonable(result)
         if self.info.output_schema is None:
             return Output(structured=value if isinstance(value, dict) else {"result": value})
-        if _wraps(self._returns):
+        wrapped = self._wrapped if self._wrapped is not None else _wraps(self._returns)
+        if wrapped:
             out = Output(structured={} if value is None else {"result": value})
             if isinstance(value, str):
                 out.content.append(("text", value))
@@ -206,6 +217,18 @@ def _wraps(returns: Any) -> bool:
         return True
     schema = schema_of(base, "the result")
     return schema.get("type") != "object"
+
+
+def _wraps_once(returns: Any, output_schema: Optional[Dict[str, Any]]) -> Optional[bool]:
+    """``_wraps(returns)`` where a call will ask it, else ``None`` (no output
+    schema, no result type, or a type without a schema: the call asks and
+    fails as it always did)."""
+    if output_schema is None or returns is None or returns is type(None):
+        return None
+    try:
+        return _wraps(returns)
+    except SchemaError:
+        return None
 
 
 def _output_schema(returns: Any, func_name: str) -> Optional[Dict[str, Any]]:

@@ -336,5 +336,76 @@ class Dispatch(unittest.TestCase):
             at.run({"f": f}, "f", "[1]")
 
 
+class PerCallWork(unittest.TestCase):
+    """What a call needs of the types is worked out when the tool is
+    declared (in a component: while componentize-py builds it), not on each
+    call, which runs in a fresh instance of the build's snapshot."""
+
+    def setUp(self):
+        self.saved = (at._wraps, at.schema_of, at.decode)
+
+    def tearDown(self):
+        at._wraps, at.schema_of, at.decode = self.saved
+
+    def refuse(self, *names):
+        def refused(*_args, **_kwargs):
+            raise AssertionError("worked out during the call")
+
+        for name in names:
+            setattr(at, name, refused)
+
+    def test_a_call_works_out_no_result_schema(self):
+        @tool
+        def point() -> Point:
+            """Doc."""
+            return Point(1, 2)
+
+        @tool
+        def text() -> Optional[str]:
+            """Doc."""
+            return "ok"
+
+        self.refuse("_wraps", "schema_of")
+        self.assertEqual(at.run({"point": point}, "point", "{}").structured, {"x": 1, "y": 2})
+        out = at.run({"text": text}, "text", "{}")
+        self.assertEqual(out.structured, {"result": "ok"})
+        self.assertEqual(out.content, [("text", "ok")])
+
+    def test_json_values_that_are_python_values_skip_decode(self):
+        seen = {}
+
+        @tool
+        def f(
+            s: str,
+            n: Annotated[int, "n"],
+            b: bool,
+            lit: Literal["a", "b"],
+            anything: Any,
+            d: dict,
+            maybe: Optional[str] = None,
+        ) -> str:
+            """Doc."""
+            seen.update(s=s, n=n, b=b, lit=lit, anything=anything, d=d, maybe=maybe)
+            return "ok"
+
+        self.refuse("decode")
+        args = {"s": "x", "n": 2, "b": True, "lit": "b", "anything": [1], "d": {"k": 1}, "maybe": "m"}
+        at.run({"f": f}, "f", json.dumps(args))
+        self.assertEqual(seen, args)
+
+    def test_other_types_are_still_decoded(self):
+        seen = {}
+
+        @tool
+        def f(ratio: float, p: Optional[Point] = None) -> str:
+            """Doc."""
+            seen.update(ratio=ratio, p=p)
+            return "ok"
+
+        at.run({"f": f}, "f", '{"ratio": 2, "p": {"x": 1}}')
+        self.assertIsInstance(seen["ratio"], float)
+        self.assertEqual(seen["p"], Point(1))
+
+
 if __name__ == "__main__":
     unittest.main()
