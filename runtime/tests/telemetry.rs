@@ -773,7 +773,9 @@ fn redis() -> Option<Redis> {
 
 /// Two replicas sharing state, both exporting: a 2026-07-28 call's retry
 /// on the other replica continues the trace of the round that asked (its
-/// parent is that round's span, carried in the signed `requestState`),
+/// parent is that round's span, carried in the signed `requestState`;
+/// each round's question a CLIENT span of its run, `next-round` then
+/// `answered`),
 /// and a task's `tasks/get` on the other replica continues the trace of
 /// the call that made it (kept in the task's shared record) — though the
 /// client sent no trace context at all.
@@ -849,6 +851,11 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
             .filter(|s| s["span"] == "tools/call ask_then_http")
             .count()
             == 2
+            && spans
+                .iter()
+                .filter(|s| s["span"] == "elicitation/create")
+                .count()
+                == 2
             && spans.iter().any(|s| s["span"] == "tools/call sleep_task")
             && spans.iter().any(|s| s["span"] == "tasks/get")
     });
@@ -867,6 +874,18 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
     assert_eq!(retried["service"], "replica-b");
     assert_eq!(retried["trace_id"], asking["trace_id"], "one trace");
     assert_eq!(retried["parent_span_id"], asking["span_id"]);
+    for round in [asking, retried] {
+        let attributes = &round["attributes"];
+        assert_eq!(attributes["mcp.protocol.version"], "2026-07-28");
+        assert!(attributes.get("mcp.session.id").is_none(), "no session");
+    }
+    // Each round's question is a CLIENT span of its run: the first round
+    // stops at it, the retry answers it from the signed record.
+    for (round, outcome) in [(asking, "next-round"), (retried, "answered")] {
+        let run = child_of(&spans, "airlock.run", round);
+        let asked = child_of(&spans, "elicitation/create", run);
+        assert_eq!(asked["attributes"]["airlock.ask.outcome"], outcome);
+    }
     let made = named(&spans, "tools/call sleep_task");
     assert_eq!(made["service"], "replica-a");
     let polled = named(&spans, "tasks/get");
