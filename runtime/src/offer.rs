@@ -18,7 +18,7 @@ use crate::tool::{Content, Contents, Icon, ResourceBody, to_mcp_value};
 pub const MAX_COMPLETIONS: usize = 100;
 
 /// Who a message or a resource is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     User,
@@ -35,10 +35,10 @@ impl Role {
 }
 
 /// Hints for the client about a resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub audience: Vec<Role>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<f64>,
@@ -48,7 +48,7 @@ pub struct Annotations {
 
 /// A resource with a fixed URI, as declared (its `_meta` checked to be a
 /// JSON object at load); serialised as `resources/list` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceInfo {
     pub uri: String,
@@ -61,7 +61,7 @@ pub struct ResourceInfo {
     pub mime_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
@@ -71,7 +71,7 @@ pub struct ResourceInfo {
 
 /// Resources whose URIs follow an RFC 6570 level-1 template; serialised
 /// as `resources/templates/list` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TemplateInfo {
     pub uri_template: String,
@@ -84,12 +84,12 @@ pub struct TemplateInfo {
     pub mime_type: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
 /// One argument of a prompt.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PromptArgument {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -101,7 +101,7 @@ pub struct PromptArgument {
 
 /// A prompt: a template of messages a user picks; serialised as
 /// `prompts/list` lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PromptInfo {
     pub name: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -109,7 +109,7 @@ pub struct PromptInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     pub arguments: Vec<PromptArgument>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<Icon>,
 }
 
@@ -149,7 +149,7 @@ pub struct Completion {
 }
 
 /// What a completion is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub enum CompletionRef {
     /// An argument of the prompt of this name.
     Prompt(String),
@@ -301,7 +301,7 @@ impl Offered {
 
 /// What a component declares beside its tools, before the catalog checks
 /// it (`_meta` still JSON text).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Serialize, serde::Deserialize)]
 pub struct DescribedOffers {
     /// Each resource with its `_meta` text.
     pub resources: Vec<(ResourceInfo, Option<String>)>,
@@ -318,14 +318,15 @@ pub struct DescribedOffers {
 /// A skill as a component declares it: where it is served (`path`, the
 /// part of `skill://<path>/SKILL.md` before the file) and its files, as
 /// `(path inside the skill, bytes)`.
-#[derive(Debug, Default, Clone, PartialEq)]
+#[derive(Debug, Default, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct DescribedSkill {
     pub path: String,
     pub files: Vec<(String, Vec<u8>)>,
 }
 
-/// One read, prompt or completion to run in a component.
-#[derive(Debug, Clone, PartialEq)]
+/// One read, prompt or completion to run in a component (serialisable as
+/// itself, not as MCP: a cordon's worker is sent it).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub enum OfferRequest {
     /// `resources/read`.
     Read { uri: String },

@@ -5,7 +5,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 /// The four behaviour hints. Absent means false.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 pub struct Hints {
     pub read_only: bool,
     pub destructive: bool,
@@ -40,7 +40,7 @@ impl Hints {
 
 /// Whether a tool runs as a background task (serialised as MCP spells
 /// it: `execution.taskSupport`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum TaskSupport {
     #[default]
@@ -62,13 +62,13 @@ impl TaskSupport {
 
 /// An icon a client may show next to the tool (serialised as MCP's
 /// `Icon`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Icon {
     pub src: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sizes: Vec<String>,
 }
 

@@ -17,6 +17,7 @@ use super::entry::{Entering, Entry, Outcome};
 use super::prepared::{self, Prepared};
 use super::{CallError, Caller, Setting, record};
 use crate::catalog::{Catalog, Component, Places};
+use crate::cordon::wire::{Done, Work};
 use crate::lanes::Pace;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
 use crate::policy::{self, Grant, Policy};
@@ -289,13 +290,26 @@ impl Entry for Offer {
             let nothing = Offered::Completion(Completion::default());
             return (Ok(Ran::Answered(nothing)), Teardown::none());
         }
-        let (outcome, teardown) = entering.sandbox.run_offer(
-            &self.component.code(),
-            &self.request,
-            entering.grant,
-            entering.observer,
-            entering.cancel,
-        );
+        let (outcome, teardown) = match entering.cordon {
+            Some(cordon) => {
+                let work = Work::Offer(self.request.clone());
+                let (ran, teardown) = cordon.run(
+                    &self.component.name,
+                    &self.component.digest,
+                    work,
+                    entering.observer,
+                    entering.cancel,
+                );
+                (ran.and_then(|ran| ran.try_map(Done::into_offer)), teardown)
+            }
+            None => entering.sandbox.run_offer(
+                &self.component.code(),
+                &self.request,
+                entering.grant,
+                entering.observer,
+                entering.cancel,
+            ),
+        };
         let outcome = match outcome {
             Ok(ran) => ran.try_map(|answered| {
                 answered.map_err(|not_found| {

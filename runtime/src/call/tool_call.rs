@@ -14,7 +14,7 @@ use super::entry::{Entering, Entry, Outcome};
 use super::prepared::{self, Prepared};
 use super::{CallError, Caller, Setting, output, record};
 use crate::catalog::{Component, Places, Tool};
-use crate::cordon::wire::Work;
+use crate::cordon::wire::{Done, Work};
 use crate::lanes::Pace;
 use crate::policy::{self, Grant, Policy};
 use crate::sandbox::Teardown;
@@ -133,16 +133,20 @@ impl Entry for ToolCall {
         let started = Instant::now();
         let component = &self.tool.component;
         let (raw, teardown) = match entering.cordon {
-            Some(cordon) => cordon.call(
-                &component.name,
-                &component.digest,
-                Work::Tool {
+            Some(cordon) => {
+                let work = Work::Tool {
                     name: self.tool.info.name.clone(),
                     arguments: text,
-                },
-                entering.observer,
-                entering.cancel,
-            ),
+                };
+                let (ran, teardown) = cordon.run(
+                    &component.name,
+                    &component.digest,
+                    work,
+                    entering.observer,
+                    entering.cancel,
+                );
+                (ran.and_then(|ran| ran.try_map(Done::into_output)), teardown)
+            }
             None => entering.sandbox.call(
                 &component.code(),
                 &self.tool.info.name,

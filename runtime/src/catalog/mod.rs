@@ -23,6 +23,7 @@ use sha2::{Digest, Sha256};
 
 use crate::args::{ArgumentSchema, OutputSchema};
 use crate::functions::DescribeError;
+use crate::offer::DescribedOffers;
 use crate::sandbox::{DescribedTool, Exports, Linked, RunError, Sandbox, Tier};
 use crate::tool::{Hints, ToolInfo};
 
@@ -441,6 +442,46 @@ pub fn load_bytes(
     name: &str,
     bytes: &[u8],
 ) -> Result<Loaded, LoadError> {
+    load_listed(sandbox, path, name, bytes, &|code| list(sandbox, code))
+}
+
+/// What a component's guest lists when asked at load: its tools, and what
+/// else it offers (`None` for a kind that offers nothing else). Each part
+/// fails on its own, as its load error says.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Listing {
+    pub tools: Result<Vec<DescribedTool>, RunError>,
+    pub offers: Option<Result<DescribedOffers, RunError>>,
+}
+
+/// Runs the guest's listing exports here, in this process's sandbox.
+pub fn list(sandbox: &Sandbox, code: &Linked) -> Listing {
+    let tools = match code {
+        Linked::Tool(pre) => sandbox.describe(pre),
+        Linked::Wasmcp(pre) => sandbox.list_wasmcp(pre),
+        Linked::Functions(_) => Ok(Vec::new()),
+    };
+    let offers = match code {
+        Linked::Tool(pre) => Some(sandbox.describe_offers(pre).and_then(|mut offers| {
+            offers.skills = sandbox.describe_skills(pre)?;
+            Ok(offers)
+        })),
+        Linked::Wasmcp(pre) => Some(sandbox.list_wasmcp_offers(pre)),
+        Linked::Functions(_) => None,
+    };
+    Listing { tools, offers }
+}
+
+/// [`load_bytes`], with the guest's listing from `lister` (a cordon's
+/// worker lists the components whose guests it runs: the serving process
+/// runs none of their code).
+pub fn load_listed(
+    sandbox: &Sandbox,
+    path: &Path,
+    name: &str,
+    bytes: &[u8],
+    lister: &dyn Fn(&Linked) -> Listing,
+) -> Result<Loaded, LoadError> {
     let path_buf = path.to_path_buf();
     validate::check_header(path, bytes)?;
     let kind = kind::detect(bytes).map_err(|reason| LoadError::NothingToServe {
@@ -491,25 +532,19 @@ pub fn load_bytes(
         offer_places: Arc::default(),
     });
     let code = component.code();
-    let listed = match (described, code.as_ref()) {
-        (Some(described), _) => Ok(described),
-        (None, Linked::Tool(pre)) => sandbox.describe(pre),
-        (None, Linked::Wasmcp(pre)) => sandbox.list_wasmcp(pre),
+    let (listed, offers) = match (described, code.as_ref()) {
+        (Some(described), _) => (Ok(described), None),
         (None, Linked::Functions(_)) => return Err(LoadError::NoContract { path: path_buf }),
+        (None, code) => {
+            let listing = lister(code);
+            (listing.tools, listing.offers)
+        }
     };
     let described = listed.map_err(|cause| LoadError::Describe {
         path: path_buf.clone(),
         cause,
     })?;
     let tools = validate::tools(path, described, &component)?;
-    let offers = match code.as_ref() {
-        Linked::Tool(pre) => Some(sandbox.describe_offers(pre).and_then(|mut offers| {
-            offers.skills = sandbox.describe_skills(pre)?;
-            Ok(offers)
-        })),
-        Linked::Wasmcp(pre) => Some(sandbox.list_wasmcp_offers(pre)),
-        Linked::Functions(_) => None,
-    };
     if let Some(offers) = offers {
         let offers = offers.map_err(|cause| LoadError::DescribeOffers {
             path: path_buf.clone(),

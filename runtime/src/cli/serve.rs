@@ -57,12 +57,14 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
         return Ok(());
     }
     let runtime = build_runtime(&args, policy)?;
-    if !cordons.is_empty() {
-        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons)?));
-    }
     let tokio = async_runtime()?;
     let telemetry = super::serve_telemetry::start(&args, &tokio)?;
     let transport = tokio.block_on(open_transport(socket, listen))?;
+    // Before loading: a cordoned component is listed by its worker, which
+    // the server sends what it fetched and checked.
+    if !cordons.is_empty() {
+        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons)?));
+    }
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
     let grace = Duration::from_secs(args.grace);
@@ -227,7 +229,7 @@ fn confine(args: &Args, listen: SocketAddr, policy: &Policy, spawns: bool) -> Re
     }
     let mut serving = serving(args, listen);
     if spawns {
-        serving.workers = super::serve_cordons::workers(args);
+        serving.workers = super::serve_cordons::workers(args, policy);
     }
     let plan = Confinement::plan(policy, &serving, &Scope::Server);
     let applied = confine::apply(&plan).map_err(|err| {

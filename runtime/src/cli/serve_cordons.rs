@@ -10,38 +10,43 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::path::Path;
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::Exit;
 use super::serve_args::Args;
 use crate::call;
-use crate::catalog::Catalog;
+use crate::catalog::{self, Listing, Loaded};
 use crate::confine::{self, Confinement, Scope};
-use crate::cordon::wire::Work;
+use crate::cordon::wire::{Done, Work};
 use crate::cordon::worker::{self, Runner};
 use crate::cordon::{self, Cordons, Launch, Link};
 use crate::observe::CallObserver;
 use crate::policy::Policy;
 use crate::runtime::pending::PendingList;
 use crate::runtime::{Loader, component};
-use crate::sandbox::{CancelToken, Ran, RawOutput, RunError, Sandbox, Teardown};
+use crate::sandbox::{CancelToken, Ran, RunError, Sandbox, Teardown};
 
 /// What a worker sees for a variable its cordon's sections do not read:
 /// the file parses, and no other cordon's secret is there.
 const WITHHELD: &str = "withheld-from-this-cordon";
 
-/// Variables every worker gets (where they are set): the logs' and the
-/// exports' settings, where CA files are, the compile cache's folder.
+/// Variables every worker gets (where they are set): where it finds
+/// things (its cache, store, CA files, registry logins — it fetches its own
+/// components), how it logs; and the runtime's own `AIRLOCK_*` and
+/// `OTEL_*` settings. A variable the policy reads is never passed for
+/// that: only to the cordons whose grants hold its value.
 const PASSED: [&str; 8] = [
+    "PATH",
+    "HOME",
+    "LANG",
     "RUST_LOG",
-    "AIRLOCK_LOG",
-    "AIRLOCK_CA_FILE",
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "XDG_CACHE_HOME",
-    "HOME",
-    "PATH",
+    "DOCKER_CONFIG",
 ];
+const PASSED_PREFIXES: [&str; 2] = ["AIRLOCK_", "OTEL_"];
 
 /// The cordons of this server, with how each worker starts; empty when
 /// every component runs here.
@@ -108,9 +113,13 @@ fn environment(
     components: &[String],
     read: &[String],
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = PASSED
-        .iter()
-        .filter_map(|name| Some((OsString::from(name), std::env::var_os(name)?)))
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            let name = name.to_string_lossy();
+            let runtime = PASSED.contains(&name.as_ref())
+                || PASSED_PREFIXES.iter().any(|p| name.starts_with(p));
+            runtime && !read.iter().any(|r| *r == name)
+        })
         .collect();
     let held = |value: &str| {
         components.iter().any(|component| {
@@ -141,46 +150,50 @@ fn environment(
 
 /// What the serving process's confinement must leave it to start workers:
 /// the airlock binary, and the files a worker reads at its start.
-pub(super) fn workers(args: &Args) -> Option<confine::Workers> {
+pub(super) fn workers(args: &Args, policy: &Policy) -> Option<confine::Workers> {
     let program = std::env::current_exe().ok()?;
-    let reads = args
-        .load
-        .policy
-        .iter()
-        .chain(&args.config)
+    let reads = (args.load.policy.iter().chain(&args.config))
+        .chain(policy.files_read())
         .cloned()
         .collect();
     Some(confine::Workers { program, reads })
 }
 
-/// The serving process's links to its cordons, each worker started (and
-/// loaded) before serving begins; `members` says which component is where.
+/// The serving process's links to its cordons, each worker started (all
+/// at once) and loaded before this returns; `members` says which
+/// component is where.
 pub(super) fn start(plan: BTreeMap<String, (Vec<String>, Launch)>) -> Result<Cordons, Exit> {
     let mut links = Vec::new();
     let mut members = BTreeMap::new();
     for (name, (components, launch)) in plan {
         let link = Link::new(&name, launch);
+        if let Err(err) = link.launch() {
+            eprintln!("error: cordon {name}: its worker did not start: {err}");
+            return Err(Exit::LoadFailed);
+        }
+        for component in &components {
+            members.insert(component.clone(), name.clone());
+        }
+        links.push((link, components));
+    }
+    for (link, components) in &links {
+        let name = link.name();
         match link.start() {
-            Ok(loaded) => eprintln!(
-                "airlock: cordon {name}: worker {} serves {}",
+            Ok(()) => eprintln!(
+                "airlock: cordon {name}: worker {} runs {}",
                 link.pid().unwrap_or_default(),
-                loaded
-                    .iter()
-                    .map(|(c, _)| c.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                components.join(", ")
             ),
             Err(err) => {
                 eprintln!("error: cordon {name}: its worker did not start: {err}");
                 return Err(Exit::LoadFailed);
             }
         }
-        for component in components {
-            members.insert(component, name.clone());
-        }
-        links.push(link);
     }
-    Ok(Cordons::new(links, members))
+    Ok(Cordons::new(
+        links.into_iter().map(|(link, _)| link).collect(),
+        members,
+    ))
 }
 
 /// `serve --cordon-worker NAME`: one cordon's worker, until its stdin ends.
@@ -205,6 +218,8 @@ pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<
         }
     };
     let files = component::expand(&args.paths, &policy);
+    // What it serves, the server sends; its confinement is worked out from
+    // the components its cordon holds now.
     let Some(mine) = cordon::placement(&policy, &files).remove(name) else {
         eprintln!("error: cordon {name}: no component served is in it");
         return Err(Exit::Usage);
@@ -213,25 +228,11 @@ pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<
     confine_worker(args, name, &policy, names, listen)?;
     let sandbox = super::sandbox_for(&policy, args.load.no_cache, 1024, false)?;
     let resolver = args.load.fetch.resolver(args.load.policy.as_deref());
-    let pending = PendingList::default();
-    let loader = Loader {
-        policy: &policy,
-        sandbox: &sandbox,
-        resolver: &resolver,
-        pending: &pending,
-    };
-    let mut catalog = Catalog::new();
-    for (file, _) in &mine {
-        let added = loader.load(file).and_then(|loaded| catalog.add(loaded));
-        if let Err(err) = added {
-            eprintln!("error: cordon {name}: {err}");
-            return Err(Exit::LoadFailed);
-        }
-    }
     let runner = Arc::new(InWorker {
         sandbox,
         policy,
-        catalog,
+        resolver,
+        loaded: RwLock::new(BTreeMap::new()),
     });
     let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
     worker::serve(runner, stdin.lock(), stdout).map_err(|err| {
@@ -264,20 +265,48 @@ fn confine_worker(
     Ok(())
 }
 
-/// The worker's side of a call: its catalog, policy and sandbox.
+/// The worker's side: its sandbox and policy, and the components the
+/// server sent it, by name.
 struct InWorker {
     sandbox: Sandbox,
     policy: Policy,
-    catalog: Catalog,
+    /// Unused (the server fetches), but a loader has one.
+    resolver: crate::source::Resolver,
+    loaded: RwLock<BTreeMap<String, Loaded>>,
 }
 
 impl Runner for InWorker {
-    fn components(&self) -> Vec<(String, String)> {
-        self.catalog
-            .components()
-            .iter()
-            .map(|c| (c.name.clone(), c.digest.clone()))
-            .collect()
+    fn load(&self, name: &str, path: &Path, bytes: &[u8]) -> Result<Listing, String> {
+        let pending = PendingList::default();
+        let loader = Loader {
+            policy: &self.policy,
+            sandbox: &self.sandbox,
+            resolver: &self.resolver,
+            pending: &pending,
+            cordons: None,
+        };
+        let listed = Mutex::new(None);
+        let loaded = loader.compile_listed(path, name.to_string(), bytes, &|code| {
+            let listing = catalog::list(&self.sandbox, code);
+            if let Ok(mut listed) = listed.lock() {
+                *listed = Some(listing.clone());
+            }
+            listing
+        });
+        let listing = listed.into_inner().ok().flatten();
+        match (loaded, listing) {
+            (Ok(loaded), Some(listing)) => {
+                if let Ok(mut all) = self.loaded.write() {
+                    all.insert(name.to_string(), loaded);
+                }
+                Ok(listing)
+            }
+            // Refused after listing (its tools do not check): the server,
+            // checking the same listing, refuses it with the same words.
+            (Err(_), Some(listing)) => Ok(listing),
+            (Err(err), None) => Err(err.to_string()),
+            (Ok(_), None) => Err(format!("{name} is plain functions: nothing to list")),
+        }
     }
 
     fn run(
@@ -287,27 +316,49 @@ impl Runner for InWorker {
         work: &Work,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
-        let Work::Tool { name, arguments } = work;
-        let tool = self
-            .catalog
-            .tool(name)
-            .filter(|t| t.component.name == component && t.component.digest == digest);
-        let Some(tool) = tool else {
-            let stale = RunError::Setup(format!(
-                "this cordon's worker does not serve {component} as loaded now (its file \
-                 changed?); restart the server to serve the new version apart"
-            ));
-            return (Err(stale), Teardown::none());
+    ) -> (Result<Ran<Done>, RunError>, Teardown) {
+        // The code and grant, found under the lock; the guest runs after.
+        let found = self.loaded.read().ok().and_then(|all| {
+            let loaded = all
+                .get(component)
+                .filter(|l| l.component.digest == digest)?;
+            let grant = match work {
+                Work::Tool { name, .. } => loaded
+                    .tools
+                    .iter()
+                    .find(|tool| tool.info.name == *name)
+                    .map(|tool| call::grant_for(&self.policy, tool)),
+                Work::Offer(_) => Some(call::grant_for_offers(&self.policy, &loaded.component)),
+            };
+            Some((loaded.component.code(), grant))
+        });
+        let (code, grant) = match found {
+            Some((code, Some(grant))) => (code, grant),
+            Some((_, None)) => {
+                let unknown = RunError::Setup(format!("{component} has no such tool"));
+                return (Err(unknown), Teardown::none());
+            }
+            None => {
+                let stale = RunError::Setup(format!(
+                    "this cordon's worker does not hold {component} as the server loaded it; \
+                     retry the call"
+                ));
+                return (Err(stale), Teardown::none());
+            }
         };
-        let grant = call::grant_for(&self.policy, tool);
-        self.sandbox.call(
-            &tool.component.code(),
-            name,
-            arguments,
-            &grant,
-            observer,
-            cancel,
-        )
+        match work {
+            Work::Tool { name, arguments } => {
+                let (ran, teardown) = self
+                    .sandbox
+                    .call(&code, name, arguments, &grant, observer, cancel);
+                (ran.map(|ran| ran.map(Done::Output)), teardown)
+            }
+            Work::Offer(request) => {
+                let (ran, teardown) = self
+                    .sandbox
+                    .run_offer(&code, request, &grant, observer, cancel);
+                (ran.map(|ran| ran.map(Done::Offer)), teardown)
+            }
+        }
     }
 }

@@ -5,21 +5,21 @@
 //! answers back, cancels, and restarts the worker when it dies — failing
 //! only that worker's calls in flight, each with a clear error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use super::wire::{self, Ended, Frames, FromWorker, Reported, ToWorker, Work};
+use super::wire::{self, Done, Ended, Frames, FromWorker, Reported, ToWorker, Work};
+use crate::catalog::Listing;
 use crate::observe::{Ask, CallObserver};
-use crate::sandbox::{CancelToken, Ran, RawOutput, RunError, Teardown};
+use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 
-/// How long a worker may take to load its components before its calls
-/// fail (a cached compile takes well under a second).
+/// How long a worker may take to confine itself and say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// How often a call waiting on its worker looks at its cancel token.
@@ -39,15 +39,20 @@ pub struct Link {
     name: String,
     launch: Launch,
     worker: Mutex<Option<Arc<Worker>>>,
+    /// What each of its components was last loaded from: a worker started
+    /// again loads them all before it takes a call.
+    loads: Mutex<BTreeMap<String, Sent>>,
     next_call: AtomicU64,
     /// Workers that died (crashed, killed) while the link was in use.
     deaths: AtomicU64,
     me: Weak<Link>,
 }
 
-/// Whether a worker got ready: the components it loaded (name, digest),
-/// or why not.
-type Readiness = Result<Vec<(String, String)>, String>;
+/// A component as sent to a worker: where it was read from, its bytes.
+type Sent = (PathBuf, Arc<[u8]>);
+
+/// Whether a worker got ready, or why not.
+type Readiness = Result<(), String>;
 
 /// A running worker process.
 struct Worker {
@@ -68,6 +73,7 @@ impl Link {
             name: name.to_string(),
             launch,
             worker: Mutex::new(None),
+            loads: Mutex::new(BTreeMap::new()),
             next_call: AtomicU64::new(1),
             deaths: AtomicU64::new(0),
             me: me.clone(),
@@ -89,23 +95,76 @@ impl Link {
         self.deaths.load(Ordering::Relaxed)
     }
 
+    /// Starts the worker now, without waiting for it to load.
+    pub fn launch(&self) -> Result<(), String> {
+        self.running().map(drop)
+    }
+
     /// Starts the worker now (rather than at the first call) and waits
-    /// until it has loaded its components.
-    pub fn start(&self) -> Result<Vec<(String, String)>, String> {
-        let worker = self.running()?;
-        worker.wait_ready()
+    /// until it is ready (confined) and has loaded its components.
+    pub fn start(&self) -> Result<(), String> {
+        self.running().map(drop)
+    }
+
+    /// Has the worker load component `name` from `bytes` and list it: the
+    /// serving process builds its catalog entry from this listing, running
+    /// none of the component's code itself.
+    pub fn list(&self, name: &str, path: &Path, bytes: &[u8]) -> Listing {
+        let bytes: Arc<[u8]> = Arc::from(bytes);
+        if let Ok(mut loads) = self.loads.lock() {
+            loads.insert(name.to_string(), (path.to_path_buf(), bytes.clone()));
+        }
+        let listed = self
+            .running()
+            .and_then(|worker| self.load_in(&worker, name, path, &bytes));
+        listed.unwrap_or_else(|err| Listing {
+            tools: Err(RunError::Setup(format!(
+                "the worker of cordon {:?} could not list it: {err}",
+                self.name
+            ))),
+            offers: None,
+        })
+    }
+
+    /// Sends one component to `worker` and waits for its listing.
+    fn load_in(
+        &self,
+        worker: &Worker,
+        name: &str,
+        path: &Path,
+        bytes: &[u8],
+    ) -> Result<Listing, String> {
+        let id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        if let Ok(mut calls) = worker.calls.lock() {
+            calls.insert(id, tx);
+        }
+        let load = ToWorker::Load {
+            id,
+            name: name.to_string(),
+            path: path.to_path_buf(),
+        };
+        let sent = worker.send(&load).and_then(|()| worker.send_raw(bytes));
+        let answer = sent
+            .map_err(|err| err.to_string())
+            .and_then(|()| rx.recv().map_err(|_| "it died while loading".to_string()));
+        worker.forget(id);
+        match answer? {
+            FromWorker::Listed { listing, .. } => listing,
+            other => Err(format!("it answered {other:?} to a load")),
+        }
     }
 
     /// Runs `work` in a fresh instance of `component` in the worker, as
-    /// [`crate::sandbox::Sandbox::call`] runs it here.
-    pub fn call(
+    /// [`crate::sandbox::Sandbox::call`] or `run_offer` runs it here.
+    pub fn run(
         &self,
         component: &str,
         digest: &str,
         work: Work,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+    ) -> (Result<Ran<Done>, RunError>, Teardown) {
         let unavailable = |err: String| {
             RunError::Setup(format!(
                 "the worker of cordon {:?} is not available ({err}); the call did not run — retry \
@@ -113,7 +172,7 @@ impl Link {
                 self.name
             ))
         };
-        let worker = match self.running().and_then(|w| w.wait_ready().map(|_| w)) {
+        let worker = match self.running() {
             Ok(worker) => worker,
             Err(err) => return (Err(unavailable(err)), Teardown::none()),
         };
@@ -145,7 +204,7 @@ impl Link {
         rx: &mpsc::Receiver<FromWorker>,
         observer: &dyn CallObserver,
         cancel: &CancelToken,
-    ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+    ) -> (Result<Ran<Done>, RunError>, Teardown) {
         let mut cancel_sent = false;
         loop {
             let message = match rx.recv_timeout(CANCEL_POLL) {
@@ -216,7 +275,7 @@ impl Link {
                 FromWorker::Done {
                     outcome, reported, ..
                 } => return ended(outcome, reported),
-                FromWorker::Ready { .. } => {}
+                FromWorker::Ready | FromWorker::Listed { .. } => {}
             }
         }
     }
@@ -231,6 +290,25 @@ impl Link {
             return Ok(worker.clone());
         }
         let worker = self.spawn()?;
+        worker.wait_ready()?;
+        // A worker started again gets every component back first.
+        let loads: Vec<(String, Sent)> = self
+            .loads
+            .lock()
+            .map(|l| l.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default();
+        for (name, (path, bytes)) in loads {
+            let failed = match self.load_in(&worker, &name, &path, &bytes) {
+                Ok(Listing {
+                    tools: Err(err), ..
+                }) => Some(err.to_string()),
+                Err(err) => Some(err),
+                Ok(_) => None,
+            };
+            if let Some(err) = failed {
+                tracing::error!(cordon = %self.name, "{name} did not load again: {err}");
+            }
+        }
         *slot = Some(worker.clone());
         Ok(worker)
     }
@@ -323,13 +401,24 @@ impl Worker {
         }
     }
 
+    fn send_raw(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut stdin = self
+            .stdin
+            .lock()
+            .map_err(|_| std::io::Error::other("the worker's pipe is poisoned"))?;
+        match stdin.as_mut() {
+            Some(stdin) => wire::send_raw(stdin, bytes),
+            None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
     fn forget(&self, id: u64) {
         if let Ok(mut calls) = self.calls.lock() {
             calls.remove(&id);
         }
     }
 
-    fn wait_ready(&self) -> Result<Vec<(String, String)>, String> {
+    fn wait_ready(&self) -> Result<(), String> {
         let (state, changed) = &self.ready;
         let guard = state.lock().map_err(|_| "poisoned".to_string())?;
         let (guard, _) = changed
@@ -362,8 +451,8 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
             Ok(None) | Err(_) => break,
         };
         let id = match &message {
-            FromWorker::Ready { components } => {
-                worker.set_ready(Ok(components.clone()));
+            FromWorker::Ready => {
+                worker.set_ready(Ok(()));
                 continue;
             }
             FromWorker::Log { id, .. }
@@ -371,6 +460,7 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
             | FromWorker::ResourceUpdated { id, .. }
             | FromWorker::Ask { id, .. }
             | FromWorker::WaitInTask { id, .. }
+            | FromWorker::Listed { id, .. }
             | FromWorker::Done { id, .. } => *id,
         };
         let to = worker.calls.lock().ok().and_then(|c| c.get(&id).cloned());
@@ -402,9 +492,11 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
 fn ended(
     outcome: Result<Ended, RunError>,
     reported: Reported,
-) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+) -> (Result<Ran<Done>, RunError>, Teardown) {
     let outcome = outcome.and_then(|ended| match ended {
-        Ended::Answered(output) => Ok(Ran::Answered(output.into())),
+        Ended::Answered(output) => Ok(Ran::Answered(Done::Output(output.into()))),
+        Ended::Offered(offered) => Ok(Ran::Answered(Done::Offer(Ok(offered.into())))),
+        Ended::NotFound(missing) => Ok(Ran::Answered(Done::Offer(Err(missing)))),
         Ended::Waits(asks) => asks
             .into_iter()
             .map(Ask::try_from)

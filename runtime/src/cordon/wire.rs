@@ -13,7 +13,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
+use crate::catalog::Listing;
 use crate::observe::{Ask, AskFailure, AskKind};
+use crate::offer::{
+    Completion, OfferRequest, Offered, PromptMessage, PromptMessages, ResourceContents, Role,
+};
+use crate::sandbox::OfferOutcome;
 use crate::sandbox::asks::AskRecord;
 use crate::sandbox::{RawOutput, RunError};
 use crate::tool::{Content, Level, ResourceBody};
@@ -25,6 +30,15 @@ const MAX_FRAME: usize = 256 << 20;
 /// The serving process to a worker.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ToWorker {
+    /// Load component `name` (read from `path`, fetched and checked by the
+    /// server) from the bytes in the raw frame that follows, and list it;
+    /// answered by [`FromWorker::Listed`]. A component loaded again
+    /// replaces the one of its name.
+    Load {
+        id: u64,
+        name: String,
+        path: std::path::PathBuf,
+    },
     /// Run `work` in a fresh instance of `component` (the version whose
     /// code has `digest`).
     Run {
@@ -54,14 +68,19 @@ pub enum ToWorker {
 pub enum Work {
     /// A tool, with its checked arguments as JSON text.
     Tool { name: String, arguments: String },
+    /// A read, prompt or completion.
+    Offer(OfferRequest),
 }
 
 /// A worker to the serving process.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum FromWorker {
-    /// Its components are loaded (name, digest); it takes calls.
-    Ready {
-        components: Vec<(String, String)>,
+    /// It is confined and takes components and calls.
+    Ready,
+    /// What loading [`ToWorker::Load`] `id` listed, or why it could not.
+    Listed {
+        id: u64,
+        listing: Result<Listing, String>,
     },
     Log {
         id: u64,
@@ -104,8 +123,65 @@ pub enum FromWorker {
 /// How a run ended that did not fail.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Ended {
+    /// A tool's output.
     Answered(WireOutput),
+    /// A read's, prompt's or completion's answer.
+    Offered(WireOffered),
+    /// The guest's own "no such resource".
+    NotFound(String),
     Waits(Vec<WireAsk>),
+}
+
+/// What a run in a worker handed back, by kind of work.
+#[derive(Debug)]
+pub enum Done {
+    Output(RawOutput),
+    Offer(OfferOutcome),
+}
+
+impl Done {
+    /// A tool's output; a worker that answered otherwise is broken.
+    pub fn into_output(self) -> Result<RawOutput, RunError> {
+        match self {
+            Done::Output(raw) => Ok(raw),
+            Done::Offer(_) => Err(RunError::Crashed(
+                "the cordon's worker answered a tool call with a read's answer".into(),
+            )),
+        }
+    }
+
+    /// A read's, prompt's or completion's answer.
+    pub fn into_offer(self) -> Result<OfferOutcome, RunError> {
+        match self {
+            Done::Offer(outcome) => Ok(outcome),
+            Done::Output(_) => Err(RunError::Crashed(
+                "the cordon's worker answered a read with a tool's output".into(),
+            )),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub enum WireOffered {
+    Contents(Vec<WireContents>),
+    Messages {
+        messages: Vec<(String, WireContent)>,
+        description: Option<String>,
+    },
+    Completion {
+        values: Vec<String>,
+        has_more: bool,
+        total: Option<u32>,
+    },
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WireContents {
+    pub uri: String,
+    pub mime_type: Option<String>,
+    pub text: Option<String>,
+    pub blob: Option<Vec<u8>>,
+    pub meta: Option<serde_json::Map<String, Value>>,
 }
 
 /// What the call's teardown would have told the serving process.
@@ -191,6 +267,16 @@ pub fn send(out: &mut impl Write, message: &impl Serialize) -> std::io::Result<(
     out.flush()
 }
 
+/// Writes bytes as a raw frame (a component's, after its `Load`).
+pub fn send_raw(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    let mut frame = BytesMut::with_capacity(bytes.len() + 4);
+    codec()
+        .encode(Bytes::copy_from_slice(bytes), &mut frame)
+        .map_err(std::io::Error::other)?;
+    out.write_all(&frame)?;
+    out.flush()
+}
+
 /// Reads frames from a stream, one message at a time.
 pub struct Frames<R> {
     from: R,
@@ -209,11 +295,19 @@ impl<R: Read> Frames<R> {
 
     /// The next message; `None` when the stream ended between frames.
     pub fn read<T: serde::de::DeserializeOwned>(&mut self) -> std::io::Result<Option<T>> {
+        match self.read_raw()? {
+            Some(frame) => serde_json::from_slice(&frame)
+                .map(Some)
+                .map_err(std::io::Error::other),
+            None => Ok(None),
+        }
+    }
+
+    /// The next frame's bytes; `None` when the stream ended between frames.
+    pub fn read_raw(&mut self) -> std::io::Result<Option<BytesMut>> {
         loop {
             if let Some(frame) = self.codec.decode(&mut self.buffer)? {
-                return serde_json::from_slice(&frame)
-                    .map(Some)
-                    .map_err(std::io::Error::other);
+                return Ok(Some(frame));
             }
             let mut chunk = [0u8; 64 << 10];
             let read = self.from.read(&mut chunk)?;
@@ -334,6 +428,90 @@ impl From<WireContent> for Content {
                 mime_type,
                 size,
             },
+        }
+    }
+}
+
+impl From<&Offered> for WireOffered {
+    fn from(offered: &Offered) -> Self {
+        match offered {
+            Offered::Contents(contents) => WireOffered::Contents(
+                contents
+                    .iter()
+                    .map(|c| {
+                        let (text, blob) = match &c.body {
+                            ResourceBody::Text(t) => (Some(t.clone()), None),
+                            ResourceBody::Blob(b) => (None, Some(b.clone())),
+                        };
+                        WireContents {
+                            uri: c.uri.clone(),
+                            mime_type: c.mime_type.clone(),
+                            text,
+                            blob,
+                            meta: c.meta.clone(),
+                        }
+                    })
+                    .collect(),
+            ),
+            Offered::Messages(m) => WireOffered::Messages {
+                messages: m
+                    .messages
+                    .iter()
+                    .map(|m| (m.role.as_str().to_string(), WireContent::from(&m.content)))
+                    .collect(),
+                description: m.description.clone(),
+            },
+            Offered::Completion(c) => WireOffered::Completion {
+                values: c.values.clone(),
+                has_more: c.has_more,
+                total: c.total,
+            },
+        }
+    }
+}
+
+impl From<WireOffered> for Offered {
+    fn from(wire: WireOffered) -> Self {
+        match wire {
+            WireOffered::Contents(contents) => Offered::Contents(
+                contents
+                    .into_iter()
+                    .map(|c| ResourceContents {
+                        uri: c.uri,
+                        mime_type: c.mime_type,
+                        body: match (c.text, c.blob) {
+                            (_, Some(blob)) => ResourceBody::Blob(blob),
+                            (text, None) => ResourceBody::Text(text.unwrap_or_default()),
+                        },
+                        meta: c.meta,
+                    })
+                    .collect(),
+            ),
+            WireOffered::Messages {
+                messages,
+                description,
+            } => Offered::Messages(PromptMessages {
+                messages: messages
+                    .into_iter()
+                    .map(|(role, content)| PromptMessage {
+                        role: match role.as_str() {
+                            "assistant" => Role::Assistant,
+                            _ => Role::User,
+                        },
+                        content: content.into(),
+                    })
+                    .collect(),
+                description,
+            }),
+            WireOffered::Completion {
+                values,
+                has_more,
+                total,
+            } => Offered::Completion(Completion {
+                values,
+                has_more,
+                total,
+            }),
         }
     }
 }

@@ -15,16 +15,19 @@ use std::time::Instant;
 use serde_json::Value;
 
 use super::wire::{
-    self, Ended, Frames, FromWorker, Reported, ToWorker, WireAsk, WireAskFailure, WireOutput, Work,
+    self, Done, Ended, Frames, FromWorker, Reported, ToWorker, WireAsk, WireAskFailure,
+    WireOffered, WireOutput, Work,
 };
+use crate::catalog::Listing;
 use crate::observe::{Ask, AskFailure, CallObserver};
-use crate::sandbox::{CancelToken, Ran, RawOutput, RunError, Teardown};
+use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 use crate::tool::Level;
 
 /// What runs the calls: the worker's runtime, with its catalog and policy.
 pub trait Runner: Send + Sync + 'static {
-    /// The components it serves, with their digests.
-    fn components(&self) -> Vec<(String, String)>;
+    /// Loads component `name` from `bytes` (replacing one of that name)
+    /// and answers what its guest listed.
+    fn load(&self, name: &str, path: &std::path::Path, bytes: &[u8]) -> Result<Listing, String>;
 
     /// Runs `work` in a fresh instance of `component`, whose loaded code
     /// must have `digest`.
@@ -35,7 +38,7 @@ pub trait Runner: Send + Sync + 'static {
         work: &Work,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
-    ) -> (Result<Ran<RawOutput>, RunError>, Teardown);
+    ) -> (Result<Ran<Done>, RunError>, Teardown);
 }
 
 type Out = Arc<Mutex<Box<dyn Write + Send>>>;
@@ -50,18 +53,26 @@ pub fn serve(
     output: impl Write + Send + 'static,
 ) -> std::io::Result<()> {
     let out: Out = Arc::new(Mutex::new(Box::new(output)));
-    send(
-        &out,
-        &FromWorker::Ready {
-            components: runner.components(),
-        },
-    )?;
+    send(&out, &FromWorker::Ready)?;
     let awaited: Awaited = Arc::default();
     let cancels: Arc<Mutex<HashMap<u64, CancelToken>>> = Arc::default();
     let mut running = Vec::new();
     let mut frames = Frames::new(input);
     while let Some(message) = frames.read::<ToWorker>()? {
         match message {
+            ToWorker::Load { id, name, path } => {
+                let Some(bytes) = frames.read_raw()? else {
+                    break;
+                };
+                let (runner, out) = (runner.clone(), out.clone());
+                let load = std::thread::Builder::new()
+                    .name(format!("airlock-load-{id}"))
+                    .spawn(move || {
+                        let listing = runner.load(&name, &path, &bytes);
+                        let _ = send(&out, &FromWorker::Listed { id, listing });
+                    })?;
+                running.push(load);
+            }
             ToWorker::Run {
                 id,
                 component,
@@ -87,7 +98,15 @@ pub fn serve(
                         let done = FromWorker::Done {
                             id,
                             outcome: outcome.map(|ran| match ran {
-                                Ran::Answered(raw) => Ended::Answered(WireOutput::from(&raw)),
+                                Ran::Answered(Done::Output(raw)) => {
+                                    Ended::Answered(WireOutput::from(&raw))
+                                }
+                                Ran::Answered(Done::Offer(Ok(offered))) => {
+                                    Ended::Offered(WireOffered::from(&offered))
+                                }
+                                Ran::Answered(Done::Offer(Err(missing))) => {
+                                    Ended::NotFound(missing)
+                                }
                                 Ran::Waits(asks) => {
                                     Ended::Waits(asks.iter().map(WireAsk::from).collect())
                                 }

@@ -75,6 +75,7 @@ impl Parser<'_> {
         let key = raw.into_inner().key;
         let at = key.span().start;
         let path = self.resolve(key.get_ref());
+        self.files.borrow_mut().push(path.clone());
         PublicKey::read(&path).map_err(|e| self.error(at, e))
     }
 

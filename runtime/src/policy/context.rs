@@ -29,6 +29,8 @@ pub(super) struct Parser<'a> {
     errors: RefCell<Vec<PolicyError>>,
     /// The `[networks.NAME]` grants (`None`: it has errors, reported).
     pub(super) networks: RefCell<BTreeMap<String, Option<NetworkList>>>,
+    /// Files read for the policy besides itself (keys, CA bundles).
+    pub(super) files: RefCell<Vec<std::path::PathBuf>>,
 }
 
 impl<'a> Parser<'a> {
@@ -45,6 +47,7 @@ impl<'a> Parser<'a> {
             env,
             errors: RefCell::default(),
             networks: RefCell::default(),
+            files: RefCell::default(),
         }
     }
 

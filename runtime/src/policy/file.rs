@@ -167,6 +167,8 @@ pub struct Policy {
     pub(super) components: BTreeMap<String, ComponentPolicy>,
     pub(super) tokens: Vec<Token>,
     pub(super) oauth: Option<super::OAuth>,
+    /// The files read for it besides itself: `verify` keys, CA bundles.
+    pub(super) files: Vec<PathBuf>,
 }
 
 impl Policy {
@@ -220,6 +222,12 @@ impl Policy {
         self.components
             .values()
             .find(|c| c.source.as_ref().is_some_and(|s| s.label() == label))
+    }
+
+    /// The files read for it besides itself (`verify` keys, `ca` bundles):
+    /// a cordon's worker reads them again.
+    pub fn files_read(&self) -> &[PathBuf] {
+        &self.files
     }
 
     /// All component sections, in name order.

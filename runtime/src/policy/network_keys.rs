@@ -392,6 +392,7 @@ impl Parser<'_> {
     /// Reads and checks an operator CA bundle (`ca`).
     pub(super) fn ca(&self, raw: &Spanned<String>) -> Result<CaBundle, PolicyError> {
         let path = self.resolve(raw.get_ref());
+        self.files.borrow_mut().push(path.clone());
         CaBundle::read(&path).map_err(|e| self.error(raw.span().start, e))
     }
 }

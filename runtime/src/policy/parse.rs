@@ -150,6 +150,7 @@ impl Parser<'_> {
             components,
             tokens,
             oauth,
+            files: self.files.take(),
         };
         (policy, errors)
     }

@@ -50,6 +50,8 @@ pub struct Loader<'a> {
     pub(crate) resolver: &'a Resolver,
     /// Where a fetch reports its progress (`/readyz`, the log).
     pub(crate) pending: &'a PendingList,
+    /// The cordons whose workers list (and run) some components.
+    pub(crate) cordons: Option<&'a std::sync::Arc<crate::cordon::Cordons>>,
 }
 
 impl Loader<'_> {
@@ -96,7 +98,26 @@ impl Loader<'_> {
     /// The second half: compiles `bytes`, lists and checks the tools, and
     /// applies the policy's tool sections.
     pub fn compile(&self, path: &Path, name: String, bytes: &[u8]) -> Result<Loaded, LoadError> {
-        let mut loaded = catalog::load_bytes(self.sandbox, path, &name, bytes)?;
+        match self.cordons.and_then(|cordons| cordons.link(&name)) {
+            // Its worker lists it: none of its code runs here.
+            Some(link) => self.compile_listed(path, name.clone(), bytes, &|_| {
+                link.list(&name, path, bytes)
+            }),
+            None => {
+                self.compile_listed(path, name, bytes, &|code| catalog::list(self.sandbox, code))
+            }
+        }
+    }
+
+    /// [`Loader::compile`], with the guest's listing from `lister`.
+    pub fn compile_listed(
+        &self,
+        path: &Path,
+        name: String,
+        bytes: &[u8],
+        lister: &dyn Fn(&crate::sandbox::Linked) -> catalog::Listing,
+    ) -> Result<Loaded, LoadError> {
+        let mut loaded = catalog::load_listed(self.sandbox, path, &name, bytes, lister)?;
         catalog::apply_policy_hints(&mut loaded.tools, |tool| {
             self.policy.hints_declared(&name, tool)
         })?;

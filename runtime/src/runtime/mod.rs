@@ -313,6 +313,7 @@ impl Runtime {
             sandbox: &self.sandbox,
             resolver: &self.resolver,
             pending: &self.loading,
+            cordons: self.cordons.get(),
         }
     }
 

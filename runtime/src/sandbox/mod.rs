@@ -134,6 +134,14 @@ impl<T> Ran<T> {
         }
     }
 
+    /// The answer turned into another (a wait stays one).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Ran<U> {
+        match self {
+            Ran::Answered(answer) => Ran::Answered(f(answer)),
+            Ran::Waits(asks) => Ran::Waits(asks),
+        }
+    }
+
     /// The answer passed through `f` (a wait stays one).
     pub fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Ran<U>, E> {
         match self {
@@ -189,8 +197,9 @@ impl RunError {
     }
 }
 
-/// A tool as the component describes it, before the catalog validates it.
-#[derive(Debug, Clone)]
+/// A tool as the component describes it, before the catalog validates it
+/// (serialisable: a cordon's worker lists its components' tools).
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DescribedTool {
     pub name: String,
     pub title: Option<String>,
