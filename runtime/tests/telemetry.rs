@@ -778,7 +778,8 @@ fn redis() -> Option<Redis> {
 /// `answered`),
 /// and a task's `tasks/get` on the other replica continues the trace of
 /// the call that made it (kept in the task's shared record) — though the
-/// client sent no trace context at all.
+/// client sent no trace context at all; one that names its own parent
+/// gets the task's span as a link.
 #[test]
 fn rounds_and_tasks_continue_their_trace_on_another_replica() {
     use crate::support::http::{answer, body, modern};
@@ -841,8 +842,18 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
     );
     let created = modern(a.addr, &sleep, Some("sleep_task"), &[]).json()["result"].clone();
     let id = created["taskId"].as_str().expect("taskId").to_string();
-    let get = body(4, "tasks/get", serde_json::json!({"taskId": id}), caps);
+    let get = body(
+        4,
+        "tasks/get",
+        serde_json::json!({"taskId": id}),
+        caps.clone(),
+    );
     let polled = modern(b.addr, &get, Some(&id), &[]);
+    assert_eq!(polled.status, 200, "{}", polled.body);
+    // A client that names its own parent: the task's span is a link.
+    let mut named_get = body(5, "tasks/get", serde_json::json!({"taskId": id}), caps);
+    named_get["params"]["_meta"]["traceparent"] = format!("00-{TRACE}-{CLIENT_SPAN}-01").into();
+    let polled = modern(b.addr, &named_get, Some(&id), &[]);
     assert_eq!(polled.status, 200, "{}", polled.body);
 
     let spans = receiver.spans_until(|spans| {
@@ -857,7 +868,7 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
                 .count()
                 == 2
             && spans.iter().any(|s| s["span"] == "tools/call sleep_task")
-            && spans.iter().any(|s| s["span"] == "tasks/get")
+            && spans.iter().filter(|s| s["span"] == "tasks/get").count() == 2
     });
     let round = |id: &str| {
         spans
@@ -888,8 +899,18 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
     }
     let made = named(&spans, "tools/call sleep_task");
     assert_eq!(made["service"], "replica-a");
-    let polled = named(&spans, "tasks/get");
+    let poll = |id: &str| {
+        spans
+            .iter()
+            .find(|s| s["span"] == "tasks/get" && s["attributes"]["jsonrpc.request.id"] == id)
+            .unwrap_or_else(|| panic!("no tasks/get {id}: {spans:#?}"))
+    };
+    let polled = poll("4");
     assert_eq!(polled["service"], "replica-b");
     assert_eq!(polled["trace_id"], made["trace_id"], "one trace");
     assert_eq!(polled["parent_span_id"], made["span_id"]);
+    let linked = poll("5");
+    assert_eq!(linked["trace_id"], TRACE, "the client's parent wins");
+    assert_eq!(linked["parent_span_id"], CLIENT_SPAN);
+    assert_eq!(linked["links"], serde_json::json!([made["trace_id"]]));
 }
