@@ -914,3 +914,58 @@ fn rounds_and_tasks_continue_their_trace_on_another_replica() {
     assert_eq!(linked["parent_span_id"], CLIENT_SPAN);
     assert_eq!(linked["links"], serde_json::json!([made["trace_id"]]));
 }
+
+/// A component in a cordon runs in a worker process of its own: its run
+/// and its outbound request are traced under the request all the same, and
+/// the server it calls sees a `traceparent` whose parent is that request's
+/// span, as for a component served in the serving process.
+#[test]
+fn a_cordoned_component_s_run_is_traced_like_any_other() {
+    let Some(receiver) = receiver() else {
+        return;
+    };
+    let (port, seen) = upstream();
+    let policy = format!(
+        "[components.webfetch]\ncordon = \"apart\"\n\
+         [components.webfetch.network.\"http://127.0.0.1:{port}\"]\n"
+    );
+    let endpoint = format!("http://127.0.0.1:{}", receiver.port);
+    let served = serve_with_env(
+        &policy,
+        &[component("webfetch")],
+        &["--otlp-endpoint", &endpoint],
+        &[("OTEL_BSP_SCHEDULE_DELAY", "100")],
+    );
+    let traceparent = format!("00-{TRACE}-{CLIENT_SPAN}-01");
+    let url = format!("http://127.0.0.1:{port}/");
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "fetch_url", "params": {"url": url}});
+    let headers = [
+        ("content-type", "application/json"),
+        ("traceparent", traceparent.as_str()),
+    ];
+    let reply = http(
+        served.addr,
+        "POST",
+        "/rpc",
+        &headers,
+        body.to_string().as_bytes(),
+    );
+    assert_eq!(reply.json()["result"]["body"], "hello", "{}", reply.body);
+    let (sent, _) = seen
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a request");
+    let spans = receiver.spans_until(|spans| {
+        ["rpc fetch_url", "airlock.run", "GET"]
+            .iter()
+            .all(|name| spans.iter().any(|s| s["span"] == *name))
+    });
+    let call = named(&spans, "rpc fetch_url");
+    let run = child_of(&spans, "airlock.run", call);
+    let outbound = child_of(&spans, "GET", run);
+    assert_eq!(outbound["trace_id"], TRACE);
+    let expected = format!(
+        "00-{TRACE}-{}-01",
+        outbound["span_id"].as_str().unwrap_or_default()
+    );
+    assert_eq!(sent.as_deref(), Some(expected.as_str()));
+}

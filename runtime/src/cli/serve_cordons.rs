@@ -234,8 +234,15 @@ pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<
         resolver,
         loaded: RwLock::new(BTreeMap::new()),
     });
+    // Its guests' runs and their requests are traced under each call's
+    // trace, exported as the server exports.
+    let exporting = super::serve_telemetry::start_in_worker(args)?;
     let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
-    worker::serve(runner, stdin.lock(), stdout).map_err(|err| {
+    let served = worker::serve(runner, stdin.lock(), stdout);
+    if let Some((exporting, _runtime)) = exporting {
+        exporting.stop();
+    }
+    served.map_err(|err| {
         eprintln!("error: cordon {name}: {err}");
         Exit::LoadFailed
     })

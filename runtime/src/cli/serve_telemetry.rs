@@ -14,6 +14,44 @@ pub(super) fn start(
     args: &Args,
     tokio: &tokio::runtime::Runtime,
 ) -> Result<Option<Exporting>, Exit> {
+    let Some((exporting, settings)) = export(args, tokio.handle())? else {
+        return Ok(None);
+    };
+    let urls: Vec<&str> = settings.urls().into_iter().collect();
+    eprintln!(
+        "airlock: exporting traces and metrics (OTLP/HTTP) to {}",
+        urls.join(", ")
+    );
+    Ok(Some(exporting))
+}
+
+/// A cordon's worker exports as its server does (the same flag and
+/// `OTEL_*` variables, which it is passed; the collector's port is in its
+/// confinement), on a small async runtime of its own: its guests' runs and
+/// their outbound requests, under each call's trace. Started once the
+/// worker is confined; the runtime lives as long as the export.
+pub(super) fn start_in_worker(
+    args: &Args,
+) -> Result<Option<(Exporting, tokio::runtime::Runtime)>, Exit> {
+    if Settings::resolve(args.otlp_endpoint.as_deref()).is_ok_and(|s| s.is_none()) {
+        return Ok(None);
+    }
+    let tokio = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("airlock-telemetry")
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("error: traces and metrics: {err}");
+            Exit::LoadFailed
+        })?;
+    Ok(export(args, tokio.handle())?.map(|(exporting, _)| (exporting, tokio)))
+}
+
+fn export(
+    args: &Args,
+    handle: &tokio::runtime::Handle,
+) -> Result<Option<(Exporting, Settings)>, Exit> {
     let settings = match Settings::resolve(args.otlp_endpoint.as_deref()) {
         Ok(Some(settings)) => settings,
         Ok(None) => return Ok(None),
@@ -26,16 +64,11 @@ pub(super) fn start(
         eprintln!("error: traces and metrics: {err}");
         Exit::Usage
     })?;
-    let exporting = telemetry::start(&settings, tokio.handle().clone(), tls).map_err(|err| {
+    let exporting = telemetry::start(&settings, handle.clone(), tls).map_err(|err| {
         eprintln!("error: {err}");
         Exit::Usage
     })?;
-    let urls: Vec<&str> = settings.urls().into_iter().collect();
-    eprintln!(
-        "airlock: exporting traces and metrics (OTLP/HTTP) to {}",
-        urls.join(", ")
-    );
-    Ok(Some(exporting))
+    Ok(Some((exporting, settings)))
 }
 
 /// The endpoints `serve` would export to (for its confinement).

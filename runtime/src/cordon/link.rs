@@ -186,6 +186,7 @@ impl Link {
             component: component.to_string(),
             digest: digest.to_string(),
             work,
+            trace: crate::telemetry::traceparent(),
         };
         if let Err(err) = worker.send(&run) {
             worker.forget(id);

@@ -46,6 +46,11 @@ pub enum ToWorker {
         component: String,
         digest: String,
         work: Work,
+        /// The call's `traceparent` when the server traces it: the
+        /// worker's spans of the run (and the host's `traceparent` on the
+        /// guest's requests) continue it.
+        #[serde(default)]
+        trace: Option<String>,
     },
     /// The client's answer to request `seq` of call `id`.
     Answer {
@@ -640,6 +645,7 @@ mod tests {
                 name: "t".into(),
                 arguments: "{}".into(),
             },
+            trace: None,
         };
         send(&mut pipe, &run).expect("send");
         send(

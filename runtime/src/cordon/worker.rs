@@ -78,6 +78,7 @@ pub fn serve(
                 component,
                 digest,
                 work,
+                trace,
             } => {
                 let cancel = CancelToken::new();
                 if let Ok(mut cancels) = cancels.lock() {
@@ -93,6 +94,11 @@ pub fn serve(
                 let call = std::thread::Builder::new()
                     .name(format!("airlock-call-{id}"))
                     .spawn(move || {
+                        // The server's call, continued here when traced.
+                        let parent = trace
+                            .as_deref()
+                            .and_then(crate::telemetry::from_traceparent);
+                        let _trace = crate::telemetry::enter(parent.as_ref());
                         let (outcome, teardown) =
                             runner.run(&component, &digest, &work, observer, cancel);
                         let done = FromWorker::Done {
