@@ -15,6 +15,7 @@ mod calls;
 mod cli;
 #[cfg(target_os = "linux")]
 mod confine;
+mod cordons;
 mod contract;
 mod doc_links;
 mod first_day;

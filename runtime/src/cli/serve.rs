@@ -41,7 +41,7 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     // once, not after the components compiled.
     let (args, listen, wait) = settings(args, matches)?;
     if let Some(cordon) = &args.cordon_worker {
-        return super::serve_cordons::run_worker(&args, cordon, listen);
+        return super::serve_cordons::run_worker(&args, cordon, serving(&args, listen));
     }
     let tls = tls(&args)?;
     let policy = args.load.policy()?;

@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -17,7 +16,7 @@ use super::Exit;
 use super::serve_args::Args;
 use crate::call;
 use crate::catalog::{self, Listing, Loaded};
-use crate::confine::{self, Confinement, Scope};
+use crate::confine::{self, Confinement, Scope, Serving};
 use crate::cordon::wire::{Done, Work};
 use crate::cordon::worker::{self, Runner};
 use crate::cordon::{self, Cordons, Launch, Link};
@@ -197,7 +196,7 @@ pub(super) fn start(plan: BTreeMap<String, (Vec<String>, Launch)>) -> Result<Cor
 }
 
 /// `serve --cordon-worker NAME`: one cordon's worker, until its stdin ends.
-pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<(), Exit> {
+pub(super) fn run_worker(args: &Args, name: &str, serving: Serving) -> Result<(), Exit> {
     let policy = match &args.load.policy {
         None => Policy::default(),
         Some(path) => {
@@ -225,7 +224,15 @@ pub(super) fn run_worker(args: &Args, name: &str, listen: SocketAddr) -> Result<
         return Err(Exit::Usage);
     };
     let names: Vec<String> = mine.iter().map(|(_, c)| c.clone()).collect();
-    confine_worker(args, name, &policy, names, listen)?;
+    confine_worker(args, name, &policy, names, serving)?;
+    // What an escaped guest of this cordon would try, tried by the worker
+    // confined as it serves (the tests' proof; see `confine::probe`).
+    if !args.confine_probe.is_empty() {
+        for probe in &args.confine_probe {
+            println!("{}", crate::confine::probe::attempt(probe));
+        }
+        return Ok(());
+    }
     let sandbox = super::sandbox_for(&policy, args.load.no_cache, 1024, false)?;
     let resolver = args.load.fetch.resolver(args.load.policy.as_deref());
     let runner = Arc::new(InWorker {
@@ -255,12 +262,11 @@ fn confine_worker(
     name: &str,
     policy: &Policy,
     components: Vec<String>,
-    listen: SocketAddr,
+    mut serving: Serving,
 ) -> Result<(), Exit> {
     if args.no_confine || !confine::SUPPORTED {
         return Ok(());
     }
-    let mut serving = super::serve::serving(args, listen);
     serving.listen = None;
     serving.state = None;
     let plan = Confinement::plan(policy, &serving, &Scope::Components(components));
@@ -302,17 +308,20 @@ impl Runner for InWorker {
         });
         let listing = listed.into_inner().ok().flatten();
         match (loaded, listing) {
-            (Ok(loaded), Some(listing)) => {
+            (Ok(loaded), listing) => {
                 if let Ok(mut all) = self.loaded.write() {
                     all.insert(name.to_string(), loaded);
                 }
-                Ok(listing)
+                // Plain functions list nothing: their types are their tools.
+                Ok(listing.unwrap_or(Listing {
+                    tools: Ok(Vec::new()),
+                    offers: None,
+                }))
             }
             // Refused after listing (its tools do not check): the server,
             // checking the same listing, refuses it with the same words.
             (Err(_), Some(listing)) => Ok(listing),
             (Err(err), None) => Err(err.to_string()),
-            (Ok(_), None) => Err(format!("{name} is plain functions: nothing to list")),
         }
     }
 

@@ -100,9 +100,12 @@ impl Loader<'_> {
     pub fn compile(&self, path: &Path, name: String, bytes: &[u8]) -> Result<Loaded, LoadError> {
         match self.cordons.and_then(|cordons| cordons.link(&name)) {
             // Its worker lists it: none of its code runs here.
-            Some(link) => self.compile_listed(path, name.clone(), bytes, &|_| {
-                link.list(&name, path, bytes)
-            }),
+            // (Sent whatever its kind: plain functions are listed from their
+            // types here, but run there.)
+            Some(link) => {
+                let listing = link.list(&name, path, bytes);
+                self.compile_listed(path, name, bytes, &|_| listing.clone())
+            }
             None => {
                 self.compile_listed(path, name, bytes, &|code| catalog::list(self.sandbox, code))
             }
