@@ -5,7 +5,8 @@
 //! sampled and with 1 % sampled (#47) — the servers interleaved round by
 //! round, a fresh process each, medians of the rounds. Each side is one
 //! row of [`SIDES`]: a new one (such as the worker processes of #45 §2,
-//! "two cordons") is one more row there.
+//! "two cordons": a `policy` that puts the bench component in a cordon)
+//! is one more row there.
 //!
 //! The export goes to [`Sink`], a collector stand-in on a thread of the
 //! bench that reads each OTLP/HTTP request whole and answers 200 with an
@@ -36,11 +37,14 @@ pub enum Launch {
     /// The same `add` in native Rust behind rmcp (`bench/floor/`).
     Native,
     /// `airlock serve` with the bench's policy and `--max-calls 1024` (as
-    /// every HTTP measurement), plus `flags` and `env`; with `export`, OTLP
-    /// export to the bench's [`Sink`] (`--otlp-endpoint`).
+    /// every HTTP measurement), plus `flags` and `env`; `policy` is TOML
+    /// added to the bench's policy (e.g. `[components.bench]` with `cordon
+    /// = "NAME"`); with `export`, OTLP export to the bench's [`Sink`]
+    /// (`--otlp-endpoint`).
     Airlock {
         flags: &'static [&'static str],
         env: &'static [(&'static str, &'static str)],
+        policy: &'static str,
         export: bool,
     },
 }
@@ -58,7 +62,8 @@ const SHIPPED: &str = "airlock serve (confined, export off)";
 
 /// The sides, in the table's order. A side added here is measured in the
 /// same rounds and shown beside the others; the worker processes of #45
-/// §2 ("two cordons") go after `--no-confine`, at every concurrency.
+/// §2 ("two cordons") go after `--no-confine`, at every concurrency, with
+/// the `policy` that places the bench component.
 pub const SIDES: &[SideSpec] = &[
     SideSpec {
         label: "native floor (rmcp)",
@@ -70,6 +75,7 @@ pub const SIDES: &[SideSpec] = &[
         launch: Launch::Airlock {
             flags: &[],
             env: &[],
+            policy: "",
             export: false,
         },
         concurrency: ALL,
@@ -79,6 +85,7 @@ pub const SIDES: &[SideSpec] = &[
         launch: Launch::Airlock {
             flags: &["--no-confine"],
             env: &[],
+            policy: "",
             export: false,
         },
         concurrency: ALL,
@@ -88,6 +95,7 @@ pub const SIDES: &[SideSpec] = &[
         launch: Launch::Airlock {
             flags: &[],
             env: &[("OTEL_TRACES_SAMPLER", "always_on")],
+            policy: "",
             export: true,
         },
         concurrency: SIXTEEN,
@@ -100,6 +108,7 @@ pub const SIDES: &[SideSpec] = &[
                 ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
                 ("OTEL_TRACES_SAMPLER_ARG", "0.01"),
             ],
+            policy: "",
             export: true,
         },
         concurrency: SIXTEEN,
@@ -136,14 +145,27 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
             let mut sink = None;
             let server = match &spec.launch {
                 Launch::Native => net::listening(Command::new(&native))?,
-                Launch::Airlock { flags, env, export } => {
+                Launch::Airlock {
+                    flags,
+                    env,
+                    policy: added,
+                    export,
+                } => {
                     let mut args: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
                     if *export {
                         let started = Sink::start()?;
                         args.extend(["--otlp-endpoint".to_string(), started.url()]);
                         sink = Some(started);
                     }
-                    args.extend(["--policy".to_string(), policy.clone(), wasm.clone()]);
+                    let policy = match added.is_empty() {
+                        true => policy.clone(),
+                        false => {
+                            let own = paths.tmp.join(format!("sides-{i}.toml"));
+                            std::fs::write(&own, format!("{}\n{added}", crate::inproc::POLICY))?;
+                            own.to_string_lossy().into_owned()
+                        }
+                    };
+                    args.extend(["--policy".to_string(), policy, wasm.clone()]);
                     let args: Vec<&str> = args.iter().map(String::as_str).collect();
                     net::serve_with(&paths.airlock, &paths.cache, &args, env)?
                 }
