@@ -89,6 +89,10 @@
 //! [components.export]
 //! source = "oci://ghcr.io/acme/export:1.2.0"    # or https://…/export.wasm
 //! verify = { key = "keys/acme.pub" }
+//! # Its guests run in a worker process of their own (a cordon; the
+//! # default for a registry or URL source is one named after it, "front"
+//! # keeps it in the serving process; see `crate::cordon`).
+//! cordon = "acme"
 //!
 //! # HTTP bearer tokens. sha256 = hex SHA-256 digest of the token itself.
 //! [[tokens]]

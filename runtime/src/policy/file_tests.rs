@@ -88,6 +88,11 @@ fn the_documented_example_is_valid() {
     );
     let catalog = policy.component("catalog").expect("catalog section");
     assert_eq!(catalog.name, "catalog");
+    assert_eq!(catalog.cordon, None);
+    assert_eq!(
+        policy.component("export").and_then(|c| c.cordon.as_deref()),
+        Some("acme")
+    );
     assert_eq!(
         catalog.source,
         Some(crate::source::Source::File(
