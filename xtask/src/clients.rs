@@ -17,26 +17,38 @@ use crate::harness::{CONFORMANCE, Served, ensure_clients};
 use crate::toolchains::ensure_apt;
 
 /// One run of the conformance suite: its label, the npm alias of the suite
-/// under `target/clients/node_modules`, extra arguments, and the file of
-/// scenarios expected to fail (one `name: reason` a line).
-const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str); 3] = [
+/// under `target/clients/node_modules`, extra arguments, the file of
+/// scenarios expected to fail (one `name: reason` a line), and whether the
+/// fixtures run in a cordon's worker process (every call, ask, progress
+/// report and cancellation then crosses the boundary).
+const CONFORMANCE_RUNS: [(&str, &str, &[&str], &str, bool); 4] = [
     (
         "0.1.16 active suite",
         "conformance-0.1",
         &[],
         "tests/conformance/expected-failures-0.1.16.txt",
+        false,
     ),
     (
         "0.2.0-alpha 2025-11-25",
         "conformance-0.2",
         &["--requirements", "2025-11-25"],
         "tests/conformance/expected-failures-2025-11-25.txt",
+        false,
     ),
     (
         "0.2.0-alpha 2026-07-28",
         "conformance-0.2",
         &["--requirements", "2026-07-28"],
         "tests/conformance/expected-failures-2026-07-28.txt",
+        false,
+    ),
+    (
+        "0.2.0-alpha 2025-11-25 in a cordon",
+        "conformance-0.2",
+        &["--requirements", "2025-11-25"],
+        "tests/conformance/expected-failures-2025-11-25.txt",
+        true,
     ),
 ];
 
@@ -48,8 +60,14 @@ const CONFORMANCE_POLICY: &str = "tests/conformance/policy.toml";
 /// `target/components`: http-header-validation calls the first tool listed
 /// with no arguments and no tasks extension, which the fixtures' first
 /// (`confirm_delete`, a task only) refuses; `lookup_price` answers.
-fn serve_conformance(root: &Path, log: &Path) -> Result<Served> {
-    let policy = root.join(CONFORMANCE_POLICY);
+fn serve_conformance(root: &Path, log: &Path, cordoned: bool) -> Result<Served> {
+    let mut policy = root.join(CONFORMANCE_POLICY);
+    if cordoned {
+        // The same grants, the fixtures in a worker process of their own.
+        let text = std::fs::read_to_string(&policy)?;
+        policy = root.join("target/clients/policy-cordoned.toml");
+        std::fs::write(&policy, format!("{text}cordon = \"fixtures\"\n"))?;
+    }
     let args = ["--policy".as_ref(), policy.as_os_str()];
     let paths = [root.join("target/components"), root.join(CONFORMANCE)];
     Served::start_with(root, log, &args, &paths)
@@ -81,8 +99,9 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
     let path = std::env::join_paths(std::iter::once(node_bin.clone()).chain(
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))?;
-    for (label, suite, args, expected) in CONFORMANCE_RUNS {
-        let served = match serve_conformance(root, &dir.join(format!("serve-{suite}.log"))) {
+    for (label, suite, args, expected, cordoned) in CONFORMANCE_RUNS {
+        let log = dir.join(format!("serve-{}.log", label.replace(' ', "-")));
+        let served = match serve_conformance(root, &log, cordoned) {
             Ok(served) => served,
             Err(err) => {
                 fail(tally, format!("conformance {label}: {err:#}"));
@@ -110,7 +129,7 @@ pub(crate) fn client_tests(root: &Path, tally: &mut Tally) -> Result<()> {
         conformance_verdict(root, label, &output, expected, &out_dir, tally);
     }
     // The extensions' scenarios no requirement set runs (skills).
-    match serve_conformance(root, &dir.join("serve-extensions.log")) {
+    match serve_conformance(root, &dir.join("serve-extensions.log"), false) {
         Ok(served) => {
             let suite = dir.join("node_modules/conformance-0.2/dist/index.js");
             let results = dir.join("results").join("extensions");
