@@ -15,6 +15,14 @@ use super::tier::{TIERED_VAR, Tier};
 /// (50–300 KB) a fraction of a second, and gains nothing from Winch.
 pub const TIER_ABOVE: usize = 1 << 20;
 
+/// How much of a linear memory's dirtied pages the pool resets in place
+/// (kept resident) rather than decommits, per instance slot.
+const LINEAR_MEMORY_KEEP_RESIDENT: usize = 16 << 20;
+
+/// The same for a table: a componentize-py guest's table of ~5,700
+/// function references is 45 KiB; larger ones should not fault either.
+const TABLE_KEEP_RESIDENT: usize = 1 << 20;
+
 /// How often the epoch ticks; the granularity of time limits and of
 /// stopping a cancelled guest.
 pub(super) const TICK: Duration = Duration::from_millis(10);
@@ -119,10 +127,16 @@ pub(super) fn engine_config(config: &SandboxConfig, tier: Tier, pooling: bool) -
             .max_memories_per_component(8)
             .max_tables_per_component(32)
             .max_memory_size(usize::try_from(config.max_memory).unwrap_or(usize::MAX))
-            // Keep small memories resident between calls instead of handing
-            // pages back to the kernel (and flushing TLBs) every time.
-            .linear_memory_keep_resident(1 << 20)
-            .table_keep_resident(1 << 16)
+            // Reset up to this much of what a call dirtied in place (a copy
+            // from the image, or zeros) instead of handing it back to the
+            // kernel: a page handed back is a TLB flush now and a page
+            // fault when the next call touches it again. Only dirtied pages
+            // stay resident. 16 MiB covers an interpreter guest's heap: the
+            // componentize-py guest dirties ~2 MB a call, and with 1 MiB it
+            // took 231 faults and 1.51 ms a call, with 16 MiB 0 and 0.91 ms
+            // (Rust, JS and `add` unchanged; BENCHMARKS.md, Levers).
+            .linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT)
+            .table_keep_resident(TABLE_KEEP_RESIDENT)
             // Reset only the pages a call dirtied (Linux 6.7+ PAGEMAP_SCAN;
             // off elsewhere): a fresh instance 4× faster, and memory that
             // was never touched stays unresident (see BENCHMARKS.md).
