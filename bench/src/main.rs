@@ -91,13 +91,14 @@ fn main() -> Result<()> {
         );
         return Ok(());
     }
-    if args.first().map(String::as_str) == Some("loop") {
+    if matches!(args.first().map(String::as_str), Some("loop" | "phases")) {
         // The real path alone, over and over (for `perf record`, or to
         // compare pool settings in interleaved runs):
         // `airlock-bench loop (add|echo) SECONDS [LEVER]`, LEVER a part of
         // a lever's name in the pool-settings table.
         // `airlock-bench loop WASM TOOL ARGS SECONDS [LEVER]` runs any
-        // component's tool (ARGS its JSON arguments).
+        // component's tool (ARGS its JSON arguments). `phases` instead of
+        // `loop` takes the call apart phase by phase (as the breakdown).
         let lever_tune = |part: Option<&String>| -> Result<Option<airlock::sandbox::Tuning>> {
             let Some(part) = part else { return Ok(None) };
             Ok(inproc::levers()
@@ -134,12 +135,24 @@ fn main() -> Result<()> {
         };
         let runtime = inproc::runtime(&wasm, &root.join("target/bench-tmp/cache"), 1000, tune)?;
         let secs: f64 = secs.parse()?;
+        if args[0] == "phases" {
+            let phases =
+                inproc::phases(&runtime, &tool, &call_args, Duration::from_secs_f64(secs))?;
+            for (phase, mean, p50) in phases {
+                println!("{phase}: mean {} p50 {}", us(mean), us(p50));
+            }
+            return Ok(());
+        }
+        let faults = languages::minor_faults();
         let answered =
             inproc::repeat_with(&runtime, &tool, &call_args, Duration::from_secs_f64(secs))?;
         let calls = answered.len();
+        let faults = faults
+            .zip(languages::minor_faults())
+            .map_or(f64::NAN, |(a, b)| (b - a) as f64 / calls.max(1) as f64);
         let lat = stats::stats(answered);
         println!(
-            "{tool}: {:.0} calls/s, to the answer p50 {} p99 {}",
+            "{tool}: {:.0} calls/s, to the answer p50 {} p99 {}, {faults:.0} page faults per call",
             calls as f64 / secs,
             us(lat.p50),
             us(lat.p99)
