@@ -206,6 +206,12 @@ fn bench(root: &Path, extra: &[String]) -> Result<()> {
         &root.join("target/test-components"),
     )?;
     build_examples(root)?;
+    // The official MCP Python SDK, the Python guest's unsandboxed peer
+    // (`--only languages`), from the clients' pinned venv.
+    ensure_venv(
+        &root.join("target/clients/venv"),
+        "tests/clients/requirements.txt",
+    )?;
     run(cargo(root)
         .args(["build", "--release", "--manifest-path"])
         .arg(root.join("bench/floor/Cargo.toml"))
