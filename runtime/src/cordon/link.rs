@@ -231,7 +231,7 @@ impl Link {
             };
             match message {
                 FromWorker::Log { level, message, .. } => {
-                    observer.log(wire::level(&level), &message)
+                    observer.log(super::convert::level(&level), &message)
                 }
                 FromWorker::Progress {
                     done,

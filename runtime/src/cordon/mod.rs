@@ -12,10 +12,12 @@
 //! worker: everything else about the call (consent, limits on places,
 //! its record) stays on the one path of `crate::call`.
 //!
-//! - [`wire`]: the messages and their framing;
+//! - [`wire`]: the messages and their framing; `convert`: their types to
+//!   and from the domain's;
 //! - [`link`]: the front's end — start, relay, cancel, restart;
 //! - [`worker`]: the worker's end — run each call in a fresh instance.
 
+mod convert;
 pub mod link;
 pub mod wire;
 pub mod worker;
