@@ -24,8 +24,8 @@ const PLANTED_PAGES: usize = 256;
 
 /// A component of plain functions: `{prefix}plant` grows memory by 1 MiB,
 /// writes [`MARKER`] at the start of each 4 KiB page of it and spins until
-/// its time limit stops it; `{prefix}ping` answers 1.
-fn planting(prefix: &str) -> Vec<u8> {
+/// its time limit stops it; `{prefix}ping` answers `version`.
+fn planting(prefix: &str, version: u32) -> Vec<u8> {
     let lo = i64::from_le_bytes(MARKER[..8].try_into().expect("8 bytes"));
     let hi = i64::from_le_bytes(MARKER[8..].try_into().expect("8 bytes"));
     wat::parse_str(format!(
@@ -42,7 +42,7 @@ fn planting(prefix: &str) -> Vec<u8> {
         (local.set $p (i32.add (local.get $p) (i32.const 4096)))
         (br_if $pages (i32.lt_u (local.get $p) (local.get $end))))
       (loop $forever (br $forever)))
-    (func (export "ping") (result i32) (i32.const 1)))
+    (func (export "ping") (result i32) (i32.const {version})))
   (core instance $i (instantiate $m))
   (func (export "{prefix}plant") (canon lift (core func $i "plant")))
   (func (export "{prefix}ping") (result u32) (canon lift (core func $i "ping"))))"#
@@ -143,7 +143,7 @@ fn write_components(dir: &Path) -> Vec<PathBuf> {
         .iter()
         .map(|name| {
             let path = dir.join(format!("{name}.wasm"));
-            std::fs::write(&path, planting(&format!("{name}-"))).expect("component");
+            std::fs::write(&path, planting(&format!("{name}-"), 1)).expect("component");
             path
         })
         .collect()
@@ -339,4 +339,37 @@ fn asks_reads_and_prompts_cross_a_cordon() {
         prompt["result"]["messages"][0]["content"]["text"].is_string(),
         "{prompt}"
     );
+}
+
+/// A cordoned component replaced on disk while served (`--watch`): the
+/// server sends the new version to the worker, and calls run it.
+#[test]
+fn a_cordoned_component_replaced_while_served_runs_its_new_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).expect("folder");
+    let file = tools.join("a.wasm");
+    std::fs::write(&file, planting("a-", 1)).expect("component");
+    let policy = "[components.a]\ncordon = \"vendor-a\"\n";
+    let served = serve(policy, std::slice::from_ref(&tools), &["--watch"]);
+    let pinged = rpc(served.addr, "a-ping", json!({}));
+    assert!(pinged.body.contains(r#""result":1"#), "{}", pinged.body);
+    let worker = worker_of(served.child.id(), "vendor-a");
+    std::fs::write(&file, planting("a-", 2)).expect("new version");
+    let until = Instant::now() + Duration::from_secs(60);
+    loop {
+        let pinged = rpc(served.addr, "a-ping", json!({}));
+        if pinged.body.contains(r#""result":2"#) {
+            break;
+        }
+        assert!(
+            pinged.body.contains(r#""result":1"#),
+            "while the new version loads the old one answers: {}",
+            pinged.body
+        );
+        assert!(Instant::now() < until, "the new version never ran");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The same worker, given the new version.
+    assert_eq!(worker_of(served.child.id(), "vendor-a"), worker);
 }

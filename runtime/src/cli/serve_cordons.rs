@@ -285,7 +285,9 @@ struct InWorker {
     policy: Policy,
     /// Unused (the server fetches), but a loader has one.
     resolver: crate::source::Resolver,
-    loaded: RwLock<BTreeMap<String, Loaded>>,
+    /// By name, its versions: the newest last, and the one before (the
+    /// server serves it until its new catalog is in place).
+    loaded: RwLock<BTreeMap<String, Vec<Loaded>>>,
 }
 
 impl Runner for InWorker {
@@ -310,7 +312,12 @@ impl Runner for InWorker {
         match (loaded, listing) {
             (Ok(loaded), listing) => {
                 if let Ok(mut all) = self.loaded.write() {
-                    all.insert(name.to_string(), loaded);
+                    let versions = all.entry(name.to_string()).or_default();
+                    versions.retain(|v| v.component.digest != loaded.component.digest);
+                    versions.push(loaded);
+                    if versions.len() > 2 {
+                        versions.remove(0);
+                    }
                 }
                 // Plain functions list nothing: their types are their tools.
                 Ok(listing.unwrap_or(Listing {
@@ -336,8 +343,9 @@ impl Runner for InWorker {
         // The code and grant, found under the lock; the guest runs after.
         let found = self.loaded.read().ok().and_then(|all| {
             let loaded = all
-                .get(component)
-                .filter(|l| l.component.digest == digest)?;
+                .get(component)?
+                .iter()
+                .find(|l| l.component.digest == digest)?;
             let grant = match work {
                 Work::Tool { name, .. } => loaded
                     .tools
