@@ -4,9 +4,9 @@
 //! export), `--no-confine` (#45), and OTLP export on with every call
 //! sampled and with 1 % sampled (#47) — the servers interleaved round by
 //! round, a fresh process each, medians of the rounds. Each side is one
-//! row of [`SIDES`]: a new one (such as the worker processes of #45 §2,
-//! "two cordons": a `policy` that puts the bench component in a cordon)
-//! is one more row there.
+//! row of [`SIDES`]; "two cordons" (#45 §2) serves the bench component
+//! in one cordon's worker and the catalog in another's, and counts the
+//! workers' CPU with the server's.
 //!
 //! The export goes to [`Sink`], a collector stand-in on a thread of the
 //! bench that reads each OTLP/HTTP request whole and answers 200 with an
@@ -40,12 +40,14 @@ pub enum Launch {
     /// every HTTP measurement), plus `flags` and `env`; `policy` is TOML
     /// added to the bench's policy (e.g. `[components.bench]` with `cordon
     /// = "NAME"`); with `export`, OTLP export to the bench's [`Sink`]
-    /// (`--otlp-endpoint`).
+    /// (`--otlp-endpoint`); `extra` are more components to serve (paths
+    /// under the workspace). Its server's CPU counts its cordons' workers.
     Airlock {
         flags: &'static [&'static str],
         env: &'static [(&'static str, &'static str)],
         policy: &'static str,
         export: bool,
+        extra: &'static [&'static str],
     },
 }
 
@@ -61,9 +63,7 @@ pub struct SideSpec {
 const SHIPPED: &str = "airlock serve (confined, export off)";
 
 /// The sides, in the table's order. A side added here is measured in the
-/// same rounds and shown beside the others; the worker processes of #45
-/// §2 ("two cordons") go after `--no-confine`, at every concurrency, with
-/// the `policy` that places the bench component.
+/// same rounds and shown beside the others.
 pub const SIDES: &[SideSpec] = &[
     SideSpec {
         label: "native floor (rmcp)",
@@ -77,6 +77,7 @@ pub const SIDES: &[SideSpec] = &[
             env: &[],
             policy: "",
             export: false,
+            extra: &[],
         },
         concurrency: ALL,
     },
@@ -87,6 +88,18 @@ pub const SIDES: &[SideSpec] = &[
             env: &[],
             policy: "",
             export: false,
+            extra: &[],
+        },
+        concurrency: ALL,
+    },
+    SideSpec {
+        label: "two cordons (add in a worker process)",
+        launch: Launch::Airlock {
+            flags: &[],
+            env: &[],
+            policy: "[components.bench]\ncordon = \"one\"\n[components.catalog]\ncordon = \"two\"\n",
+            export: false,
+            extra: &["target/components/catalog.wasm"],
         },
         concurrency: ALL,
     },
@@ -97,6 +110,7 @@ pub const SIDES: &[SideSpec] = &[
             env: &[("OTEL_TRACES_SAMPLER", "always_on")],
             policy: "",
             export: true,
+            extra: &[],
         },
         concurrency: SIXTEEN,
     },
@@ -110,6 +124,7 @@ pub const SIDES: &[SideSpec] = &[
             ],
             policy: "",
             export: true,
+            extra: &[],
         },
         concurrency: SIXTEEN,
     },
@@ -150,6 +165,7 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
                     env,
                     policy: added,
                     export,
+                    extra,
                 } => {
                     let mut args: Vec<String> = flags.iter().map(|f| f.to_string()).collect();
                     if *export {
@@ -166,12 +182,21 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
                         }
                     };
                     args.extend(["--policy".to_string(), policy, wasm.clone()]);
+                    args.extend(
+                        extra
+                            .iter()
+                            .map(|e| paths.root.join(e).display().to_string()),
+                    );
                     let args: Vec<&str> = args.iter().map(String::as_str).collect();
                     net::serve_with(&paths.airlock, &paths.cache, &args, env)?
                 }
             };
             let session = net::mcp_session(&server.addr)
                 .with_context(|| format!("{}: opening a session", spec.label))?;
+            // The server and its cordons' workers, whose CPU a call spends too.
+            let pids: Vec<u32> = std::iter::once(server.pid())
+                .chain(children(server.pid()))
+                .collect();
             for (j, &c) in spec.concurrency.iter().enumerate() {
                 let load = net::load(
                     &server.addr,
@@ -180,7 +205,7 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
                     CALL_ADD,
                     c,
                     budget,
-                    &[server.pid()],
+                    &pids,
                 )?;
                 runs[i][j].push(load);
             }
@@ -201,6 +226,28 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
         }
     }
     Ok(rows)
+}
+
+/// The processes `pid` started (a server's cordons' workers).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| {
+            let child: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).ok()?;
+            // `pid (comm) state ppid …`; comm may hold spaces, not `)`.
+            let parent: u32 = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()?;
+            (parent == pid).then_some(child)
+        })
+        .collect()
 }
 
 /// A collector stand-in: counts the requests it receives, answers each
