@@ -297,6 +297,7 @@ impl Entry for Offer {
                     &self.component.name,
                     &self.component.digest,
                     work,
+                    entering.grant,
                     entering.observer,
                     entering.cancel,
                 );

@@ -142,6 +142,7 @@ impl Entry for ToolCall {
                     &component.name,
                     &component.digest,
                     work,
+                    entering.grant,
                     entering.observer,
                     entering.cancel,
                 );

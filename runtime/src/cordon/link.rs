@@ -10,20 +10,19 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::wire::{self, Done, Ended, Frames, FromWorker, Reported, ToWorker, Work};
+use super::relay::Relay;
+use super::wire::{self, Done, Frames, FromWorker, ToWorker, Work};
 use crate::catalog::Listing;
-use crate::observe::{Ask, CallObserver};
+use crate::observe::CallObserver;
+use crate::policy::Grant;
 use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 
 /// How long a worker may take to confine itself and say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
-
-/// How often a call waiting on its worker looks at its cancel token.
-const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 /// How a worker is started: the program, its arguments and its whole
 /// environment (nothing else of the serving process's is passed).
@@ -162,6 +161,7 @@ impl Link {
         component: &str,
         digest: &str,
         work: Work,
+        grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<Ran<Done>, RunError>, Teardown) {
@@ -192,93 +192,10 @@ impl Link {
             worker.forget(id);
             return (Err(unavailable(err.to_string())), Teardown::none());
         }
-        let ended = self.relay(&worker, id, &rx, observer.as_ref(), &cancel);
+        let relay = Relay::new(&self.name, id, grant, observer.as_ref(), &cancel);
+        let ended = relay.until_done(&rx, |message| worker.send(message));
         worker.forget(id);
         ended
-    }
-
-    /// Relays call `id`'s messages until it is done or the worker dies.
-    fn relay(
-        &self,
-        worker: &Worker,
-        id: u64,
-        rx: &mpsc::Receiver<FromWorker>,
-        observer: &dyn CallObserver,
-        cancel: &CancelToken,
-    ) -> (Result<Ran<Done>, RunError>, Teardown) {
-        let mut cancel_sent = false;
-        loop {
-            let message = match rx.recv_timeout(CANCEL_POLL) {
-                Ok(message) => message,
-                Err(RecvTimeoutError::Timeout) => {
-                    if cancel.is_cancelled() && !cancel_sent {
-                        cancel_sent = true;
-                        let shutdown = cancel.is_shut_down();
-                        let _ = worker.send(&ToWorker::Cancel { id, shutdown });
-                    }
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    return (
-                        Err(RunError::Crashed(format!(
-                            "the worker process of cordon {:?} died during the call (its log \
-                             says why); it is restarted, and no other cordon's calls are affected",
-                            self.name
-                        ))),
-                        Teardown::none(),
-                    );
-                }
-            };
-            match message {
-                FromWorker::Log { level, message, .. } => {
-                    observer.log(super::convert::level(&level), &message)
-                }
-                FromWorker::Progress {
-                    done,
-                    total,
-                    message,
-                    ..
-                } => observer.progress(done, total, message.as_deref()),
-                FromWorker::ResourceUpdated { uri, .. } => observer.resource_updated(&uri),
-                FromWorker::Ask {
-                    seq,
-                    ask,
-                    within_ms,
-                    ..
-                } => {
-                    let deadline = Instant::now() + Duration::from_millis(within_ms);
-                    let answer = match Ask::try_from(ask) {
-                        Ok(ask) => observer.ask(&ask, deadline),
-                        Err(err) => Err(crate::observe::AskFailure::Failed(err)),
-                    };
-                    let answer = answer.map_err(|f| (&f).into());
-                    let _ = worker.send(&ToWorker::Answer { id, seq, answer });
-                }
-                FromWorker::WaitInTask {
-                    seq,
-                    asks,
-                    within_ms,
-                    ..
-                } => {
-                    let deadline = Instant::now() + Duration::from_millis(within_ms);
-                    let asks: Result<Vec<Ask>, String> =
-                        asks.into_iter().map(Ask::try_from).collect();
-                    let answers = asks
-                        .ok()
-                        .and_then(|asks| observer.wait_in_task(&asks, deadline));
-                    let answers = answers.map(|all| {
-                        all.into_iter()
-                            .map(|a| a.map_err(|f| (&f).into()))
-                            .collect()
-                    });
-                    let _ = worker.send(&ToWorker::Waited { id, seq, answers });
-                }
-                FromWorker::Done {
-                    outcome, reported, ..
-                } => return ended(outcome, reported),
-                FromWorker::Ready | FromWorker::Listed { .. } => {}
-            }
-        }
     }
 
     /// The running worker, started if there is none or it died.
@@ -489,27 +406,118 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
     }
 }
 
-/// A call's end as the worker reported it, with what its teardown said.
-fn ended(
-    outcome: Result<Ended, RunError>,
-    reported: Reported,
-) -> (Result<Ran<Done>, RunError>, Teardown) {
-    let outcome = outcome.and_then(|ended| match ended {
-        Ended::Answered(output) => Ok(Ran::Answered(Done::Output(output.into()))),
-        Ended::Offered(offered) => Ok(Ran::Answered(Done::Offer(Ok(offered.into())))),
-        Ended::NotFound(missing) => Ok(Ran::Answered(Done::Offer(Err(missing)))),
-        Ended::Waits(asks) => asks
-            .into_iter()
-            .map(Ask::try_from)
-            .collect::<Result<Vec<_>, _>>()
-            .map(Ran::Waits)
-            .map_err(RunError::Crashed),
-    });
-    let teardown = Teardown::apart(
-        (reported.guest_log, reported.log_dropped),
-        reported.credentials_used,
-        reported.asks.into_iter().map(Into::into).collect(),
-        reported.folder_refusals,
-    );
-    (outcome, teardown)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::{Ask, AskFailure};
+    use crate::sandbox::CancelToken;
+    use crate::tool::Level;
+    use std::time::Instant;
+
+    /// A worker that does not keep the rules: it relays a request its
+    /// component is not granted, then says it waits on one it never asked
+    /// (what the server answered it, it reports back as the guest's
+    /// output); with `big`, it answers more than the output limit.
+    const LYING_WORKER: &str = r#"
+import json, struct, sys
+def send(m):
+    b = json.dumps(m).encode()
+    sys.stdout.buffer.write(struct.pack(">I", len(b)) + b)
+    sys.stdout.buffer.flush()
+def read():
+    head = sys.stdin.buffer.read(4)
+    if len(head) < 4:
+        sys.exit(0)
+    return json.loads(sys.stdin.buffer.read(struct.unpack(">I", head)[0]))
+send("Ready")
+while True:
+    m = read()
+    if "Run" in m and sys.argv[1:] == ["big"]:
+        i = m["Run"]["id"]
+        big = {"content": [{"Text": "x" * (2 << 20)}], "structured": None}
+        send({"Done": {"id": i, "outcome": {"Ok": {"Answered": big}}, "reported": {
+            "guest_log": "", "log_dropped": 0, "credentials_used": [],
+            "asks": [], "folder_refusals": None}}})
+    elif "Run" in m:
+        i = m["Run"]["id"]
+        ask = {"kind": "sample", "params": {"messages": []}, "index": 0, "key": None}
+        send({"Ask": {"id": i, "seq": 0, "ask": ask, "within_ms": 5000}})
+        answer = read()
+        never = {"kind": "roots", "params": {}, "index": 7, "key": None}
+        send({"Done": {"id": i, "outcome": {"Ok": {"Waits": [never]}}, "reported": {
+            "guest_log": json.dumps(answer), "log_dropped": 0, "credentials_used": [],
+            "asks": [], "folder_refusals": None}}})
+"#;
+
+    /// Counts what reaches the client.
+    #[derive(Default)]
+    struct Client {
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl CallObserver for Client {
+        fn log(&self, _: Level, _: &str) {}
+        fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+        fn ask(&self, _: &Ask, _: Instant) -> Result<serde_json::Value, AskFailure> {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            Ok(serde_json::json!({}))
+        }
+    }
+
+    /// The lying worker (`big`: its big answer), and where its script is.
+    fn liar(mode: &str) -> (Arc<Link>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = dir.path().join("worker.py");
+        std::fs::write(&script, LYING_WORKER).expect("script");
+        let link = Link::new(
+            "liar",
+            Launch {
+                program: "python3".into(),
+                args: vec![script.into_os_string(), mode.into()],
+                env: std::env::vars_os().filter(|(k, _)| k == "PATH").collect(),
+            },
+        );
+        (link, dir)
+    }
+
+    fn work() -> Work {
+        Work::Tool {
+            name: "t".into(),
+            arguments: "{}".into(),
+        }
+    }
+
+    #[test]
+    fn a_worker_s_answer_over_the_output_limit_is_refused_by_the_server() {
+        let (link, _dir) = liar("big");
+        let grant = Grant::default();
+        let client = Arc::new(Client::default());
+        let (outcome, _) = link.run("c", "d", work(), &grant, client, CancelToken::new());
+        match outcome {
+            Err(RunError::OutputTooLarge { limit, .. }) => {
+                assert_eq!(limit, grant.limits.output)
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_server_checks_what_a_worker_relays_against_the_call_s_grant() {
+        let (link, _dir) = liar("asks");
+        let client = Arc::new(Client::default());
+        let grant = Grant::default();
+        let (outcome, teardown) =
+            link.run("c", "d", work(), &grant, client.clone(), CancelToken::new());
+        // Not granted `sample`: the client was never asked, the worker was
+        // told why.
+        assert_eq!(client.asked.load(Ordering::Relaxed), 0);
+        let (told, _) = teardown.guest_log();
+        assert!(told.contains("Unavailable"), "{told}");
+        assert!(told.contains("does not grant it"), "{told}");
+        // A wait on a request it never asked is no wait.
+        match outcome {
+            Err(RunError::Crashed(why)) => assert!(why.contains("never asked"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

@@ -14,11 +14,14 @@
 //!
 //! - [`wire`]: the messages and their framing; `convert`: their types to
 //!   and from the domain's;
-//! - [`link`]: the front's end — start, relay, cancel, restart;
+//! - [`link`]: the front's end — start, send, restart; `relay`: one call
+//!   in flight — its messages to the observer within the grant, answers
+//!   and cancellation back, its end checked;
 //! - [`worker`]: the worker's end — run each call in a fresh instance.
 
 mod convert;
 pub mod link;
+mod relay;
 pub mod wire;
 pub mod worker;
 

@@ -140,6 +140,15 @@ pub enum Done {
 }
 
 impl Done {
+    /// Its size as the output limit counts it.
+    pub fn size(&self) -> u64 {
+        match self {
+            Done::Output(raw) => raw.size(),
+            Done::Offer(Ok(offered)) => offered.size(),
+            Done::Offer(Err(missing)) => missing.len() as u64,
+        }
+    }
+
     /// A tool's output; a worker that answered otherwise is broken.
     pub fn into_output(self) -> Result<RawOutput, RunError> {
         match self {

@@ -223,6 +223,18 @@ pub struct RawOutput {
     pub structured: Option<serde_json::Value>,
 }
 
+impl RawOutput {
+    /// Its size as the output limit counts it: the bytes of its content,
+    /// and of its structured JSON as text.
+    pub fn size(&self) -> u64 {
+        let structured = self
+            .structured
+            .as_ref()
+            .map_or(0, |v| crate::json::to_vec(v).len() as u64);
+        run::content_size(&self.content) + structured
+    }
+}
+
 /// A limit for loading: listing tools must be quick and small (each
 /// limit's value for this is declared with it, in `policy/limits.rs`).
 pub const DESCRIBE_LIMITS: Limits = Limits::DESCRIBE;

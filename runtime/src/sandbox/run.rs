@@ -202,7 +202,7 @@ impl std::io::Write for ByteCount {
     }
 }
 
-fn content_size(content: &[Content]) -> u64 {
+pub(super) fn content_size(content: &[Content]) -> u64 {
     let size: usize = content
         .iter()
         .map(|c| match c {

@@ -235,6 +235,13 @@ impl AskState {
         Ok(())
     }
 
+    /// Checks a request a cordon's worker relays as [`AskState::admit`]
+    /// checks a guest's here (the worker checked it too; the server does
+    /// not take a worker's word for it): `Err` says why it is refused.
+    pub fn admit_relayed(&mut self, kind: AskKind, params: &mut Value) -> Result<(), String> {
+        self.admit(kind, params).map_err(|(_, note)| note)
+    }
+
     /// Asks the client through `observer`, once `kind` is admitted; the
     /// answer (the client's result) or why there is none.
     pub fn ask(

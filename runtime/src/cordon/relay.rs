@@ -1,0 +1,247 @@
+//! The serving process's side of one call in a worker: what the worker
+//! says during the call goes to the call's observer, within the call's
+//! grant — the guest's log and progress messages within `limits.messages`,
+//! its questions to the client admitted as the sandbox admits a guest's
+//! (the worker checked them too; the server does not take a worker's word
+//! for it) — the client's answers and the call's cancellation go back, and
+//! its end is checked against the output limit and the questions asked.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use super::wire::{Done, Ended, FromWorker, Reported, ToWorker};
+use crate::observe::{Ask, AskFailure, CallObserver};
+use crate::policy::Grant;
+use crate::sandbox::asks::AskState;
+use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
+
+/// How often a call waiting on its worker looks at its cancel token.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+/// One call in flight in a worker, as the server sees it.
+pub(super) struct Relay<'a> {
+    /// The cordon, for messages.
+    cordon: &'a str,
+    id: u64,
+    observer: &'a dyn CallObserver,
+    cancel: &'a CancelToken,
+    /// What the call may still ask, as its grant says.
+    asks: AskState,
+    /// Log and progress messages it may still send the client.
+    messages_left: u64,
+    output_limit: u64,
+    /// The requests admitted: the only ones its run may wait on.
+    admitted: Vec<Ask>,
+    cancel_sent: bool,
+}
+
+impl<'a> Relay<'a> {
+    pub(super) fn new(
+        cordon: &'a str,
+        id: u64,
+        grant: &Grant,
+        observer: &'a dyn CallObserver,
+        cancel: &'a CancelToken,
+    ) -> Self {
+        Relay {
+            cordon,
+            id,
+            observer,
+            cancel,
+            asks: AskState::new(grant.asks, &grant.limits)
+                .with_elicit_urls(grant.elicit_urls.clone()),
+            messages_left: grant.limits.messages,
+            output_limit: grant.limits.output,
+            admitted: Vec::new(),
+            cancel_sent: false,
+        }
+    }
+
+    /// Relays the call's messages from `rx` (its answers through `send`)
+    /// until it is done, or its worker dies.
+    pub(super) fn until_done(
+        mut self,
+        rx: &mpsc::Receiver<FromWorker>,
+        send: impl Fn(&ToWorker) -> std::io::Result<()>,
+    ) -> (Result<Ran<Done>, RunError>, Teardown) {
+        loop {
+            let message = match rx.recv_timeout(CANCEL_POLL) {
+                Ok(message) => message,
+                Err(RecvTimeoutError::Timeout) => {
+                    if self.cancel.is_cancelled() && !self.cancel_sent {
+                        self.cancel_sent = true;
+                        let (id, shutdown) = (self.id, self.cancel.is_shut_down());
+                        let _ = send(&ToWorker::Cancel { id, shutdown });
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let died = RunError::Crashed(format!(
+                        "the worker process of cordon {:?} died during the call (its log says \
+                         why); it is restarted, and no other cordon's calls are affected",
+                        self.cordon
+                    ));
+                    return (Err(died), Teardown::none());
+                }
+            };
+            if let Some(answer) = self.hear(message) {
+                match answer {
+                    Heard::Reply(reply) => {
+                        let _ = send(&reply);
+                    }
+                    Heard::Done(outcome, reported) => return self.ended(outcome, reported),
+                }
+            }
+        }
+    }
+
+    /// One message of the worker: what it asks for back, if anything.
+    fn hear(&mut self, message: FromWorker) -> Option<Heard> {
+        let id = self.id;
+        match message {
+            FromWorker::Log { level, message, .. } => {
+                if self.may_say() {
+                    self.observer.log(super::convert::level(&level), &message);
+                }
+                None
+            }
+            FromWorker::Progress {
+                done,
+                total,
+                message,
+                ..
+            } => {
+                if self.may_say() {
+                    self.observer.progress(done, total, message.as_deref());
+                }
+                None
+            }
+            FromWorker::ResourceUpdated { uri, .. } => {
+                self.observer.resource_updated(&uri);
+                None
+            }
+            FromWorker::Ask {
+                seq,
+                ask,
+                within_ms,
+                ..
+            } => {
+                let deadline = Instant::now() + Duration::from_millis(within_ms);
+                let answer = match Ask::try_from(ask) {
+                    Ok(ask) => self.ask(ask, deadline),
+                    Err(err) => Err(AskFailure::Failed(err)),
+                };
+                let answer = answer.map_err(|f| (&f).into());
+                Some(Heard::Reply(ToWorker::Answer { id, seq, answer }))
+            }
+            FromWorker::WaitInTask {
+                seq,
+                asks,
+                within_ms,
+                ..
+            } => {
+                let deadline = Instant::now() + Duration::from_millis(within_ms);
+                // Only requests admitted in this call are waited on.
+                let asks: Option<Vec<Ask>> = asks
+                    .into_iter()
+                    .map(|ask| self.admitted_as(Ask::try_from(ask).ok()?))
+                    .collect();
+                let answers = asks.and_then(|asks| self.observer.wait_in_task(&asks, deadline));
+                let answers = answers.map(|all| {
+                    all.into_iter()
+                        .map(|a| a.map_err(|f| (&f).into()))
+                        .collect()
+                });
+                Some(Heard::Reply(ToWorker::Waited { id, seq, answers }))
+            }
+            FromWorker::Done {
+                outcome, reported, ..
+            } => Some(Heard::Done(outcome, reported)),
+            FromWorker::Ready | FromWorker::Listed { .. } => None,
+        }
+    }
+
+    /// A question of the guest, admitted against the grant, then asked.
+    fn ask(&mut self, mut ask: Ask, deadline: Instant) -> Result<serde_json::Value, AskFailure> {
+        match self.asks.admit_relayed(ask.kind, &mut ask.params) {
+            Ok(()) => {
+                let answer = self.observer.ask(&ask, deadline);
+                self.admitted.push(ask);
+                answer
+            }
+            Err(note) => {
+                tracing::warn!(cordon = %self.cordon, "{note} (relayed by its worker)");
+                Err(AskFailure::Unavailable(note))
+            }
+        }
+    }
+
+    /// The request as it was admitted in this call, if it was.
+    fn admitted_as(&self, ask: Ask) -> Option<Ask> {
+        self.admitted
+            .iter()
+            .find(|a| a.kind == ask.kind && a.index == ask.index && a.key == ask.key)
+            .cloned()
+    }
+
+    fn may_say(&mut self) -> bool {
+        match self.messages_left {
+            0 => false,
+            _ => {
+                self.messages_left -= 1;
+                true
+            }
+        }
+    }
+
+    /// The call's end as the worker reported it, with what its teardown
+    /// said, checked: within the output limit, waiting only on requests
+    /// it asked and the server admitted.
+    fn ended(
+        &self,
+        outcome: Result<Ended, RunError>,
+        reported: Reported,
+    ) -> (Result<Ran<Done>, RunError>, Teardown) {
+        let outcome = outcome.and_then(|ended| match ended {
+            Ended::Answered(output) => Ok(Ran::Answered(Done::Output(output.into()))),
+            Ended::Offered(offered) => Ok(Ran::Answered(Done::Offer(Ok(offered.into())))),
+            Ended::NotFound(missing) => Ok(Ran::Answered(Done::Offer(Err(missing)))),
+            Ended::Waits(asks) => asks
+                .into_iter()
+                .map(|ask| {
+                    let ask = Ask::try_from(ask).map_err(RunError::Crashed)?;
+                    self.admitted_as(ask).ok_or_else(|| {
+                        RunError::Crashed(
+                            "its worker says it waits on a request it never asked".into(),
+                        )
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+                .map(Ran::Waits),
+        });
+        let outcome = outcome.and_then(|ran| match ran {
+            Ran::Answered(done) if done.size() > self.output_limit => {
+                Err(RunError::OutputTooLarge {
+                    actual: done.size(),
+                    limit: self.output_limit,
+                })
+            }
+            ran => Ok(ran),
+        });
+        let teardown = Teardown::apart(
+            (reported.guest_log, reported.log_dropped),
+            reported.credentials_used,
+            reported.asks.into_iter().map(Into::into).collect(),
+            reported.folder_refusals,
+        );
+        (outcome, teardown)
+    }
+}
+
+/// What a message of the worker calls for.
+enum Heard {
+    /// An answer to send it.
+    Reply(ToWorker),
+    /// The call's end.
+    Done(Result<Ended, RunError>, Reported),
+}
