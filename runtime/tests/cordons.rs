@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::http::{Mcp, Reply, http, serve};
+use crate::support::http::{Mcp, Reply, http, serve, serve_with_env};
 use crate::support::{airlock_command, component, test_component};
 
 /// What the planting guest writes at the start of every 4 KiB page.
@@ -173,6 +173,26 @@ fn a_marker_one_cordon_plants_is_in_its_worker_and_in_no_other_process() {
         wait_for_worker(server, "vendor-b", None),
     );
     assert_ne!(a, b, "one process a cordon");
+    // Each worker holds a confinement of its own, as the server does (a
+    // worker inside the server's could not add its own Landlock layer).
+    let landlock = |line: &str| {
+        line.split_once('(')
+            .and_then(|(_, r)| r.split(',').next())
+            .map(str::to_string)
+    };
+    let front = served
+        .start_log
+        .iter()
+        .find(|l| l.starts_with("airlock: confined ("));
+    let front = front
+        .and_then(|l| landlock(l))
+        .expect("the server says how it is confined");
+    for (cordon, pid) in [("vendor-a", a), ("vendor-b", b)] {
+        let said = format!("airlock: cordon {cordon}: worker {pid} confined (");
+        let line = served.start_log.iter().find(|l| l.starts_with(&said));
+        let line = line.unwrap_or_else(|| panic!("no line {said:?}: {:#?}", served.start_log));
+        assert_eq!(landlock(line).as_deref(), Some(front.as_str()), "{line}");
+    }
     let addr = served.addr;
     let planting = std::thread::spawn(move || rpc(addr, "a-plant", json!({})));
     let until = Instant::now() + Duration::from_secs(30);
@@ -195,6 +215,8 @@ fn a_marker_one_cordon_plants_is_in_its_worker_and_in_no_other_process() {
     // server's process.
     assert_eq!(marked_pages(b), 0, "cordon vendor-b's worker");
     assert_eq!(marked_pages(server), 0, "the serving process");
+    let launcher = parent_of(a).expect("the launcher");
+    assert_eq!(marked_pages(launcher), 0, "the launcher");
     let stopped = planting.join().expect("the planting call");
     assert!(stopped.body.contains("timeout"), "{}", stopped.body);
     // B serves on, in its own pool.
@@ -389,4 +411,22 @@ fn a_cordoned_component_replaced_while_served_runs_its_new_version() {
     }
     // The same worker, given the new version.
     assert_eq!(worker_of(served.child.id(), "vendor-a"), worker);
+}
+
+/// With lanes off (`AIRLOCK_LANES=0`, a runtime setting every worker is
+/// passed), a worker has no async runtime whose blocking pool would take
+/// its calls and its reading: they get threads of their own.
+#[test]
+fn a_worker_serves_with_lanes_off() {
+    let served = serve_with_env(
+        "[components.bench]\ncordon = \"one\"\n",
+        &[test_component("bench")],
+        &[],
+        &[("AIRLOCK_LANES", "0")],
+    );
+    wait_for_worker(served.child.id(), "one", None);
+    for _ in 0..3 {
+        let added = rpc(served.addr, "add", json!({"a": 2, "b": 3}));
+        assert!(added.body.contains(r#""result":5"#), "{}", added.body);
+    }
 }

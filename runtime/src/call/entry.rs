@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use super::CallError;
 use crate::catalog::{Component, Places};
+use crate::cordon::wire::{Done, Work};
 use crate::lanes::Pace;
 use crate::observe::CallObserver;
 use crate::policy::Grant;
-use crate::sandbox::{CancelToken, Ran, Sandbox, Teardown};
+use crate::sandbox::{CancelToken, Ran, RunError, Sandbox, Teardown};
 
 /// How an entry ended: its answer, a wait for its client (a request only
 /// a later round answers), or why it has no answer.
@@ -48,16 +49,21 @@ pub trait Entry: Send + Sync + Sized + 'static {
     /// What the audit log counts as its bytes out.
     fn bytes_out(answer: &Self::Answer) -> usize;
 
-    /// Runs its guest once: consent, cancellation and the observer are the
-    /// path's, already settled in `entering`.
+    /// Runs its guest once in this process: consent, cancellation and the
+    /// observer are the path's, already settled in `entering`.
     fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown);
+
+    /// What its component's cordon's worker is to run for it — or its
+    /// answer, when it has one without running its guest.
+    fn work(&self) -> Result<Work, Self::Answer>;
+
+    /// Its outcome from what the worker's run of [`Self::work`] ended with.
+    fn answered(&self, ran: Result<Ran<Done>, RunError>) -> Outcome<Self>;
 }
 
 /// What one run of an entry's guest is given (a context per entry).
 pub struct Entering<'a> {
     pub sandbox: &'a Sandbox,
-    /// Where the guest runs instead of `sandbox`: its cordon's worker.
-    pub cordon: Option<&'a Arc<crate::cordon::Link>>,
     pub grant: &'a Grant,
     /// Hears its logs, progress, questions and resource updates.
     pub observer: Arc<dyn CallObserver>,

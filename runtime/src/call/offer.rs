@@ -21,7 +21,7 @@ use crate::cordon::wire::{Done, Work};
 use crate::lanes::Pace;
 use crate::offer::{Completion, CompletionRef, OfferRequest, Offered};
 use crate::policy::{self, Grant, Policy};
-use crate::sandbox::{Ran, Teardown};
+use crate::sandbox::{OfferOutcome, Ran, RunError, Teardown};
 use crate::tool::Hints;
 
 const OFFERS_READ_ONLY: &str = "reads, prompts and completions run read-only";
@@ -282,43 +282,49 @@ impl Entry for Offer {
     }
 
     fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown) {
-        // A component that completes nothing answers no values (MCP's
-        // answer when there is nothing to suggest), without running.
-        if matches!(self.request, OfferRequest::Complete { .. })
-            && !self.component.offers().completes
-        {
-            let nothing = Offered::Completion(Completion::default());
+        if let Some(nothing) = self.nothing_to_run() {
             return (Ok(Ran::Answered(nothing)), Teardown::none());
         }
-        let (outcome, teardown) = match entering.cordon {
-            Some(cordon) => {
-                let work = Work::Offer(self.request.clone());
-                let (ran, teardown) = cordon.run(
-                    &self.component.name,
-                    &self.component.digest,
-                    work,
-                    entering.grant,
-                    entering.observer,
-                    entering.cancel,
-                );
-                (ran.and_then(|ran| ran.try_map(Done::into_offer)), teardown)
-            }
-            None => entering.sandbox.run_offer(
-                &self.component.code(),
-                &self.request,
-                entering.grant,
-                entering.observer,
-                entering.cancel,
-            ),
-        };
-        let outcome = match outcome {
-            Ok(ran) => ran.try_map(|answered| {
-                answered.map_err(|not_found| {
-                    CallError::NotFound(format!("Resource not found: {not_found}"))
-                })
-            }),
-            Err(err) => Err(CallError::Run(err)),
-        };
-        (outcome, teardown)
+        let (outcome, teardown) = entering.sandbox.run_offer(
+            &self.component.code(),
+            &self.request,
+            entering.grant,
+            entering.observer,
+            entering.cancel,
+        );
+        (checked(outcome), teardown)
+    }
+
+    fn work(&self) -> Result<Work, Offered> {
+        match self.nothing_to_run() {
+            Some(nothing) => Err(nothing),
+            None => Ok(Work::Offer(self.request.clone())),
+        }
+    }
+
+    fn answered(&self, ran: Result<Ran<Done>, RunError>) -> Outcome<Self> {
+        checked(ran.and_then(|ran| ran.try_map(Done::into_offer)))
+    }
+}
+
+impl Offer {
+    /// A component that completes nothing answers no values (MCP's answer
+    /// when there is nothing to suggest), without running.
+    fn nothing_to_run(&self) -> Option<Offered> {
+        let completes = self.component.offers().completes;
+        (matches!(self.request, OfferRequest::Complete { .. }) && !completes)
+            .then(|| Offered::Completion(Completion::default()))
+    }
+}
+
+/// A guest's answer, a URI it does not serve being a not-found error.
+fn checked(outcome: Result<Ran<OfferOutcome>, RunError>) -> Outcome<Offer> {
+    match outcome {
+        Ok(ran) => ran.try_map(|answered| {
+            answered.map_err(|not_found| {
+                CallError::NotFound(format!("Resource not found: {not_found}"))
+            })
+        }),
+        Err(err) => Err(CallError::Run(err)),
     }
 }

@@ -301,20 +301,24 @@ impl<E: Entry> Prepared<E> {
     }
 
     /// Runs an entry of a cordoned component: its guest runs in the
-    /// cordon's worker, and this side only waits for its messages — a wait
-    /// for I/O, not work for a lane (a lane is one of a core's few threads)
-    /// nor for the async thread, so it waits on tokio's blocking pool, as
-    /// many at once as there are calls.
+    /// cordon's worker, and this side only waits for the worker's messages,
+    /// in a task (the server's reader of the worker wakes it): no lane and
+    /// no blocking thread per call, the async thread free meanwhile. A task
+    /// of its own, run next on this thread, so that a caller that goes
+    /// away cancels the run rather than drops it: the worker is told, and
+    /// the entry's record is written however it ends.
     async fn run_in_worker(self, observer: Arc<dyn CallObserver>) -> Option<Outcome<E>> {
         let stop_on_drop = CancelOnDrop::arm(self.cancel.clone());
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        tokio::task::spawn_blocking(move || {
-            self.deliver_outcome(observer, |outcome| {
-                let _ = tx.send(outcome);
-            });
-        });
-        let outcome = rx.await.ok();
+        let ran = tokio::spawn(self.run_recorded_in_worker(observer))
+            .await
+            .ok();
         stop_on_drop.disarm();
+        ran
+    }
+
+    async fn run_recorded_in_worker(mut self, observer: Arc<dyn CallObserver>) -> Outcome<E> {
+        let (outcome, teardown) = self.run_guest_in_worker(observer).await;
+        self.record(&outcome, Some(&teardown));
         outcome
     }
 
@@ -380,27 +384,84 @@ impl<E: Entry> Prepared<E> {
     }
 
     fn run_guest(&self, observer: Arc<dyn CallObserver>) -> (Outcome<E>, Teardown) {
-        let _trace = crate::telemetry::enter(self.trace.as_ref());
-        let confirmed = consent::check_confirmed(self.entry.label(), &self.grant, self.answer);
-        if let Err(refused) = confirmed {
-            return (Err(refused), Teardown::none());
+        if self.cordon.is_some() {
+            // Only an embedder's blocking run of a cordoned entry comes
+            // here; the server's are async (`run_in_worker`).
+            let ran = wait_apart(self.run_guest_in_worker(observer));
+            return ran.unwrap_or_else(|| {
+                let err = RunError::Setup("cannot wait for its cordon's worker".into());
+                (Err(err.into()), Teardown::none())
+            });
         }
-        // Stopped before it started (while waiting for confirmation, or in
-        // the queue): no guest runs at all.
-        if self.cancel.is_cancelled() {
-            return (Err(RunError::Cancelled.into()), Teardown::none());
+        let _trace = crate::telemetry::enter(self.trace.as_ref());
+        if let Some(refused) = self.refusal() {
+            return (Err(refused), Teardown::none());
         }
         let component = self.entry.component();
         let observer = Publishing::wrap(observer, component, &self.catalog, &self.updates);
         self.entry.run(Entering {
             sandbox: &self.sandbox,
-            cordon: self.cordon.as_ref(),
             grant: &self.grant,
             observer,
             cancel: self.cancel.clone(),
             id: self.id,
         })
     }
+
+    /// [`Self::run_guest`] for an entry whose guest runs in its cordon's
+    /// worker.
+    async fn run_guest_in_worker(&self, observer: Arc<dyn CallObserver>) -> (Outcome<E>, Teardown) {
+        let Some(cordon) = self.cordon.as_ref() else {
+            return self.run_guest(observer);
+        };
+        if let Some(refused) = self.refusal() {
+            return (Err(refused), Teardown::none());
+        }
+        let work = match self.entry.work() {
+            Ok(work) => work,
+            Err(answer) => return (Ok(Ran::Answered(answer)), Teardown::none()),
+        };
+        // The worker continues this entry's trace.
+        let trace = {
+            let _trace = crate::telemetry::enter(self.trace.as_ref());
+            crate::telemetry::traceparent()
+        };
+        let component = self.entry.component();
+        let observer = Publishing::wrap(observer, component, &self.catalog, &self.updates);
+        let (name, digest) = (&component.name, &component.digest);
+        let cancel = self.cancel.clone();
+        let ran = cordon.run(name, digest, work, trace, &self.grant, observer, cancel);
+        let (ran, teardown) = ran.await;
+        (self.entry.answered(ran), teardown)
+    }
+
+    /// Why its guest may not run now: the client did not confirm it, or it
+    /// was stopped before it started (while waiting for confirmation, or in
+    /// the queue) — then no guest runs at all.
+    fn refusal(&self) -> Option<CallError> {
+        let confirmed = consent::check_confirmed(self.entry.label(), &self.grant, self.answer);
+        if let Err(refused) = confirmed {
+            return Some(refused);
+        }
+        self.cancel
+            .is_cancelled()
+            .then(|| RunError::Cancelled.into())
+    }
+}
+
+/// Waits for `run` on a thread of its own with an async runtime of its own,
+/// from a thread that may be any; `None` if that failed.
+fn wait_apart<T: Send>(run: impl std::future::Future<Output = T> + Send) -> Option<T> {
+    std::thread::scope(|scope| {
+        let waiting = scope.spawn(|| {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .ok()?;
+            Some(runtime.block_on(run))
+        });
+        waiting.join().ok().flatten()
+    })
 }
 
 /// The outcome of an entry run inline, and its instance still to tear down.

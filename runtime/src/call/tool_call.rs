@@ -17,7 +17,7 @@ use crate::catalog::{Component, Places, Tool};
 use crate::cordon::wire::{Done, Work};
 use crate::lanes::Pace;
 use crate::policy::{self, Grant, Policy};
-use crate::sandbox::Teardown;
+use crate::sandbox::{Ran, RawOutput, RunError, Teardown};
 use crate::telemetry::SpanKind;
 use crate::tool::Output;
 
@@ -131,37 +131,35 @@ impl Entry for ToolCall {
     fn run(&self, entering: Entering<'_>) -> (Outcome<Self>, Teardown) {
         let text = crate::json::to_string(&self.arguments);
         let started = Instant::now();
-        let component = &self.tool.component;
-        let (raw, teardown) = match entering.cordon {
-            Some(cordon) => {
-                let work = Work::Tool {
-                    name: self.tool.info.name.clone(),
-                    arguments: text,
-                };
-                let (ran, teardown) = cordon.run(
-                    &component.name,
-                    &component.digest,
-                    work,
-                    entering.grant,
-                    entering.observer,
-                    entering.cancel,
-                );
-                (ran.and_then(|ran| ran.try_map(Done::into_output)), teardown)
-            }
-            None => entering.sandbox.call(
-                &component.code(),
-                &self.tool.info.name,
-                &text,
-                entering.grant,
-                entering.observer,
-                entering.cancel,
-            ),
-        };
+        let (raw, teardown) = entering.sandbox.call(
+            &self.tool.component.code(),
+            &self.tool.info.name,
+            &text,
+            entering.grant,
+            entering.observer,
+            entering.cancel,
+        );
         self.tool.pace.record(started.elapsed());
-        let outcome = raw
-            .map_err(CallError::from)
-            .and_then(|ran| ran.try_map(|raw| output::check(&self.tool, raw)));
-        (outcome, teardown)
+        (self.checked(raw), teardown)
+    }
+
+    fn work(&self) -> Result<Work, Output> {
+        Ok(Work::Tool {
+            name: self.tool.info.name.clone(),
+            arguments: crate::json::to_string(&self.arguments),
+        })
+    }
+
+    fn answered(&self, ran: Result<Ran<Done>, RunError>) -> Outcome<Self> {
+        self.checked(ran.and_then(|ran| ran.try_map(Done::into_output)))
+    }
+}
+
+impl ToolCall {
+    /// Its guest's output checked against the tool's output schema.
+    fn checked(&self, raw: Result<Ran<RawOutput>, RunError>) -> Outcome<Self> {
+        raw.map_err(CallError::from)
+            .and_then(|ran| ran.try_map(|raw| output::check(&self.tool, raw)))
     }
 }
 

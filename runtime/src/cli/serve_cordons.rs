@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -249,8 +250,24 @@ pub(super) fn run_worker(args: &Args, name: &str, serving: Serving) -> Result<()
     // Its guests' runs and their requests are traced under each call's
     // trace, exported as the server exports.
     let exporting = super::serve_telemetry::start_in_worker(args)?;
-    let (stdin, stdout) = (std::io::stdin(), std::io::stdout());
-    let served = worker::serve(runner, stdin.lock(), stdout);
+    // Unbuffered (the worker's frames are its buffer): each message is one
+    // write (the standard stdout would cut a frame at each byte 10 in it).
+    let stdout = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|err| {
+            eprintln!("error: cordon {name}: {err}");
+            Exit::LoadFailed
+        })?;
+    let stdin = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map_err(|err| {
+            eprintln!("error: cordon {name}: {err}");
+            Exit::LoadFailed
+        })?;
+    let (stdin, stdout) = (std::fs::File::from(stdin), std::fs::File::from(stdout));
+    let served = worker::serve(runner, stdin, stdout);
     if let Some((exporting, _runtime)) = exporting {
         exporting.stop();
     }
@@ -279,7 +296,19 @@ fn confine_worker(
         eprintln!("error: cordon {name}: cannot confine its worker: {err}");
         Exit::LoadFailed
     })?;
-    tracing::debug!("cordon {name}: confined ({})", applied.summary());
+    // Said at every start: the proof on a running server that a worker
+    // holds its own confinement, not only the server's.
+    eprintln!(
+        "airlock: cordon {name}: worker {} confined ({}) to its components' grants",
+        std::process::id(),
+        applied.summary()
+    );
+    if applied.landlock == confine::Landlock::Unsupported {
+        eprintln!(
+            "warning: cordon {name}: this kernel has no Landlock: the worker's files and ports \
+             are not confined; seccomp still holds"
+        );
+    }
     Ok(())
 }
 

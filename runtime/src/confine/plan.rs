@@ -190,6 +190,7 @@ impl Confinement {
         if let Some(cache) = &serving.cache {
             plan.path(cache, Access::ReadWrite, server("the compile cache"));
         }
+        plan.everywhere(serving);
         if scope == &Scope::Server {
             plan.front(policy, serving);
         }
@@ -438,13 +439,6 @@ impl Builder {
         if let Some(audit) = policy.audit_path() {
             self.path(audit, Access::Write, server("the audit log"));
         }
-        for path in &serving.ca_paths {
-            self.path(
-                path,
-                Access::Read,
-                server("CA certificates the environment names"),
-            );
-        }
         if let Some(oauth) = policy.oauth() {
             for issuer in &oauth.issuers {
                 let Ok(url) = url::Url::parse(issuer) else {
@@ -464,6 +458,19 @@ impl Builder {
             self.names_hosts |= url.domain().is_some();
             let port = url.port().unwrap_or(6379);
             self.port(port, server(&format!("the shared state at {state}")));
+        }
+    }
+
+    /// What every process of the server needs, whatever it serves: the CA
+    /// certificates the environment names, and the OTLP collectors it
+    /// exports to (a cordon's worker exports its guests' spans itself).
+    fn everywhere(&mut self, serving: &Serving) {
+        for path in &serving.ca_paths {
+            self.path(
+                path,
+                Access::Read,
+                server("CA certificates the environment names"),
+            );
         }
         for endpoint in &serving.telemetry {
             let Ok(url) = url::Url::parse(endpoint) else {

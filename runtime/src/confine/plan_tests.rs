@@ -97,6 +97,24 @@ fn a_scope_of_components_gets_only_their_grants_and_nothing_of_the_front() {
 }
 
 #[test]
+fn a_worker_reaches_the_collectors_and_ca_files_as_the_server_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = policy(dir.path(), TWO_COMPONENTS);
+    let serving = Serving {
+        telemetry: vec!["http://127.0.0.1:4318".into()],
+        ca_paths: vec!["/etc/ssl/extra.pem".into()],
+        ..serving()
+    };
+    // A worker exports its guests' spans itself (not started inside the
+    // server's confinement, it has nothing of the server's to lean on).
+    let worker = Confinement::plan(&policy, &serving, &Scope::Components(vec!["reader".into()]));
+    assert!(ports(&worker.connect).contains(&4318));
+    assert!(worker.path(Path::new("/etc/ssl/extra.pem")).is_some());
+    let server = Confinement::plan(&policy, &serving, &Scope::Server);
+    assert!(ports(&server.connect).contains(&4318));
+}
+
+#[test]
 fn without_grants_nothing_is_reached_but_the_servers_own() {
     let dir = tempfile::tempdir().expect("tempdir");
     let policy = policy(dir.path(), "");

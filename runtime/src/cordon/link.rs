@@ -7,12 +7,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
+
+use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::launcher::{Start, Started};
 use super::relay::Relay;
@@ -51,7 +53,7 @@ struct Worker {
     /// The process, when this one started it (else its launcher reaps it).
     child: Mutex<Option<Child>>,
     /// Calls in flight, each with the channel its messages go to.
-    calls: Mutex<HashMap<u64, mpsc::Sender<FromWorker>>>,
+    calls: Mutex<HashMap<u64, UnboundedSender<FromWorker>>>,
     /// `Some(Ok(components))` once ready, `Some(Err)` if it never was.
     ready: (Mutex<Option<Readiness>>, Condvar),
     dead: AtomicBool,
@@ -105,7 +107,8 @@ impl Link {
         })
     }
 
-    /// Sends one component to `worker` and waits for its listing.
+    /// Sends one component to `worker` and waits for its listing (this
+    /// thread blocks: not one of the async runtime's).
     fn load_in(
         &self,
         worker: &Worker,
@@ -114,7 +117,7 @@ impl Link {
         bytes: &[u8],
     ) -> Result<Listing, String> {
         let id = self.next_call.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
+        let (tx, mut rx) = unbounded_channel();
         if let Ok(mut calls) = worker.calls.lock() {
             calls.insert(id, tx);
         }
@@ -124,9 +127,10 @@ impl Link {
             path: path.to_path_buf(),
         };
         let sent = worker.send(&load).and_then(|()| worker.send_raw(bytes));
-        let answer = sent
-            .map_err(|err| err.to_string())
-            .and_then(|()| rx.recv().map_err(|_| "it died while loading".to_string()));
+        let answer = sent.map_err(|err| err.to_string()).and_then(|()| {
+            rx.blocking_recv()
+                .ok_or_else(|| "it died while loading".to_string())
+        });
         worker.forget(id);
         match answer? {
             FromWorker::Listed { listing, .. } => listing,
@@ -135,12 +139,15 @@ impl Link {
     }
 
     /// Runs `work` in a fresh instance of `component` in the worker, as
-    /// [`crate::sandbox::Sandbox::call`] or `run_offer` runs it here.
-    pub fn run(
+    /// [`crate::sandbox::Sandbox::call`] or `run_offer` runs it here; the
+    /// worker continues the trace `trace` (a `traceparent`).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn run(
         &self,
         component: &str,
         digest: &str,
         work: Work,
+        trace: Option<String>,
         grant: &Grant,
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
@@ -152,12 +159,22 @@ impl Link {
                 self.name
             ))
         };
-        let worker = match self.running() {
+        let worker = match self.live() {
+            Some(worker) => Ok(worker),
+            // Starting one blocks (it waits for the worker to be ready).
+            None => match self.me.upgrade() {
+                Some(me) => tokio::task::spawn_blocking(move || me.running())
+                    .await
+                    .unwrap_or_else(|err| Err(err.to_string())),
+                None => Err("the server let it go".to_string()),
+            },
+        };
+        let worker = match worker {
             Ok(worker) => worker,
             Err(err) => return (Err(unavailable(err)), Teardown::none()),
         };
         let id = self.next_call.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::channel();
+        let (tx, mut rx) = unbounded_channel();
         if let Ok(mut calls) = worker.calls.lock() {
             calls.insert(id, tx);
         }
@@ -166,16 +183,24 @@ impl Link {
             component: component.to_string(),
             digest: digest.to_string(),
             work,
-            trace: crate::telemetry::traceparent(),
+            trace,
         };
         if let Err(err) = worker.send(&run) {
             worker.forget(id);
             return (Err(unavailable(err.to_string())), Teardown::none());
         }
-        let relay = Relay::new(&self.name, id, grant, observer.as_ref(), &cancel);
-        let ended = relay.until_done(&rx, |message| worker.send(message));
+        let relay = Relay::new(&self.name, id, grant, observer, &cancel);
+        let ended = relay
+            .until_done(&mut rx, |message| worker.send(message))
+            .await;
         worker.forget(id);
         ended
+    }
+
+    /// The worker, if one runs.
+    fn live(&self) -> Option<Arc<Worker>> {
+        let slot = self.worker.lock().ok()?;
+        slot.as_ref().filter(|w| !w.is_dead()).cloned()
     }
 
     /// The running worker, started if there is none or it died.
@@ -285,7 +310,8 @@ impl Worker {
     }
 
     fn send(&self, message: &ToWorker) -> std::io::Result<()> {
-        self.write(|stdin| wire::send(stdin, message))
+        let frame = wire::frame(message)?;
+        self.write(|stdin| stdin.write_all(&frame))
     }
 
     fn send_raw(&self, bytes: &[u8]) -> std::io::Result<()> {
@@ -465,12 +491,14 @@ while True:
         }
     }
 
-    #[test]
-    fn a_worker_s_answer_over_the_output_limit_is_refused_by_the_server() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_worker_s_answer_over_the_output_limit_is_refused_by_the_server() {
         let (link, _dir) = liar("big");
         let grant = Grant::default();
         let client = Arc::new(Client::default());
-        let (outcome, _) = link.run("c", "d", work(), &grant, client, CancelToken::new());
+        let cancel = CancelToken::new();
+        let ran = link.run("c", "d", work(), None, &grant, client, cancel);
+        let (outcome, _) = ran.await;
         match outcome {
             Err(RunError::OutputTooLarge { limit, .. }) => {
                 assert_eq!(limit, grant.limits.output)
@@ -479,13 +507,14 @@ while True:
         }
     }
 
-    #[test]
-    fn the_server_checks_what_a_worker_relays_against_the_call_s_grant() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_server_checks_what_a_worker_relays_against_the_call_s_grant() {
         let (link, _dir) = liar("asks");
         let client = Arc::new(Client::default());
         let grant = Grant::default();
-        let (outcome, teardown) =
-            link.run("c", "d", work(), &grant, client.clone(), CancelToken::new());
+        let cancel = CancelToken::new();
+        let ran = link.run("c", "d", work(), None, &grant, client.clone(), cancel);
+        let (outcome, teardown) = ran.await;
         // Not granted `sample`: the client was never asked, the worker was
         // told why.
         assert_eq!(client.asked.load(Ordering::Relaxed), 0);

@@ -6,8 +6,10 @@
 //! for it) — the client's answers and the call's cancellation go back, and
 //! its end is checked against the output limit and the questions asked.
 
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::wire::{Done, Ended, FromWorker, Reported, ToWorker};
 use crate::observe::{Ask, AskFailure, CallObserver};
@@ -15,7 +17,8 @@ use crate::policy::Grant;
 use crate::sandbox::asks::AskState;
 use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 
-/// How often a call waiting on its worker looks at its cancel token.
+/// How often a call waiting on its worker looks at its cancel token (it
+/// also looks at each message).
 const CANCEL_POLL: Duration = Duration::from_millis(10);
 
 /// One call in flight in a worker, as the server sees it.
@@ -23,7 +26,7 @@ pub(super) struct Relay<'a> {
     /// The cordon, for messages.
     cordon: &'a str,
     id: u64,
-    observer: &'a dyn CallObserver,
+    observer: Arc<dyn CallObserver>,
     cancel: &'a CancelToken,
     /// What the call may still ask, as its grant says.
     asks: AskState,
@@ -40,7 +43,7 @@ impl<'a> Relay<'a> {
         cordon: &'a str,
         id: u64,
         grant: &Grant,
-        observer: &'a dyn CallObserver,
+        observer: Arc<dyn CallObserver>,
         cancel: &'a CancelToken,
     ) -> Self {
         Relay {
@@ -58,45 +61,44 @@ impl<'a> Relay<'a> {
     }
 
     /// Relays the call's messages from `rx` (its answers through `send`)
-    /// until it is done, or its worker dies.
-    pub(super) fn until_done(
+    /// until it is done, or its worker dies. Waiting costs no thread: the
+    /// server's reader of the worker wakes this future with each message.
+    pub(super) async fn until_done(
         mut self,
-        rx: &mpsc::Receiver<FromWorker>,
+        rx: &mut UnboundedReceiver<FromWorker>,
         send: impl Fn(&ToWorker) -> std::io::Result<()>,
     ) -> (Result<Ran<Done>, RunError>, Teardown) {
         loop {
-            let message = match rx.recv_timeout(CANCEL_POLL) {
-                Ok(message) => message,
-                Err(RecvTimeoutError::Timeout) => {
-                    if self.cancel.is_cancelled() && !self.cancel_sent {
-                        self.cancel_sent = true;
-                        let (id, shutdown) = (self.id, self.cancel.is_shut_down());
-                        let _ = send(&ToWorker::Cancel { id, shutdown });
-                    }
-                    continue;
-                }
-                Err(RecvTimeoutError::Disconnected) => {
-                    let died = RunError::Crashed(format!(
-                        "the worker process of cordon {:?} died during the call (its log says \
-                         why); it is restarted, and no other cordon's calls are affected",
-                        self.cordon
-                    ));
-                    return (Err(died), Teardown::none());
-                }
+            if self.cancel.is_cancelled() && !self.cancel_sent {
+                self.cancel_sent = true;
+                let (id, shutdown) = (self.id, self.cancel.is_shut_down());
+                let _ = send(&ToWorker::Cancel { id, shutdown });
+            }
+            let message = tokio::select! {
+                biased;
+                message = rx.recv() => message,
+                () = tokio::time::sleep(CANCEL_POLL), if !self.cancel_sent => continue,
             };
-            if let Some(answer) = self.hear(message) {
-                match answer {
-                    Heard::Reply(reply) => {
-                        let _ = send(&reply);
-                    }
-                    Heard::Done(outcome, reported) => return self.ended(outcome, reported),
+            let Some(message) = message else {
+                let died = RunError::Crashed(format!(
+                    "the worker process of cordon {:?} died during the call (its log says \
+                     why); it is restarted, and no other cordon's calls are affected",
+                    self.cordon
+                ));
+                return (Err(died), Teardown::none());
+            };
+            match self.hear(message).await {
+                Some(Heard::Reply(reply)) => {
+                    let _ = send(&reply);
                 }
+                Some(Heard::Done(outcome, reported)) => return self.ended(outcome, reported),
+                None => {}
             }
         }
     }
 
     /// One message of the worker: what it asks for back, if anything.
-    fn hear(&mut self, message: FromWorker) -> Option<Heard> {
+    async fn hear(&mut self, message: FromWorker) -> Option<Heard> {
         let id = self.id;
         match message {
             FromWorker::Log { level, message, .. } => {
@@ -128,7 +130,7 @@ impl<'a> Relay<'a> {
             } => {
                 let deadline = Instant::now() + Duration::from_millis(within_ms);
                 let answer = match Ask::try_from(ask) {
-                    Ok(ask) => self.ask(ask, deadline),
+                    Ok(ask) => self.ask(ask, deadline).await,
                     Err(err) => Err(AskFailure::Failed(err)),
                 };
                 let answer = answer.map_err(|f| (&f).into());
@@ -146,7 +148,15 @@ impl<'a> Relay<'a> {
                     .into_iter()
                     .map(|ask| self.admitted_as(Ask::try_from(ask).ok()?))
                     .collect();
-                let answers = asks.and_then(|asks| self.observer.wait_in_task(&asks, deadline));
+                let answers = match asks {
+                    Some(asks) => {
+                        let observer = self.observer.clone();
+                        off_thread(move || observer.wait_in_task(&asks, deadline))
+                            .await
+                            .flatten()
+                    }
+                    None => None,
+                };
                 let answers = answers.map(|all| {
                     all.into_iter()
                         .map(|a| a.map_err(|f| (&f).into()))
@@ -161,13 +171,20 @@ impl<'a> Relay<'a> {
         }
     }
 
-    /// A question of the guest, admitted against the grant, then asked.
-    fn ask(&mut self, mut ask: Ask, deadline: Instant) -> Result<serde_json::Value, AskFailure> {
+    /// A question of the guest, admitted against the grant, then asked
+    /// (the wait for the client's answer on a thread of its own).
+    async fn ask(
+        &mut self,
+        mut ask: Ask,
+        deadline: Instant,
+    ) -> Result<serde_json::Value, AskFailure> {
         match self.asks.admit_relayed(ask.kind, &mut ask.params) {
             Ok(()) => {
-                let answer = self.observer.ask(&ask, deadline);
-                self.admitted.push(ask);
-                answer
+                self.admitted.push(ask.clone());
+                let observer = self.observer.clone();
+                off_thread(move || observer.ask(&ask, deadline))
+                    .await
+                    .unwrap_or_else(|| Err(AskFailure::Failed("the wait for it failed".into())))
             }
             Err(note) => {
                 tracing::warn!(cordon = %self.cordon, "{note} (relayed by its worker)");
@@ -236,6 +253,12 @@ impl<'a> Relay<'a> {
         );
         (outcome, teardown)
     }
+}
+
+/// Runs `wait`, which blocks until the client answers, on tokio's
+/// blocking pool; `None` if it panicked.
+async fn off_thread<R: Send + 'static>(wait: impl FnOnce() -> R + Send + 'static) -> Option<R> {
+    tokio::task::spawn_blocking(wait).await.ok()
 }
 
 /// What a message of the worker calls for.

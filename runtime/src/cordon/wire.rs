@@ -267,13 +267,22 @@ pub struct WireAskRecord {
 
 /// Writes one message as a frame.
 pub fn send(out: &mut impl Write, message: &impl Serialize) -> std::io::Result<()> {
-    let body = serde_json::to_vec(message).map_err(std::io::Error::other)?;
-    let mut frame = BytesMut::with_capacity(body.len() + 4);
-    codec()
-        .encode(Bytes::from(body), &mut frame)
-        .map_err(std::io::Error::other)?;
-    out.write_all(&frame)?;
+    out.write_all(&frame(message)?)?;
     out.flush()
+}
+
+/// One message as a frame, its length first as the codec reads it (4
+/// bytes, big-endian): made before a writer takes the stream, so that
+/// writers wait on one another only for the write.
+pub fn frame(message: &impl Serialize) -> std::io::Result<Vec<u8>> {
+    let mut frame = vec![0; 4];
+    serde_json::to_writer(&mut frame, message).map_err(std::io::Error::other)?;
+    let length = u32::try_from(frame.len() - 4)
+        .ok()
+        .filter(|&n| n as usize <= MAX_FRAME)
+        .ok_or_else(|| std::io::Error::other("the message is over the frame limit"))?;
+    frame[..4].copy_from_slice(&length.to_be_bytes());
+    Ok(frame)
 }
 
 /// Writes bytes as a raw frame (a component's, after its `Load`).

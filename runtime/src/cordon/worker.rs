@@ -47,112 +47,185 @@ type Out = Arc<Mutex<Box<dyn Write + Send>>>;
 type Awaited = Arc<Mutex<HashMap<(u64, u64), mpsc::Sender<ToWorker>>>>;
 
 /// Serves calls from `input` until it ends, then waits for those running.
+///
+/// No thread only reads: the reading moves from lane to lane. The lane
+/// that reads a call hands the reading on (a push onto the lanes' queue,
+/// which under load a busy lane takes without a wake-up) and runs the call
+/// itself, so a call is not handed from a reader to a lane. A call that
+/// runs long holds only its own lane: the reading waits in the queue, and
+/// the lanes' watcher gives it a thread when it waited [`crate::lanes::LONG`].
 pub fn serve(
     runner: Arc<dyn Runner>,
-    input: impl Read,
+    input: impl Read + Send + 'static,
     output: impl Write + Send + 'static,
 ) -> std::io::Result<()> {
     let out: Out = Arc::new(Mutex::new(Box::new(output)));
     send(&out, &FromWorker::Ready)?;
-    let awaited: Awaited = Arc::default();
-    let cancels: Arc<Mutex<HashMap<u64, CancelToken>>> = Arc::default();
-    let mut running = Vec::new();
-    let calls = InFlight::default();
-    let mut frames = Frames::new(input);
-    while let Some(message) = frames.read::<ToWorker>()? {
-        match message {
-            ToWorker::Load { id, name, path } => {
-                let Some(bytes) = frames.read_raw()? else {
-                    break;
-                };
-                let (runner, out) = (runner.clone(), out.clone());
-                let load = std::thread::Builder::new()
-                    .name(format!("airlock-load-{id}"))
-                    .spawn(move || {
-                        let listing = runner.load(&name, &path, &bytes);
-                        let _ = send(&out, &FromWorker::Listed { id, listing });
-                    })?;
-                running.push(load);
-            }
-            ToWorker::Run {
-                id,
-                component,
-                digest,
-                work,
-                trace,
-            } => {
-                let cancel = CancelToken::new();
-                if let Ok(mut cancels) = cancels.lock() {
-                    cancels.insert(id, cancel.clone());
-                }
-                let observer = Arc::new(Relayed {
+    let serving = Arc::new(Serving {
+        runner,
+        out,
+        awaited: Arc::default(),
+        cancels: Arc::default(),
+        loads: Mutex::default(),
+        calls: InFlight::default(),
+    });
+    let (ended, end) = mpsc::channel();
+    let reader = Reader {
+        frames: Frames::new(Box::new(input)),
+        serving: serving.clone(),
+        ended,
+    };
+    apart(move || reader.read_on());
+    let read = end
+        .recv()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the worker's reading stopped")));
+    // The server let go: stop waiting for answers that will not come.
+    if let Ok(mut awaited) = serving.awaited.lock() {
+        awaited.clear();
+    }
+    let loads = serving.loads.lock().map(|mut l| std::mem::take(&mut *l));
+    for load in loads.unwrap_or_default() {
+        let _ = load.join();
+    }
+    serving.calls.wait_for_none();
+    read
+}
+
+/// Runs `job` on a lane (on a thread of its own when lanes are off: a
+/// worker has no async runtime whose blocking pool would take it).
+fn apart(job: impl FnOnce() + Send + 'static) {
+    match crate::lanes::global() {
+        Some(lanes) => lanes.spawn(job),
+        None => drop(std::thread::spawn(job)),
+    }
+}
+
+/// What every lane of the worker shares.
+struct Serving {
+    runner: Arc<dyn Runner>,
+    out: Out,
+    awaited: Awaited,
+    cancels: Arc<Mutex<HashMap<u64, CancelToken>>>,
+    loads: Mutex<Vec<std::thread::JoinHandle<()>>>,
+    calls: InFlight,
+}
+
+/// The reading of the worker's input, on whichever lane has it.
+struct Reader {
+    frames: Frames<Box<dyn Read + Send>>,
+    serving: Arc<Serving>,
+    /// Told how the input ended.
+    ended: mpsc::Sender<std::io::Result<()>>,
+}
+
+impl Reader {
+    /// Reads messages until one is a call: then the reading goes on on
+    /// another lane, and this one runs the call.
+    fn read_on(mut self) {
+        loop {
+            let message = match self.frames.read::<ToWorker>() {
+                Ok(Some(message)) => message,
+                Ok(None) => return drop(self.ended.send(Ok(()))),
+                Err(err) => return drop(self.ended.send(Err(err))),
+            };
+            let handled = match message {
+                ToWorker::Run {
                     id,
-                    out: out.clone(),
-                    awaited: awaited.clone(),
-                    next: AtomicU64::new(0),
-                });
-                let (runner, out, cancels) = (runner.clone(), out.clone(), cancels.clone());
-                let held = calls.hold();
-                // On a lane, as a guest runs in the server: a thread of a
-                // core's few, kept for the next call (a thread a call cost
-                // more than the call).
-                crate::lanes::spawn(move || {
-                    // The server's call, continued here when traced.
-                    let parent = trace
-                        .as_deref()
-                        .and_then(crate::telemetry::from_traceparent);
-                    let _trace = crate::telemetry::enter(parent.as_ref());
-                    let (outcome, teardown) =
-                        runner.run(&component, &digest, &work, observer, cancel);
-                    let done = FromWorker::Done {
-                        id,
-                        outcome: outcome.map(|ran| match ran {
-                            Ran::Answered(Done::Output(raw)) => {
-                                Ended::Answered(WireOutput::from(&raw))
-                            }
-                            Ran::Answered(Done::Offer(Ok(offered))) => {
-                                Ended::Offered(WireOffered::from(&offered))
-                            }
-                            Ran::Answered(Done::Offer(Err(missing))) => Ended::NotFound(missing),
-                            Ran::Waits(asks) => {
-                                Ended::Waits(asks.iter().map(WireAsk::from).collect())
-                            }
-                        }),
-                        reported: reported(&teardown),
-                    };
-                    let _ = send(&out, &done);
-                    if let Ok(mut cancels) = cancels.lock() {
-                        cancels.remove(&id);
+                    component,
+                    digest,
+                    work,
+                    trace,
+                } => {
+                    let serving = self.serving.clone();
+                    apart(move || self.read_on());
+                    serving.run(id, &component, &digest, &work, trace);
+                    return;
+                }
+                ToWorker::Load { id, name, path } => self.load(id, name, path),
+                ToWorker::Answer { id, seq, .. } | ToWorker::Waited { id, seq, .. } => {
+                    let awaited = self.serving.awaited.lock();
+                    let to = awaited.ok().and_then(|mut a| a.remove(&(id, seq)));
+                    if let Some(to) = to {
+                        let _ = to.send(message);
                     }
-                    drop(teardown);
-                    drop(held);
-                });
-            }
-            ToWorker::Answer { id, seq, .. } | ToWorker::Waited { id, seq, .. } => {
-                let to = awaited.lock().ok().and_then(|mut a| a.remove(&(id, seq)));
-                if let Some(to) = to {
-                    let _ = to.send(message);
+                    Ok(())
                 }
-            }
-            ToWorker::Cancel { id, shutdown } => {
-                let token = cancels.lock().ok().and_then(|c| c.get(&id).cloned());
-                match (token, shutdown) {
-                    (Some(token), true) => token.shut_down(),
-                    (Some(token), false) => token.cancel(),
-                    (None, _) => {}
+                ToWorker::Cancel { id, shutdown } => {
+                    let cancels = self.serving.cancels.lock();
+                    let token = cancels.ok().and_then(|c| c.get(&id).cloned());
+                    match (token, shutdown) {
+                        (Some(token), true) => token.shut_down(),
+                        (Some(token), false) => token.cancel(),
+                        (None, _) => {}
+                    }
+                    Ok(())
                 }
+            };
+            if let Err(err) = handled {
+                return drop(self.ended.send(Err(err)));
             }
         }
     }
-    // The server let go: stop waiting for answers that will not come.
-    if let Ok(mut awaited) = awaited.lock() {
-        awaited.clear();
+
+    /// A component to load: its bytes are the next frame; compiled and
+    /// listed on a thread of its own.
+    fn load(&mut self, id: u64, name: String, path: std::path::PathBuf) -> std::io::Result<()> {
+        let Some(bytes) = self.frames.read_raw()? else {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        };
+        let (runner, out) = (self.serving.runner.clone(), self.serving.out.clone());
+        let load = std::thread::Builder::new()
+            .name(format!("airlock-load-{id}"))
+            .spawn(move || {
+                let listing = runner.load(&name, &path, &bytes);
+                let _ = send(&out, &FromWorker::Listed { id, listing });
+            })?;
+        if let Ok(mut loads) = self.serving.loads.lock() {
+            loads.push(load);
+        }
+        Ok(())
     }
-    for load in running {
-        let _ = load.join();
+}
+
+impl Serving {
+    /// Runs call `id` on this thread and sends its end.
+    fn run(&self, id: u64, component: &str, digest: &str, work: &Work, trace: Option<String>) {
+        let held = self.calls.hold();
+        let cancel = CancelToken::new();
+        if let Ok(mut cancels) = self.cancels.lock() {
+            cancels.insert(id, cancel.clone());
+        }
+        let observer = Arc::new(Relayed {
+            id,
+            out: self.out.clone(),
+            awaited: self.awaited.clone(),
+            next: AtomicU64::new(0),
+        });
+        // The server's call, continued here when traced.
+        let parent = trace
+            .as_deref()
+            .and_then(crate::telemetry::from_traceparent);
+        let _trace = crate::telemetry::enter(parent.as_ref());
+        let (outcome, teardown) = self.runner.run(component, digest, work, observer, cancel);
+        let done = FromWorker::Done {
+            id,
+            outcome: outcome.map(|ran| match ran {
+                Ran::Answered(Done::Output(raw)) => Ended::Answered(WireOutput::from(&raw)),
+                Ran::Answered(Done::Offer(Ok(offered))) => {
+                    Ended::Offered(WireOffered::from(&offered))
+                }
+                Ran::Answered(Done::Offer(Err(missing))) => Ended::NotFound(missing),
+                Ran::Waits(asks) => Ended::Waits(asks.iter().map(WireAsk::from).collect()),
+            }),
+            reported: reported(&teardown),
+        };
+        let _ = send(&self.out, &done);
+        if let Ok(mut cancels) = self.cancels.lock() {
+            cancels.remove(&id);
+        }
+        drop(teardown);
+        drop(held);
     }
-    calls.wait_for_none();
-    Ok(())
 }
 
 /// The calls running, counted so that the worker ends only after them.
@@ -189,10 +262,12 @@ impl Drop for Held {
 }
 
 fn send(out: &Out, message: &FromWorker) -> std::io::Result<()> {
+    let frame = wire::frame(message)?;
     let mut out = out
         .lock()
         .map_err(|_| std::io::Error::other("the worker's output is poisoned"))?;
-    wire::send(&mut *out, message)
+    out.write_all(&frame)?;
+    out.flush()
 }
 
 /// What a call's teardown says, for the serving process's record.

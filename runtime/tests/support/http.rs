@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 pub struct Served {
     pub child: Child,
     pub addr: SocketAddr,
+    /// What it (and its cordons' workers) said before it listened.
+    pub start_log: Vec<String>,
     _dir: tempfile::TempDir,
 }
 
@@ -132,8 +134,10 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
         .expect("start airlock");
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
+    let (said, start_log) = mpsc::channel();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = said.send(line.clone());
             // Connection-limit warnings of the keep-alive attack would drown
             // everything else.
             if !line.contains("connection limit") {
@@ -150,6 +154,7 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
     Served {
         child,
         addr,
+        start_log: start_log.try_iter().collect(),
         _dir: dir,
     }
 }
