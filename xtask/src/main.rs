@@ -36,9 +36,12 @@ use toolchains::{build_examples, ensure_apt, ensure_venv, language_tests};
 const TARGET: &str = "wasm32-wasip2";
 
 /// Guest workspaces and where their `.wasm` files are collected.
-const GUESTS: [(&str, &str); 2] = [
+const GUESTS: [(&str, &str); 3] = [
     ("components", "target/components"),
     ("tests/components", "target/test-components"),
+    // The WASI 0.3 test components: a workspace of their own (wit-bindgen's
+    // `async` feature stays out of the 0.2 guests).
+    ("tests/components/p3", "target/test-components"),
 ];
 
 fn main() -> Result<()> {
