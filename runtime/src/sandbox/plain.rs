@@ -61,7 +61,12 @@ impl Run {
         name: &str,
         arguments: &str,
     ) -> Result<RawOutput, RunError> {
-        let (export, function, params, mut results) = function_call(pre, name, arguments)?;
+        let FunctionCall {
+            export,
+            function,
+            params,
+            mut results,
+        } = function_call(pre, name, arguments)?;
         let store = &mut self.store;
         let called = pre.pre.instantiate(&mut *store).and_then(|instance| {
             let func = instance.get_func(&mut *store, export).ok_or_else(|| {
@@ -93,13 +98,22 @@ impl Run {
     }
 }
 
-/// The export and function of tool `name`, its parameters converted from
-/// `arguments`, and room for its result.
+/// A function call before it is made: the export and function of a tool,
+/// its parameters converted from the call's arguments, and room for its
+/// result.
+pub(super) struct FunctionCall<'a> {
+    pub(super) export: ComponentExportIndex,
+    pub(super) function: &'a Function,
+    pub(super) params: Vec<Val>,
+    pub(super) results: Vec<Val>,
+}
+
+/// The call of tool `name`'s function with `arguments`.
 pub(super) fn function_call<'a>(
     pre: &'a FunctionsPre,
     name: &str,
     arguments: &str,
-) -> Result<(ComponentExportIndex, &'a Function, Vec<Val>, Vec<Val>), RunError> {
+) -> Result<FunctionCall<'a>, RunError> {
     let Some((export, function)) = pre.functions.get(name) else {
         return Err(RunError::Setup(format!(
             "the component has no function for tool {name:?}"
@@ -110,5 +124,10 @@ pub(super) fn function_call<'a>(
     let params = value::arguments(&function.params, &args)
         .map_err(|e| RunError::InvalidArguments(e.to_string()))?;
     let results = vec![Val::Bool(false); usize::from(function.result.is_some())];
-    Ok((*export, function, params, results))
+    Ok(FunctionCall {
+        export: *export,
+        function,
+        params,
+        results,
+    })
 }

@@ -19,7 +19,7 @@ use wasmtime::component::{TypedFunc, Val};
 
 use crate::sandbox::bindings::{CallFunc, types};
 use crate::sandbox::interruption::{CancelToken, Interruption};
-use crate::sandbox::plain::function_call;
+use crate::sandbox::plain::{FunctionCall, function_call};
 use crate::sandbox::run::Run;
 use crate::sandbox::{CallState, FunctionsPre, Linked, RawOutput, RunError, ToolPre};
 
@@ -63,7 +63,12 @@ impl Run {
         name: &str,
         arguments: &str,
     ) -> Result<RawOutput, RunError> {
-        let (export, function, params, mut results) = function_call(pre, name, arguments)?;
+        let FunctionCall {
+            export,
+            function,
+            params,
+            mut results,
+        } = function_call(pre, name, arguments)?;
         let called = self.drive(async |store| {
             let instance = pre.pre.instantiate_async(&mut *store).await?;
             let func = instance.get_func(&mut *store, export).ok_or_else(|| {
