@@ -1,11 +1,12 @@
 //! WASI 0.3 components beside 0.2 ones: `p3_tool` (the airlock contract,
-//! its `call` lifted async, `wasi:http@0.3.0` and the 0.3 clock) and
-//! `p3_plain` (plain functions, synchronous exports over a 0.3 import),
-//! built by `cargo xtask build` from `tests/components/p3`. They load, are
-//! inspected, and run under the same grants (folders, network with its
-//! injected and redacted credentials) and limits (time, memory, fuel) as a
-//! 0.2 tool, in process, over MCP and over `/rpc`. A build without the
-//! `p3` feature refuses them at load, saying why.
+//! its `call` an `async func` over `wasi:http@0.3.0` and the 0.3 clock) and
+//! `p3_plain` (plain functions, `pause` an `async func`), built by `cargo
+//! xtask build` from `tests/components/p3`, and `p3_py` (plain functions in
+//! Python, componentize-py). They load, are inspected, and run under the
+//! same grants (folders, network with its injected and redacted
+//! credentials) and limits (time, memory, fuel) as a 0.2 tool, in process,
+//! over MCP and over `/rpc`. A build without the `p3` feature refuses them
+//! at load, saying why.
 
 use crate::support;
 
@@ -90,6 +91,22 @@ fn a_synchronous_export_waits_on_a_0_3_import() {
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("{said}"));
     assert!(waited >= 30, "{said}");
+}
+
+#[cfg(feature = "p3")]
+#[test]
+fn a_python_component_for_0_3_runs_its_async_and_its_synchronous_export() {
+    // componentize-py's 0.3 bindings (`tests/components/p3_py`).
+    let runtime = support::runtime("", &[test_component("p3_py")]);
+    let twice = support::structured(&runtime, "twice", json!({"n": 21}));
+    assert_eq!(twice["result"], 42);
+    let paused = support::structured(&runtime, "pause", json!({"ms": 20}));
+    assert!(
+        paused["result"]
+            .as_str()
+            .is_some_and(|s| s.starts_with("paused ")),
+        "{paused}"
+    );
 }
 
 #[cfg(feature = "p3")]
