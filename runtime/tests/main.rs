@@ -15,8 +15,8 @@ mod calls;
 mod cli;
 #[cfg(target_os = "linux")]
 mod confine;
-mod cordons;
 mod contract;
+mod cordons;
 mod doc_links;
 mod first_day;
 mod folders;

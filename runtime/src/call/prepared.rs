@@ -238,6 +238,9 @@ impl<E: Entry> Prepared<E> {
         if let Err(err) = held.await {
             return Some(self.refused(err));
         }
+        if self.cordon.is_some() {
+            return self.run_in_worker(observer).await;
+        }
         if self.grant.asks.any() {
             return self.run_apart(observer).await;
         }
@@ -295,6 +298,24 @@ impl<E: Entry> Prepared<E> {
         let (outcome, teardown) = self.run_to_teardown(observer);
         drop(inline);
         Inlined { outcome, teardown }
+    }
+
+    /// Runs an entry of a cordoned component: its guest runs in the
+    /// cordon's worker, and this side only waits for its messages — a wait
+    /// for I/O, not work for a lane (a lane is one of a core's few threads)
+    /// nor for the async thread, so it waits on tokio's blocking pool, as
+    /// many at once as there are calls.
+    async fn run_in_worker(self, observer: Arc<dyn CallObserver>) -> Option<Outcome<E>> {
+        let stop_on_drop = CancelOnDrop::arm(self.cancel.clone());
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        tokio::task::spawn_blocking(move || {
+            self.deliver_outcome(observer, |outcome| {
+                let _ = tx.send(outcome);
+            });
+        });
+        let outcome = rx.await.ok();
+        stop_on_drop.disarm();
+        outcome
     }
 
     /// Hands the entry to a lane and waits for its outcome.

@@ -158,41 +158,29 @@ pub(super) fn workers(args: &Args, policy: &Policy) -> Option<confine::Workers> 
     Some(confine::Workers { program, reads })
 }
 
-/// The serving process's links to its cordons, each worker started (all
-/// at once) and loaded before this returns; `members` says which
-/// component is where.
+/// The serving process's links to its cordons, each worker started and
+/// ready (confined) before this returns; `members` says which component
+/// is where.
 pub(super) fn start(plan: BTreeMap<String, (Vec<String>, Launch)>) -> Result<Cordons, Exit> {
     let mut links = Vec::new();
     let mut members = BTreeMap::new();
     for (name, (components, launch)) in plan {
         let link = Link::new(&name, launch);
-        if let Err(err) = link.launch() {
+        if let Err(err) = link.start() {
             eprintln!("error: cordon {name}: its worker did not start: {err}");
             return Err(Exit::LoadFailed);
         }
-        for component in &components {
-            members.insert(component.clone(), name.clone());
+        eprintln!(
+            "airlock: cordon {name}: worker {} runs {}",
+            link.pid().unwrap_or_default(),
+            components.join(", ")
+        );
+        for component in components {
+            members.insert(component, name.clone());
         }
-        links.push((link, components));
+        links.push(link);
     }
-    for (link, components) in &links {
-        let name = link.name();
-        match link.start() {
-            Ok(()) => eprintln!(
-                "airlock: cordon {name}: worker {} runs {}",
-                link.pid().unwrap_or_default(),
-                components.join(", ")
-            ),
-            Err(err) => {
-                eprintln!("error: cordon {name}: its worker did not start: {err}");
-                return Err(Exit::LoadFailed);
-            }
-        }
-    }
-    Ok(Cordons::new(
-        links.into_iter().map(|(link, _)| link).collect(),
-        members,
-    ))
+    Ok(Cordons::new(links, members))
 }
 
 /// `serve --cordon-worker NAME`: one cordon's worker, until its stdin ends.

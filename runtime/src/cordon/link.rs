@@ -42,8 +42,6 @@ pub struct Link {
     /// again loads them all before it takes a call.
     loads: Mutex<BTreeMap<String, Sent>>,
     next_call: AtomicU64,
-    /// Workers that died (crashed, killed) while the link was in use.
-    deaths: AtomicU64,
     me: Weak<Link>,
 }
 
@@ -74,7 +72,6 @@ impl Link {
             worker: Mutex::new(None),
             loads: Mutex::new(BTreeMap::new()),
             next_call: AtomicU64::new(1),
-            deaths: AtomicU64::new(0),
             me: me.clone(),
         })
     }
@@ -87,16 +84,6 @@ impl Link {
     pub fn pid(&self) -> Option<u32> {
         let worker = self.worker.lock().ok()?;
         worker.as_ref().filter(|w| !w.is_dead()).map(|w| w.pid)
-    }
-
-    /// How many of its workers died so far.
-    pub fn deaths(&self) -> u64 {
-        self.deaths.load(Ordering::Relaxed)
-    }
-
-    /// Starts the worker now, without waiting for it to load.
-    pub fn launch(&self) -> Result<(), String> {
-        self.running().map(drop)
     }
 
     /// Starts the worker now (rather than at the first call) and waits
@@ -264,7 +251,6 @@ impl Link {
     /// A worker of this link died: said in the log and the metrics, and a
     /// new one started so the next call does not wait for it.
     fn died(&self, worker: &Worker, status: &str, was_ready: bool) {
-        self.deaths.fetch_add(1, Ordering::Relaxed);
         crate::metrics::cordon_died(&self.name);
         tracing::warn!(
             cordon = %self.name,
@@ -309,23 +295,24 @@ impl Worker {
     }
 
     fn send(&self, message: &ToWorker) -> std::io::Result<()> {
-        let mut stdin = self
-            .stdin
-            .lock()
-            .map_err(|_| std::io::Error::other("the worker's pipe is poisoned"))?;
-        match stdin.as_mut() {
-            Some(stdin) => wire::send(stdin, message),
-            None => Err(std::io::ErrorKind::BrokenPipe.into()),
-        }
+        self.write(|stdin| wire::send(stdin, message))
     }
 
     fn send_raw(&self, bytes: &[u8]) -> std::io::Result<()> {
+        self.write(|stdin| wire::send_raw(stdin, bytes))
+    }
+
+    /// Writes on its stdin, one writer at a time; a pipe let go is broken.
+    fn write(
+        &self,
+        frame: impl FnOnce(&mut ChildStdin) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
         let mut stdin = self
             .stdin
             .lock()
             .map_err(|_| std::io::Error::other("the worker's pipe is poisoned"))?;
         match stdin.as_mut() {
-            Some(stdin) => wire::send_raw(stdin, bytes),
+            Some(stdin) => frame(stdin),
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
         }
     }

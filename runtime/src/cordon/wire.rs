@@ -291,6 +291,8 @@ pub struct Frames<R> {
     from: R,
     codec: LengthDelimitedCodec,
     buffer: BytesMut,
+    /// What one read takes from the stream (zeroed once, not per read).
+    chunk: Box<[u8]>,
 }
 
 impl<R: Read> Frames<R> {
@@ -299,6 +301,7 @@ impl<R: Read> Frames<R> {
             from,
             codec: codec(),
             buffer: BytesMut::with_capacity(64 << 10),
+            chunk: vec![0; 64 << 10].into_boxed_slice(),
         }
     }
 
@@ -318,15 +321,14 @@ impl<R: Read> Frames<R> {
             if let Some(frame) = self.codec.decode(&mut self.buffer)? {
                 return Ok(Some(frame));
             }
-            let mut chunk = [0u8; 64 << 10];
-            let read = self.from.read(&mut chunk)?;
+            let read = self.from.read(&mut self.chunk)?;
             if read == 0 {
                 return match self.buffer.is_empty() {
                     true => Ok(None),
                     false => Err(std::io::ErrorKind::UnexpectedEof.into()),
                 };
             }
-            self.buffer.extend_from_slice(&chunk[..read]);
+            self.buffer.extend_from_slice(&self.chunk[..read]);
         }
     }
 }

@@ -57,6 +57,7 @@ pub fn serve(
     let awaited: Awaited = Arc::default();
     let cancels: Arc<Mutex<HashMap<u64, CancelToken>>> = Arc::default();
     let mut running = Vec::new();
+    let calls = InFlight::default();
     let mut frames = Frames::new(input);
     while let Some(message) = frames.read::<ToWorker>()? {
         match message {
@@ -91,42 +92,41 @@ pub fn serve(
                     next: AtomicU64::new(0),
                 });
                 let (runner, out, cancels) = (runner.clone(), out.clone(), cancels.clone());
-                let call = std::thread::Builder::new()
-                    .name(format!("airlock-call-{id}"))
-                    .spawn(move || {
-                        // The server's call, continued here when traced.
-                        let parent = trace
-                            .as_deref()
-                            .and_then(crate::telemetry::from_traceparent);
-                        let _trace = crate::telemetry::enter(parent.as_ref());
-                        let (outcome, teardown) =
-                            runner.run(&component, &digest, &work, observer, cancel);
-                        let done = FromWorker::Done {
-                            id,
-                            outcome: outcome.map(|ran| match ran {
-                                Ran::Answered(Done::Output(raw)) => {
-                                    Ended::Answered(WireOutput::from(&raw))
-                                }
-                                Ran::Answered(Done::Offer(Ok(offered))) => {
-                                    Ended::Offered(WireOffered::from(&offered))
-                                }
-                                Ran::Answered(Done::Offer(Err(missing))) => {
-                                    Ended::NotFound(missing)
-                                }
-                                Ran::Waits(asks) => {
-                                    Ended::Waits(asks.iter().map(WireAsk::from).collect())
-                                }
-                            }),
-                            reported: reported(&teardown),
-                        };
-                        let _ = send(&out, &done);
-                        if let Ok(mut cancels) = cancels.lock() {
-                            cancels.remove(&id);
-                        }
-                        drop(teardown);
-                    })?;
-                running.push(call);
-                running.retain(|call| !call.is_finished());
+                let held = calls.hold();
+                // On a lane, as a guest runs in the server: a thread of a
+                // core's few, kept for the next call (a thread a call cost
+                // more than the call).
+                crate::lanes::spawn(move || {
+                    // The server's call, continued here when traced.
+                    let parent = trace
+                        .as_deref()
+                        .and_then(crate::telemetry::from_traceparent);
+                    let _trace = crate::telemetry::enter(parent.as_ref());
+                    let (outcome, teardown) =
+                        runner.run(&component, &digest, &work, observer, cancel);
+                    let done = FromWorker::Done {
+                        id,
+                        outcome: outcome.map(|ran| match ran {
+                            Ran::Answered(Done::Output(raw)) => {
+                                Ended::Answered(WireOutput::from(&raw))
+                            }
+                            Ran::Answered(Done::Offer(Ok(offered))) => {
+                                Ended::Offered(WireOffered::from(&offered))
+                            }
+                            Ran::Answered(Done::Offer(Err(missing))) => Ended::NotFound(missing),
+                            Ran::Waits(asks) => {
+                                Ended::Waits(asks.iter().map(WireAsk::from).collect())
+                            }
+                        }),
+                        reported: reported(&teardown),
+                    };
+                    let _ = send(&out, &done);
+                    if let Ok(mut cancels) = cancels.lock() {
+                        cancels.remove(&id);
+                    }
+                    drop(teardown);
+                    drop(held);
+                });
             }
             ToWorker::Answer { id, seq, .. } | ToWorker::Waited { id, seq, .. } => {
                 let to = awaited.lock().ok().and_then(|mut a| a.remove(&(id, seq)));
@@ -148,10 +148,44 @@ pub fn serve(
     if let Ok(mut awaited) = awaited.lock() {
         awaited.clear();
     }
-    for call in running {
-        let _ = call.join();
+    for load in running {
+        let _ = load.join();
     }
+    calls.wait_for_none();
     Ok(())
+}
+
+/// The calls running, counted so that the worker ends only after them.
+#[derive(Default, Clone)]
+struct InFlight(Arc<(Mutex<usize>, std::sync::Condvar)>);
+
+/// One call counted in [`InFlight`] until it is dropped.
+struct Held(InFlight);
+
+impl InFlight {
+    fn hold(&self) -> Held {
+        if let Ok(mut n) = self.0.0.lock() {
+            *n += 1;
+        }
+        Held(self.clone())
+    }
+
+    fn wait_for_none(&self) {
+        let (count, changed) = &*self.0;
+        if let Ok(guard) = count.lock() {
+            drop(changed.wait_while(guard, |n| *n > 0));
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let (count, changed) = &*(self.0).0;
+        if let Ok(mut n) = count.lock() {
+            *n = n.saturating_sub(1);
+        }
+        changed.notify_all();
+    }
 }
 
 fn send(out: &Out, message: &FromWorker) -> std::io::Result<()> {
