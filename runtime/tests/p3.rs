@@ -5,8 +5,8 @@
 //! Python, componentize-py). They load, are inspected, and run under the
 //! same grants (folders, network with its injected and redacted
 //! credentials) and limits (time, memory, fuel) as a 0.2 tool, in process,
-//! over MCP and over `/rpc`. A build without the `p3` feature refuses them
-//! at load, saying why.
+//! over MCP and over `/rpc`, and in a cordon's worker. A build without the
+//! `p3` feature refuses them at load, saying why, cordoned or not.
 
 use crate::support;
 
@@ -38,6 +38,33 @@ fn without_the_feature_a_0_3_component_is_refused_with_the_reason() {
         refusal.contains("@0.3.0 (WASI 0.3)") && refusal.contains("built without WASI 0.3 support"),
         "{refusal}"
     );
+}
+
+/// In a cordon the server compiles the component too (to know its
+/// shape), and refuses it there as in process, before its worker's words.
+#[cfg(not(feature = "p3"))]
+#[test]
+fn without_the_feature_a_cordoned_0_3_component_is_refused_with_the_same_reason() {
+    let file = test_component("p3_tool");
+    let in_process = support::first_refusal("", std::slice::from_ref(&file));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let policy = dir.path().join("airlock.toml");
+    std::fs::write(&policy, "[components.p3_tool]\ncordon = \"x\"\n").expect("policy");
+    let (policy, file) = (policy.display().to_string(), file.display().to_string());
+    let out = support::airlock_command(&[
+        "serve",
+        "--policy",
+        &policy,
+        "--listen",
+        "127.0.0.1:0",
+        &file,
+    ])
+    .output()
+    .expect("airlock serve");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("airlock: cordon x: worker"), "{said}");
+    assert!(said.contains(&format!("refused {in_process}")), "{said}");
 }
 
 #[cfg(feature = "p3")]
@@ -295,6 +322,69 @@ mod served {
             "{:?}",
             reply.json()
         );
+    }
+
+    /// Both 0.3 components in one cordon: the worker (the same binary)
+    /// compiles them on its 0.3 engine, lists and runs them, confined to
+    /// their grants, and enforces their limits, folders and network.
+    #[test]
+    fn in_a_cordon_their_calls_run_in_its_worker_under_their_grants() {
+        let data = tempfile::tempdir().expect("dir");
+        std::fs::write(data.path().join("in.txt"), "first\nsecond\n").expect("write");
+        let host = data.path().display();
+        let site = support::servers::Server::http(|_| support::servers::Answer::ok("hello"));
+        let port = site.port();
+        let served = serve(
+            &format!(
+                "[components.p3_tool]\ncordon = \"x\"\n\
+                 limits = {{ time = \"1s\", memory = \"32MiB\" }}\n\
+                 network = [\"127.0.0.1:{port}\"]\n\
+                 folders = [{{ host = \"{host}\", guest = \"/data\", mode = \"read-only\" }}]\n\
+                 [components.p3_plain]\ncordon = \"x\"\n"
+            ),
+            &[test_component("p3_tool"), test_component("p3_plain")],
+            &[],
+        );
+        assert!(crate::cordons::worker_of(served.child.id(), "x").is_some());
+        let mut mcp = Mcp::connect(served.addr, json!({}), &[]);
+        let mut call = |name: &str, arguments: serde_json::Value| {
+            let answer = mcp.request("tools/call", json!({"name": name, "arguments": arguments}));
+            let said = answer["result"]["content"][0]["text"].as_str();
+            (
+                answer["result"]["isError"] == true,
+                said.unwrap_or_default().to_string(),
+            )
+        };
+        assert_eq!(call("add", json!({"a": 40, "b": 2})), (false, "42".into()));
+        let (failed, paused) = call("pause", json!({"ms": 5}));
+        assert!(!failed && paused.contains("paused"), "{paused}");
+        // Limits, in the worker: a guest suspended in a 0.3 host wait, and
+        // one growing its memory.
+        let (failed, said) = call("sleep", json!({"ms": 10_000}));
+        assert!(failed && said.contains("timed out after 1s"), "{said}");
+        let (failed, said) = call("allocate", json!({}));
+        assert!(
+            failed && said.contains("memory limit of 32 MiB exceeded"),
+            "{said}"
+        );
+        // Its folder, read-only, and its host, through wasi:http 0.3.
+        let read = call("read_file", json!({"path": "/data/in.txt"}));
+        assert_eq!(read, (false, "first\nsecond\n".into()));
+        let (failed, said) = call(
+            "write_file",
+            json!({"path": "/data/new.txt", "content": "x"}),
+        );
+        assert!(failed, "{said}");
+        assert!(!data.path().join("new.txt").exists());
+        let url = format!("http://127.0.0.1:{port}/");
+        assert_eq!(
+            call("fetch", json!({"url": url})),
+            (false, "200 hello".into())
+        );
+        let other = format!("http://127.0.0.2:{port}/");
+        let (failed, said) = call("fetch", json!({"url": other}));
+        assert!(failed && said.contains("HttpRequestDenied"), "{said}");
+        assert_eq!(site.lines().len(), 1, "only the listed request arrived");
     }
 
     #[test]
