@@ -62,24 +62,35 @@ fn rpc(addr: std::net::SocketAddr, method: &str, params: Value) -> Reply {
     )
 }
 
-/// The process id of cordon `name`'s worker, a child of `server`.
+/// The process id of cordon `name`'s worker: a child of `server`'s
+/// launcher (itself a child of `server`), never of `server` itself.
 pub(crate) fn worker_of(server: u32, name: &str) -> Option<u32> {
     let wanted = format!("--cordon-worker\0{name}\0");
     std::fs::read_dir("/proc").ok()?.find_map(|entry| {
         let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // `pid (comm) state ppid …`; comm may hold spaces, not `)`.
-        let ppid: u32 = stat
-            .rsplit_once(')')?
-            .1
-            .split_whitespace()
-            .nth(1)?
-            .parse()
-            .ok()?;
-        let ours = ppid == server && String::from_utf8_lossy(&cmdline).contains(&wanted);
-        ours.then_some(pid)
+        if !String::from_utf8_lossy(&cmdline).contains(&wanted) {
+            return None;
+        }
+        let launcher = parent_of(pid)?;
+        assert_ne!(
+            launcher, server,
+            "a worker is started by the launcher, not the server"
+        );
+        (parent_of(launcher)? == server).then_some(pid)
     })
+}
+
+/// The parent of process `pid`.
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // `pid (comm) state ppid …`; comm may hold spaces, not `)`.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
 }
 
 /// Waits (bounded) until cordon `name`'s worker runs, and answers its pid.
@@ -280,6 +291,9 @@ fn a_worker_cannot_read_a_folder_granted_only_to_another_cordon() {
         format!("read:{}", mine.join("data.txt").display()),
         format!("read:{}", theirs.join("data.txt").display()),
         format!("write:{}", mine.display()),
+        // Its own binary: the server with cordons starts none itself (its
+        // launcher does), so it may not execute even that.
+        format!("exec:{}", env!("CARGO_BIN_EXE_airlock")),
     ];
     let attempts = |extra: &[&str]| -> Vec<String> {
         let policy = policy_path.display().to_string();
@@ -303,9 +317,12 @@ fn a_worker_cannot_read_a_folder_granted_only_to_another_cordon() {
     assert!(worker[0].ends_with(": allowed"), "{worker:?}");
     assert!(worker[1].contains(": refused: "), "{worker:?}");
     assert!(worker[2].contains(": refused: "), "read-only: {worker:?}");
-    // The serving process holds every grant (it checks them), so it may.
+    assert!(worker[3].contains(": refused: "), "{worker:?}");
+    // The serving process holds every grant (it checks them), so it may;
+    // it runs no program.
     let front = attempts(&[]);
     assert!(front[1].ends_with(": allowed"), "{front:?}");
+    assert!(front[3].contains(": refused: "), "{front:?}");
 }
 
 /// The conformance component in a cordon: its guest's question reaches

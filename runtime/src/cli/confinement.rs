@@ -39,7 +39,6 @@ pub(super) fn serving_of(
         state,
         ca_paths: confine::environment_ca_paths(),
         telemetry: super::serve_telemetry::endpoints_of(None),
-        workers: None,
     }
 }
 
@@ -48,16 +47,7 @@ pub(super) fn serving_of(
 pub(super) fn lines(policy: &Policy, serving: &Serving) -> Vec<String> {
     let files = crate::runtime::component::expand(&serving.components, policy);
     let cordons = crate::cordon::placement(policy, &files);
-    let mut serving = serving.clone();
-    if !cordons.is_empty() && serving.workers.is_none() {
-        serving.workers = std::env::current_exe()
-            .ok()
-            .map(|program| confine::Workers {
-                program,
-                reads: Vec::new(),
-            });
-    }
-    let plan = Confinement::plan(policy, &serving, &Scope::Server);
+    let plan = Confinement::plan(policy, serving, &Scope::Server);
     let heading = match confine::SUPPORTED {
         true => "confined when served (Landlock and seccomp; serve --no-confine turns it off):",
         false => "not confined when served: confinement needs Linux (Landlock, seccomp)",
@@ -73,20 +63,10 @@ pub(super) fn lines(policy: &Policy, serving: &Serving) -> Vec<String> {
                 names.join(", ")
             ));
         }
-        let refused = match plan.spawns {
-            true => REFUSED_SPAWNING,
-            false => REFUSED,
-        };
-        lines.push(format!("  {:<10} {refused}", "refused"));
+        lines.push(format!("  {:<10} {REFUSED}", "refused"));
     }
     lines
 }
-
-/// The same, for a server that starts its cordons' workers: it may run
-/// the airlock binary (Landlock lets it run nothing else).
-const REFUSED_SPAWNING: &str = "running programs other than its cordons' workers, reaching into \
-                                other processes, mounts, namespaces, kernel modules, keyrings, \
-                                BPF";
 
 /// The system calls seccomp refuses whatever the plan, in words.
 const REFUSED: &str = "running programs, reaching into other processes, mounts, namespaces, \

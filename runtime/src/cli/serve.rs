@@ -48,8 +48,10 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     check_exposure(&args, listen, &policy)?;
     let socket = bind(&args, listen)?;
     let cordons = super::serve_cordons::plan(&args, &policy);
+    // Before confinement: the workers it starts are not in it.
+    let launcher = super::serve_cordons::launcher(&cordons)?;
     // Before the first thread starts: every thread after inherits it.
-    confine(&args, listen, &policy, !cordons.is_empty())?;
+    confine(&args, listen, &policy)?;
     if !args.confine_probe.is_empty() {
         for probe in &args.confine_probe {
             println!("{}", crate::confine::probe::attempt(probe));
@@ -63,7 +65,7 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     // Before loading: a cordoned component is listed by its worker, which
     // the server sends what it fetched and checked.
     if !cordons.is_empty() {
-        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons)?));
+        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons, launcher)?));
     }
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
@@ -205,14 +207,13 @@ pub(super) fn serving(args: &Args, listen: SocketAddr) -> Serving {
         state: args.state.clone(),
         ca_paths: confine::environment_ca_paths(),
         telemetry: super::serve_telemetry::endpoints(args),
-        workers: None,
     }
 }
 
 /// Confines this process to what serving needs (Linux: Landlock and
 /// seccomp), saying to what; `--no-confine` skips it with a warning, a
 /// kernel without Landlock gets a warning, and a failure stops the start.
-fn confine(args: &Args, listen: SocketAddr, policy: &Policy, spawns: bool) -> Result<(), Exit> {
+fn confine(args: &Args, listen: SocketAddr, policy: &Policy) -> Result<(), Exit> {
     if args.no_confine {
         eprintln!(
             "warning: --no-confine: this server runs unconfined; a tool that escapes the \
@@ -227,10 +228,7 @@ fn confine(args: &Args, listen: SocketAddr, policy: &Policy, spawns: bool) -> Re
         );
         return Ok(());
     }
-    let mut serving = serving(args, listen);
-    if spawns {
-        serving.workers = super::serve_cordons::workers(args, policy);
-    }
+    let serving = serving(args, listen);
     let plan = Confinement::plan(policy, &serving, &Scope::Server);
     let applied = confine::apply(&plan).map_err(|err| {
         eprintln!(

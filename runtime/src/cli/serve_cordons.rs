@@ -19,7 +19,7 @@ use crate::catalog::{self, Listing, Loaded};
 use crate::confine::{self, Confinement, Scope, Serving};
 use crate::cordon::wire::{Done, Work};
 use crate::cordon::worker::{self, Runner};
-use crate::cordon::{self, Cordons, Launch, Link};
+use crate::cordon::{self, Cordons, Launch, Launcher, Link};
 use crate::observe::CallObserver;
 use crate::policy::Policy;
 use crate::runtime::pending::PendingList;
@@ -147,25 +147,42 @@ fn environment(
     env
 }
 
-/// What the serving process's confinement must leave it to start workers:
-/// the airlock binary, and the files a worker reads at its start.
-pub(super) fn workers(args: &Args, policy: &Policy) -> Option<confine::Workers> {
-    let program = std::env::current_exe().ok()?;
-    let reads = (args.load.policy.iter().chain(&args.config))
-        .chain(policy.files_read())
-        .cloned()
+/// The launcher of the cordons' workers, forked now — while this process
+/// is one thread and unconfined (see `crate::cordon::launcher`); none
+/// without cordons.
+pub(super) fn launcher(
+    plan: &BTreeMap<String, (Vec<String>, Launch)>,
+) -> Result<Option<Arc<Launcher>>, Exit> {
+    if plan.is_empty() {
+        return Ok(None);
+    }
+    let launches = plan
+        .iter()
+        .map(|(name, (_, launch))| (name.clone(), launch.clone()))
         .collect();
-    Some(confine::Workers { program, reads })
+    match Launcher::fork(launches) {
+        Ok(launcher) => Ok(Some(Arc::new(launcher))),
+        Err(err) => {
+            eprintln!("error: cannot start the launcher of the cordons' workers: {err}");
+            Err(Exit::LoadFailed)
+        }
+    }
 }
 
-/// The serving process's links to its cordons, each worker started and
-/// ready (confined) before this returns; `members` says which component
-/// is where.
-pub(super) fn start(plan: BTreeMap<String, (Vec<String>, Launch)>) -> Result<Cordons, Exit> {
+/// The serving process's links to its cordons, each worker started (by
+/// `launcher`) and ready (confined) before this returns; `members` says
+/// which component is where.
+pub(super) fn start(
+    plan: BTreeMap<String, (Vec<String>, Launch)>,
+    launcher: Option<Arc<Launcher>>,
+) -> Result<Cordons, Exit> {
+    let Some(launcher) = launcher else {
+        return Ok(Cordons::new(Vec::new(), BTreeMap::new()));
+    };
     let mut links = Vec::new();
     let mut members = BTreeMap::new();
-    for (name, (components, launch)) in plan {
-        let link = Link::new(&name, launch);
+    for (name, (components, _)) in plan {
+        let link = Link::new(&name, launcher.clone());
         if let Err(err) = link.start() {
             eprintln!("error: cordon {name}: its worker did not start: {err}");
             return Err(Exit::LoadFailed);

@@ -26,7 +26,6 @@ fn rights(access: Access) -> BitFlags<AccessFs> {
     match access {
         Access::Read => read,
         Access::Write => AccessFs::WriteFile.into(),
-        Access::Execute => AccessFs::ReadFile | AccessFs::Execute,
         // No execution, no device, FIFO or socket nodes.
         Access::ReadWrite => {
             read | AccessFs::WriteFile

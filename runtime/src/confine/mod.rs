@@ -29,7 +29,7 @@ mod seccomp;
 
 use std::path::{Path, PathBuf};
 
-pub use plan::{Access, Confinement, Need, PathRule, PortRule, Scope, Serving, Workers};
+pub use plan::{Access, Confinement, Need, PathRule, PortRule, Scope, Serving};
 
 /// Why a confinement could not be applied where the kernel supports it.
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +121,7 @@ pub fn apply(plan: &Confinement) -> Result<Applied, ConfineError> {
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     let seccomp = {
         no_new_privs()?;
-        seccomp::install(plan.spawns)?;
+        seccomp::install()?;
         true
     };
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
@@ -168,7 +168,7 @@ fn prepare(plan: &Confinement) {
                 .append(true)
                 .open(&rule.path)
                 .map(drop),
-            Access::Read | Access::Execute => Ok(()),
+            Access::Read => Ok(()),
         };
     }
     let _ = wasmtime::PoolingAllocationConfig::is_pagemap_scan_available();

@@ -23,9 +23,6 @@ pub enum Access {
     Write,
     /// Read, create, change, rename and remove files and folders.
     ReadWrite,
-    /// Read and run a program (the airlock binary, for cordons' workers,
-    /// and the loader that starts it).
-    Execute,
 }
 
 impl Access {
@@ -34,7 +31,6 @@ impl Access {
             Access::Read => "read",
             Access::Write => "write",
             Access::ReadWrite => "read-write",
-            Access::Execute => "execute",
         }
     }
 
@@ -42,7 +38,6 @@ impl Access {
     fn widest(self, other: Access) -> Access {
         match (self, other) {
             (a, b) if a == b => a,
-            (Access::Execute, Access::Read) | (Access::Read, Access::Execute) => Access::Execute,
             _ => Access::ReadWrite,
         }
     }
@@ -105,9 +100,6 @@ pub struct Confinement {
     pub connect: Vec<PortRule>,
     /// Ports it may bind (TCP): the listener's.
     pub bind: Vec<PortRule>,
-    /// It starts programs (its cordons' workers): `execve` is allowed, of
-    /// the files with [`Access::Execute`] only.
-    pub spawns: bool,
 }
 
 /// Which components a process serves.
@@ -150,26 +142,7 @@ pub struct Serving {
     pub ca_paths: Vec<PathBuf>,
     /// The OTLP endpoints traces and metrics are exported to.
     pub telemetry: Vec<String>,
-    /// Cordons' workers it starts: the program, and the files each worker
-    /// reads at its start (the policy, the `--config` file).
-    pub workers: Option<Workers>,
 }
-
-/// How the serving process starts its cordons' workers.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Workers {
-    pub program: PathBuf,
-    pub reads: Vec<PathBuf>,
-}
-
-/// The ELF loader a dynamically linked program is started with: running
-/// the airlock binary needs it too.
-#[cfg(target_arch = "x86_64")]
-const LOADER: &str = "/lib64/ld-linux-x86-64.so.2";
-#[cfg(target_arch = "aarch64")]
-const LOADER: &str = "/lib/ld-linux-aarch64.so.1";
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-const LOADER: &str = "/lib/ld.so";
 
 /// Files every server reads after it has started: glibc's name lookup
 /// (its configuration, and the NSS modules `nsswitch.conf` names, loaded
@@ -231,22 +204,7 @@ impl Confinement {
         if plan.names_hosts && !plan.connect.is_empty() {
             plan.port(DNS_PORT, Need::System("name lookups over TCP"));
         }
-        let workers = serving.workers.as_ref().filter(|_| scope == &Scope::Server);
-        if let Some(workers) = workers {
-            let why = || server("starting cordons' workers");
-            plan.path(&workers.program, Access::Execute, why());
-            plan.path(Path::new(LOADER), Access::Execute, why());
-            for file in &workers.reads {
-                plan.path(
-                    file,
-                    Access::Read,
-                    server("read by cordons' workers at their start"),
-                );
-            }
-        }
-        let mut built = plan.build();
-        built.spawns = workers.is_some();
-        built
+        plan.build()
     }
 
     /// The rule of one path, if the plan has one.
@@ -536,7 +494,6 @@ impl Builder {
                 .collect(),
             connect: ports(self.connect),
             bind: ports(self.bind),
-            spawns: false,
         }
     }
 }

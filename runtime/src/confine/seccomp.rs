@@ -385,20 +385,9 @@ fn compile(
     BpfProgram::try_from(filter).map_err(|e| ConfineError::Seccomp(e.to_string()))
 }
 
-/// Both filters, ready to install; `spawns`: `execve` is allowed (a
-/// process that starts cordons' workers; Landlock lets it run only the
-/// airlock binary).
-pub(super) fn filters(spawns: bool) -> Result<[BpfProgram; 2], ConfineError> {
-    let mut allowed = allowed()?;
-    let mut denied = denied()?;
-    // A worker confines itself in turn: it needs `seccomp` to add its own
-    // filters (a filter only ever narrows; this one stays on top).
-    if spawns {
-        for call in [libc::SYS_execve, libc::SYS_seccomp] {
-            allowed.insert(call, Vec::new());
-            denied.remove(&call);
-        }
-    }
+/// Both filters, ready to install.
+pub(super) fn filters() -> Result<[BpfProgram; 2], ConfineError> {
+    let (allowed, denied) = (allowed()?, denied()?);
     let allow_list = compile(
         allowed,
         SeccompAction::Errno(libc::ENOSYS as u32),
@@ -414,8 +403,8 @@ pub(super) fn filters(spawns: bool) -> Result<[BpfProgram; 2], ConfineError> {
 
 /// Installs both filters on every thread of the process; the last one
 /// installed decides the error of a call both refuse (`EPERM`).
-pub(super) fn install(spawns: bool) -> Result<(), ConfineError> {
-    for filter in filters(spawns)? {
+pub(super) fn install() -> Result<(), ConfineError> {
+    for filter in filters()? {
         seccompiler::apply_filter_all_threads(&filter)
             .map_err(|e| ConfineError::Seccomp(e.to_string()))?;
     }
@@ -428,7 +417,7 @@ mod tests {
 
     #[test]
     fn both_filters_compile_for_this_machine() {
-        let [allow_list, deny_list] = filters(false).expect("filters");
+        let [allow_list, deny_list] = filters().expect("filters");
         assert!(allow_list.len() > ALLOWED.len(), "{}", allow_list.len());
         assert!(deny_list.len() > DENIED_CALLS.len(), "{}", deny_list.len());
     }

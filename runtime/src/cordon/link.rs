@@ -6,14 +6,15 @@
 //! only that worker's calls in flight, each with a clear error.
 
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsString;
+use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
+use super::launcher::{Start, Started};
 use super::relay::Relay;
 use super::wire::{self, Done, Frames, FromWorker, ToWorker, Work};
 use crate::catalog::Listing;
@@ -24,19 +25,10 @@ use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 /// How long a worker may take to confine itself and say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// How a worker is started: the program, its arguments and its whole
-/// environment (nothing else of the serving process's is passed).
-#[derive(Debug, Clone)]
-pub struct Launch {
-    pub program: PathBuf,
-    pub args: Vec<OsString>,
-    pub env: Vec<(OsString, OsString)>,
-}
-
 /// One cordon, seen from the serving process.
 pub struct Link {
     name: String,
-    launch: Launch,
+    starter: Arc<dyn Start>,
     worker: Mutex<Option<Arc<Worker>>>,
     /// What each of its components was last loaded from: a worker started
     /// again loads them all before it takes a call.
@@ -55,7 +47,8 @@ type Readiness = Result<(), String>;
 struct Worker {
     pid: u32,
     /// `None` once the link let it go (the worker then exits).
-    stdin: Mutex<Option<ChildStdin>>,
+    stdin: Mutex<Option<File>>,
+    /// The process, when this one started it (else its launcher reaps it).
     child: Mutex<Option<Child>>,
     /// Calls in flight, each with the channel its messages go to.
     calls: Mutex<HashMap<u64, mpsc::Sender<FromWorker>>>,
@@ -65,10 +58,10 @@ struct Worker {
 }
 
 impl Link {
-    pub fn new(name: &str, launch: Launch) -> Arc<Link> {
+    pub fn new(name: &str, starter: Arc<dyn Start>) -> Arc<Link> {
         Arc::new_cyclic(|me| Link {
             name: name.to_string(),
-            launch,
+            starter,
             worker: Mutex::new(None),
             loads: Mutex::new(BTreeMap::new()),
             next_call: AtomicU64::new(1),
@@ -219,22 +212,19 @@ impl Link {
     }
 
     fn spawn(&self) -> Result<Arc<Worker>, String> {
-        let mut child = Command::new(&self.launch.program)
-            .args(&self.launch.args)
-            .env_clear()
-            .envs(self.launch.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|err| format!("cannot start {}: {err}", self.launch.program.display()))?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("its pipes were not opened".into());
-        };
+        let Started {
+            pid,
+            stdin,
+            stdout,
+            child,
+        } = self
+            .starter
+            .start(&self.name)
+            .map_err(|err| err.to_string())?;
         let worker = Arc::new(Worker {
-            pid: child.id(),
+            pid,
             stdin: Mutex::new(Some(stdin)),
-            child: Mutex::new(Some(child)),
+            child: Mutex::new(child),
             calls: Mutex::new(HashMap::new()),
             ready: (Mutex::new(None), Condvar::new()),
             dead: AtomicBool::new(false),
@@ -303,10 +293,7 @@ impl Worker {
     }
 
     /// Writes on its stdin, one writer at a time; a pipe let go is broken.
-    fn write(
-        &self,
-        frame: impl FnOnce(&mut ChildStdin) -> std::io::Result<()>,
-    ) -> std::io::Result<()> {
+    fn write(&self, frame: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
         let mut stdin = self
             .stdin
             .lock()
@@ -348,7 +335,7 @@ impl Worker {
 /// Reads the worker's messages and hands each to its call, until the
 /// worker's stdout ends: then every call in flight fails (its channel
 /// closes) and the link learns of the death.
-fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>) {
+fn read(worker: Arc<Worker>, stdout: File, link: Weak<Link>) {
     let mut frames = Frames::new(stdout);
     loop {
         let message = match frames.read::<FromWorker>() {
@@ -384,9 +371,12 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
         calls.clear();
     }
     let child = worker.child.lock().ok().and_then(|mut c| c.take());
-    let status = child
-        .and_then(|mut child| child.wait().ok())
-        .map_or_else(|| "unknown".to_string(), |s| s.to_string());
+    let status = match child {
+        Some(mut child) => child
+            .wait()
+            .map_or_else(|err| err.to_string(), |s| s.to_string()),
+        None => "its launcher's log line says how it ended".to_string(),
+    };
     // A link still in use lost its worker; one dropped closed its pipe.
     if let Some(link) = link.upgrade() {
         link.died(&worker, &status, was_ready);
@@ -396,6 +386,7 @@ fn read(worker: Arc<Worker>, stdout: std::process::ChildStdout, link: Weak<Link>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cordon::Launch;
     use crate::observe::{Ask, AskFailure};
     use crate::sandbox::CancelToken;
     use crate::tool::Level;
@@ -458,11 +449,11 @@ while True:
         std::fs::write(&script, LYING_WORKER).expect("script");
         let link = Link::new(
             "liar",
-            Launch {
+            Arc::new(Launch {
                 program: "python3".into(),
                 args: vec![script.into_os_string(), mode.into()],
                 env: std::env::vars_os().filter(|(k, _)| k == "PATH").collect(),
-            },
+            }),
         );
         (link, dir)
     }

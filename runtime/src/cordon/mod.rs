@@ -14,12 +14,16 @@
 //!
 //! - [`wire`]: the messages and their framing; `convert`: their types to
 //!   and from the domain's;
+//! - [`launcher`]: how a worker is started — by the launcher the server
+//!   forks before it confines itself, so that no worker is in the
+//!   server's confinement and the server may not start programs;
 //! - [`link`]: the front's end — start, send, restart; `relay`: one call
 //!   in flight — its messages to the observer within the grant, answers
 //!   and cancellation back, its end checked;
 //! - [`worker`]: the worker's end — run each call in a fresh instance.
 
 mod convert;
+pub mod launcher;
 pub mod link;
 mod relay;
 pub mod wire;
@@ -29,7 +33,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use link::{Launch, Link};
+pub use launcher::{Launch, Launcher, Start};
+pub use link::Link;
 
 use crate::policy::Policy;
 use crate::source::Source;
