@@ -64,7 +64,7 @@ fn rpc(addr: std::net::SocketAddr, method: &str, params: Value) -> Reply {
 
 /// The process id of cordon `name`'s worker: a child of `server`'s
 /// launcher (itself a child of `server`), never of `server` itself.
-fn worker_of(server: u32, name: &str) -> Option<u32> {
+pub(crate) fn worker_of(server: u32, name: &str) -> Option<u32> {
     let wanted = format!("--cordon-worker\0{name}\0");
     std::fs::read_dir("/proc").ok()?.find_map(|entry| {
         let pid: u32 = entry.ok()?.file_name().to_str()?.parse().ok()?;

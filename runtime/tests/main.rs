@@ -28,6 +28,7 @@ mod languages;
 mod loading;
 mod module_graph;
 mod network;
+mod p3;
 mod plain;
 mod policy;
 mod registry;

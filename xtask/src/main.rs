@@ -36,9 +36,12 @@ use toolchains::{build_examples, ensure_apt, ensure_venv, language_tests};
 const TARGET: &str = "wasm32-wasip2";
 
 /// Guest workspaces and where their `.wasm` files are collected.
-const GUESTS: [(&str, &str); 2] = [
+const GUESTS: [(&str, &str); 3] = [
     ("components", "target/components"),
     ("tests/components", "target/test-components"),
+    // The WASI 0.3 test components: a workspace of their own (wit-bindgen's
+    // `async` feature stays out of the 0.2 guests).
+    ("tests/components/p3", "target/test-components"),
 ];
 
 fn main() -> Result<()> {
@@ -393,6 +396,30 @@ fn test(root: &Path) -> Result<()> {
             step("cargo test", false, &mut tally);
         }
     }
+    // WASI 0.3 components need airlock's `p3` feature, off by default
+    // (BENCHMARKS.md, "WASI 0.3"): their tests with it on (wasmtime is
+    // compiled a second time, with component-model-async).
+    if built {
+        let failed_before = tally.failed;
+        let ok = run_counted(
+            cargo(root).args([
+                "test",
+                "-p",
+                "airlock",
+                "--features",
+                "p3",
+                "--no-fail-fast",
+                "--lib",
+                "--test",
+                "runtime",
+                "p3",
+            ]),
+            &mut tally,
+        )?;
+        if !ok && tally.failed == failed_before {
+            step("cargo test --features p3", false, &mut tally);
+        }
+    }
     let fmt = run(cargo(root).args(["fmt", "--all", "--check"])).is_ok();
     step("cargo fmt --check", fmt, &mut tally);
     let clippy = run(cargo(root).args([
@@ -405,6 +432,19 @@ fn test(root: &Path) -> Result<()> {
     ]))
     .is_ok();
     step("cargo clippy", clippy, &mut tally);
+    let clippy = run(cargo(root).args([
+        "clippy",
+        "-p",
+        "airlock",
+        "--all-targets",
+        "--features",
+        "p3",
+        "--",
+        "-D",
+        "warnings",
+    ]))
+    .is_ok();
+    step("cargo clippy --features p3", clippy, &mut tally);
     for (workspace, _) in GUESTS {
         let dir = root.join(workspace);
         if !dir.join("Cargo.toml").is_file() {

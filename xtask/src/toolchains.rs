@@ -137,8 +137,8 @@ fn newest_or(paths: &[PathBuf], or: std::time::SystemTime) -> std::time::SystemT
 
 /// Builds `examples/python/NAME/app.py` and `examples/js/NAME/app.js` into
 /// `target/examples/NAME.wasm`, and the plain Python and JavaScript test
-/// components (`tests/components/plain_py`, `plain_js`: their own WIT, no
-/// SDK) into `target/test-components/`; each skipped when newer than its
+/// components (`tests/components/plain_py`, `plain_js`, and `p3_py` for
+/// WASI 0.3: their own WIT, no SDK) into `target/test-components/`; each skipped when newer than its
 /// sources. Each one that builds is announced first with how far along
 /// the builds are: a build takes 10–20 s and its tool prints nothing
 /// meanwhile.
@@ -241,7 +241,7 @@ fn examples(root: &Path) -> Result<Vec<Build>> {
     }
     let tests = root.join("target/test-components");
     std::fs::create_dir_all(&tests)?;
-    for name in ["plain_py", "plain_js"] {
+    for name in ["plain_py", "plain_js", "p3_py"] {
         let dir = root.join("tests/components").join(name);
         builds.push(Build {
             what: "test component",
@@ -275,7 +275,11 @@ fn componentize(root: &Path, build: &Build) -> Result<()> {
         let source = std::fs::read_to_string(&python)?;
         cmd = Command::new(root.join("target/py/bin/componentize-py"));
         cmd.arg("-d").arg(wit).args(["-w", world, "componentize"]);
-        if !source.contains("airlock_http") {
+        // A world with WASI 0.3 imports keeps WASI too: stubbing would
+        // stub its 0.3 imports (`tests/components/p3_py`).
+        let wasi_0_3 = std::fs::read_to_string(wit.join("world.wit"))
+            .is_ok_and(|world| world.contains("@0.3."));
+        if !source.contains("airlock_http") && !wasi_0_3 {
             cmd.arg("-s");
         }
         cmd.args(["-p", "sdk/python", "-p"]).arg(dir).arg("app");
@@ -413,6 +417,7 @@ mod tests {
             "wordstats (JavaScript)",
             "plain_py (Python)",
             "plain_js (JavaScript)",
+            "p3_py (Python)",
         ] {
             assert!(shown.iter().any(|s| s == expected), "{shown:?}");
         }

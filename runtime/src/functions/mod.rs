@@ -188,9 +188,13 @@ fn function(
     };
     match f.kind {
         FunctionKind::Freestanding => {}
+        // Called on the engine of WASI 0.3 components (`sandbox::p3`).
+        FunctionKind::AsyncFreestanding if cfg!(feature = "p3") => {}
         FunctionKind::AsyncFreestanding => {
             return Err(refuse(
-                "it is an `async` function, which airlock does not call yet".into(),
+                "it is an `async` function (WASI 0.3), and this airlock was built without \
+                 WASI 0.3 support (`--features p3`)"
+                    .into(),
             ));
         }
         _ => return Ok(None),

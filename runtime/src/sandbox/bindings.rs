@@ -130,6 +130,13 @@ impl<T: 'static> ToolPre<T> {
         self.pre.engine()
     }
 
+    /// The linked component, and its `describe` and `call` exports (for
+    /// the async calls of WASI 0.3 components, `p3::call`).
+    #[cfg(feature = "p3")]
+    pub(super) fn parts(&self) -> (&InstancePre<T>, ComponentExportIndex, ComponentExportIndex) {
+        (&self.pre, self.describe, self.call)
+    }
+
     /// What the component offers beside its tools.
     pub fn offers(&self) -> &Offers {
         &self.offers

@@ -111,6 +111,10 @@ pub(super) fn engine_config(config: &SandboxConfig, tier: Tier, pooling: bool) -
     c.epoch_interruption(true);
     c.consume_fuel(config.fuel);
     c.wasm_component_model(true);
+    // No concurrent state in the 0.2 engines' stores (`p3` sets it up for
+    // its own engine).
+    #[cfg(feature = "p3")]
+    super::p3::engine::sync_only(&mut c);
     if tier == Tier::Quick {
         c.strategy(Strategy::Winch);
         return c;

@@ -36,7 +36,7 @@ impl Linkers {
 
 /// A linker with every host interface; later additions replace what
 /// wasmtime-wasi linked under the same name.
-fn host_interfaces(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
+pub(super) fn host_interfaces(engine: &Engine) -> wasmtime::Result<Linker<CallState>> {
     let mut linker = Linker::new(engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
     // `wasi:http/outgoing-handler` and `types`; each request goes through

@@ -33,6 +33,7 @@ mod linker;
 mod network;
 mod offers;
 mod outgoing;
+mod p3;
 mod pipe;
 mod plain;
 mod provision;
@@ -61,6 +62,7 @@ pub use engine::{SandboxConfig, Tuning};
 use engine::{TICK, engine_config};
 pub use interruption::CancelToken;
 pub use offers::OfferOutcome;
+pub use p3::needs_concurrency;
 pub use plain::FunctionsPre;
 use run::Run;
 use tier::Backend;
@@ -252,6 +254,9 @@ pub struct Sandbox {
     /// Instances the pool holds at once.
     instances: u32,
     ticker: Arc<AtomicBool>,
+    /// The engine of WASI 0.3 components (see `p3`), once one loaded.
+    #[cfg(feature = "p3")]
+    concurrent: p3::engine::Concurrent,
 }
 
 impl Drop for Sandbox {
@@ -305,6 +310,8 @@ impl Sandbox {
             cache: config.cache.clone(),
             fuel: config.fuel,
             instances: config.instances,
+            #[cfg(feature = "p3")]
+            concurrent: p3::engine::Concurrent::new(config, stop.clone()),
             ticker: stop,
         })
     }
@@ -337,6 +344,9 @@ impl Sandbox {
     /// compile cache): on the quick tier when it is big and its optimised
     /// code is not cached (see [`tier::first_tier`]), else optimised.
     pub fn compile(&self, digest: &str, bytes: &[u8]) -> wasmtime::Result<Component> {
+        if let Some(why) = p3::needs_concurrency(bytes) {
+            return self.compile_concurrent(&why, digest, bytes);
+        }
         let cached = self
             .cache
             .as_ref()
@@ -390,6 +400,9 @@ impl Sandbox {
     }
 
     fn backend(&self, component: &Component) -> &Backend {
+        if let Some(concurrent) = self.concurrent_backend(component.engine()) {
+            return concurrent;
+        }
         match (&self.quick, self.tier(component.engine())) {
             (Some(quick), Tier::Quick) => quick,
             _ => &self.optimized,
@@ -415,7 +428,7 @@ impl Sandbox {
             _ => &backend.linkers.tool,
         };
         let pre = linker.instantiate_pre(component)?;
-        Ok(match kind {
+        self.checked_link(match kind {
             Exports::Contract => Linked::Tool(ToolPre::new(pre)?),
             Exports::Functions(functions) => Linked::Functions(FunctionsPre::new(pre, functions)?),
             Exports::Wasmcp => Linked::Wasmcp(WasmcpPre::new(pre)?),
@@ -425,7 +438,10 @@ impl Sandbox {
     /// Lists the component's tools, under [`DESCRIBE_LIMITS`].
     pub fn describe(&self, pre: &ToolPre<CallState>) -> Result<Vec<DescribedTool>, RunError> {
         let mut run = self.start_listing(pre.engine())?;
-        let result = pre.describe(&mut run.store);
+        let result = match self.concurrent_backend(pre.engine()) {
+            Some(_) => run.describe_concurrent(pre),
+            None => pre.describe(&mut run.store),
+        };
         let tools = run.finish(result)?;
         Ok(tools.into_iter().map(DescribedTool::from).collect())
     }
@@ -442,7 +458,9 @@ impl Sandbox {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<Ran<RawOutput>, RunError>, Teardown) {
+        let concurrent = self.concurrent_backend(pre.engine()).is_some();
         let call = |run: &mut Run| match pre {
+            _ if concurrent => run.call_concurrent(pre, name, arguments),
             Linked::Tool(pre) => run.call(pre, name, arguments),
             Linked::Functions(pre) => run.call_function(pre, name, arguments),
             Linked::Wasmcp(pre) => run.call_wasmcp(pre, name, arguments),

@@ -61,26 +61,33 @@ impl Run {
         name: &str,
         arguments: &str,
     ) -> Result<RawOutput, RunError> {
-        let Some((export, function)) = pre.functions.get(name) else {
-            return Err(RunError::Setup(format!(
-                "the component has no function for tool {name:?}"
-            )));
-        };
-        let args: serde_json::Value = serde_json::from_str(arguments)
-            .map_err(|e| RunError::InvalidArguments(format!("Arguments are not JSON: {e}")))?;
-        let params = value::arguments(&function.params, &args)
-            .map_err(|e| RunError::InvalidArguments(e.to_string()))?;
-        let mut results = vec![Val::Bool(false); usize::from(function.result.is_some())];
+        let FunctionCall {
+            export,
+            function,
+            params,
+            mut results,
+        } = function_call(pre, name, arguments)?;
         let store = &mut self.store;
         let called = pre.pre.instantiate(&mut *store).and_then(|instance| {
-            let func = instance.get_func(&mut *store, *export).ok_or_else(|| {
+            let func = instance.get_func(&mut *store, export).ok_or_else(|| {
                 wasmtime::format_err!("the instance lacks `{}`", function.qualified())
             })?;
             func.call(&mut *store, &params, &mut results)
         });
+        self.function_output(function, &results, called)
+    }
+
+    /// The outcome of a function call that ended with `called`, either way
+    /// it was called: what it returned checked, its trap explained.
+    pub(super) fn function_output(
+        &mut self,
+        function: &Function,
+        results: &[Val],
+        called: wasmtime::Result<()>,
+    ) -> Result<RawOutput, RunError> {
         self.store.data_mut().flush_notices();
         self.finish(called)?;
-        match value::returned(function.result.as_ref(), &results) {
+        match value::returned(function.result.as_ref(), results) {
             Ok(Returned::Ok { structured, text }) => self.checked(
                 text.map(Content::Text).into_iter().collect(),
                 Some(Structured::Value(structured)),
@@ -89,4 +96,38 @@ impl Run {
             Err(why) => Err(RunError::BadOutput(why)),
         }
     }
+}
+
+/// A function call before it is made: the export and function of a tool,
+/// its parameters converted from the call's arguments, and room for its
+/// result.
+pub(super) struct FunctionCall<'a> {
+    pub(super) export: ComponentExportIndex,
+    pub(super) function: &'a Function,
+    pub(super) params: Vec<Val>,
+    pub(super) results: Vec<Val>,
+}
+
+/// The call of tool `name`'s function with `arguments`.
+pub(super) fn function_call<'a>(
+    pre: &'a FunctionsPre,
+    name: &str,
+    arguments: &str,
+) -> Result<FunctionCall<'a>, RunError> {
+    let Some((export, function)) = pre.functions.get(name) else {
+        return Err(RunError::Setup(format!(
+            "the component has no function for tool {name:?}"
+        )));
+    };
+    let args: serde_json::Value = serde_json::from_str(arguments)
+        .map_err(|e| RunError::InvalidArguments(format!("Arguments are not JSON: {e}")))?;
+    let params = value::arguments(&function.params, &args)
+        .map_err(|e| RunError::InvalidArguments(e.to_string()))?;
+    let results = vec![Val::Bool(false); usize::from(function.result.is_some())];
+    Ok(FunctionCall {
+        export: *export,
+        function,
+        params,
+        results,
+    })
 }

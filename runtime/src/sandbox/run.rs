@@ -33,6 +33,15 @@ impl Run {
             .instantiate_call(&mut self.store)
             .and_then(|(_, call)| call.call(&mut self.store, (name, arguments)))
             .map(|(returned,)| returned);
+        self.tool_output(result)
+    }
+
+    /// The outcome of a contract call that ended with `result`, either way
+    /// it was called: the guest's answer checked, its trap explained.
+    pub(super) fn tool_output(
+        &mut self,
+        result: wasmtime::Result<Result<types::Output, types::Error>>,
+    ) -> Result<RawOutput, RunError> {
         self.store.data_mut().flush_notices();
         let returned = self.finish(result)?;
         match returned {
