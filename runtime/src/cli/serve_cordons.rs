@@ -32,11 +32,10 @@ use crate::sandbox::{CancelToken, Ran, RunError, Sandbox, Teardown};
 const WITHHELD: &str = "withheld-from-this-cordon";
 
 /// Variables every worker gets (where they are set): where it finds
-/// things (its cache, store, CA files, registry logins — it fetches its own
-/// components), how it logs; and the runtime's own `AIRLOCK_*` and
-/// `OTEL_*` settings. A variable the policy reads is never passed for
-/// that: only to the cordons whose grants hold its value.
-const PASSED: [&str; 8] = [
+/// things (its compile cache, CA files), how it logs; and the runtime's own
+/// `AIRLOCK_*` and `OTEL_*` settings. A variable the policy reads is never
+/// passed for that: only to the cordons whose grants hold its value.
+const PASSED: [&str; 7] = [
     "PATH",
     "HOME",
     "LANG",
@@ -44,9 +43,12 @@ const PASSED: [&str; 8] = [
     "SSL_CERT_FILE",
     "SSL_CERT_DIR",
     "XDG_CACHE_HOME",
-    "DOCKER_CONFIG",
 ];
 const PASSED_PREFIXES: [&str; 2] = ["AIRLOCK_", "OTEL_"];
+
+/// Runtime settings no worker gets: registry logins (the server fetches
+/// every component; a worker is sent the bytes).
+const NEVER_PASSED: [&str; 1] = ["AIRLOCK_REGISTRY_AUTH"];
 
 /// The cordons of this server, with how each worker starts; empty when
 /// every component runs here.
@@ -60,6 +62,7 @@ pub(super) fn plan(args: &Args, policy: &Policy) -> BTreeMap<String, (Vec<String
         return BTreeMap::new();
     };
     let read = variables_read(args);
+    let server_env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
     placed
         .into_iter()
         .map(|(name, members)| {
@@ -73,7 +76,7 @@ pub(super) fn plan(args: &Args, policy: &Policy) -> BTreeMap<String, (Vec<String
             let launch = Launch {
                 program: program.clone(),
                 args: worker_args,
-                env: environment(policy, &components, &read),
+                env: environment(policy, &components, &read, &server_env),
             };
             (name, (components, launch))
         })
@@ -105,21 +108,25 @@ fn variables_read(args: &Args) -> Vec<String> {
     read
 }
 
-/// A worker's environment: [`PASSED`], and each variable the policy reads
-/// whose value some grant of the cordon's components holds (a credential,
-/// an `env` or `config` value) — no other cordon's.
+/// A worker's environment, of the server's `server_env`: [`PASSED`], and
+/// each variable the policy reads whose value some grant of the cordon's
+/// components holds (a credential, an `env` or `config` value) — no other
+/// cordon's.
 fn environment(
     policy: &Policy,
     components: &[String],
     read: &[String],
+    server_env: &[(OsString, OsString)],
 ) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+    let mut env: Vec<(OsString, OsString)> = server_env
+        .iter()
         .filter(|(name, _)| {
             let name = name.to_string_lossy();
             let runtime = PASSED.contains(&name.as_ref())
                 || PASSED_PREFIXES.iter().any(|p| name.starts_with(p));
-            runtime && !read.iter().any(|r| *r == name)
+            runtime && !NEVER_PASSED.contains(&name.as_ref()) && !read.iter().any(|r| *r == name)
         })
+        .cloned()
         .collect();
     let held = |value: &str| {
         components.iter().any(|component| {
@@ -139,10 +146,13 @@ fn environment(
         })
     };
     for name in read {
-        if let Ok(value) = std::env::var(name)
-            && held(&value)
+        let value = server_env
+            .iter()
+            .find(|(n, _)| n.to_str() == Some(name.as_str()));
+        if let Some((_, value)) = value
+            && value.to_str().is_some_and(held)
         {
-            env.push((name.into(), value.into()));
+            env.push((name.into(), value.clone()));
         }
     }
     env
@@ -418,5 +428,59 @@ impl Runner for InWorker {
                 (ran.map(|ran| ran.map(Done::Offer)), teardown)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect()
+    }
+
+    fn names(env: &[(OsString, OsString)]) -> Vec<String> {
+        env.iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_worker_gets_its_own_cordon_s_secrets_and_the_runtime_s_settings_only() {
+        let text = "[components.a.network.\"https://a.example\"]\n\
+                    headers = { Authorization = { from = \"A_TOKEN\" } }\n\
+                    [components.b]\n\
+                    env = { KEY = { from = \"B_KEY\" } }\n";
+        let server_env = vars(&[
+            ("A_TOKEN", "secret-of-a"),
+            ("B_KEY", "secret-of-b"),
+            ("PATH", "/usr/bin"),
+            ("AIRLOCK_LANES", "2"),
+            ("OTEL_SERVICE_NAME", "x"),
+            ("AIRLOCK_REGISTRY_AUTH", "ghcr.io=u:p"),
+            ("DOCKER_CONFIG", "/home/u/.docker"),
+            ("UNRELATED", "1"),
+        ]);
+        let lookup = |name: &str| {
+            let found = server_env.iter().find(|(k, _)| k == name);
+            found
+                .and_then(|(_, v)| v.to_str().map(str::to_string))
+                .ok_or(std::env::VarError::NotPresent)
+        };
+        let policy = Policy::parse_with_env(text, Path::new("."), lookup).expect("policy");
+        let read = vec!["A_TOKEN".to_string(), "B_KEY".to_string()];
+        let of_a = names(&environment(&policy, &["a".into()], &read, &server_env));
+        assert_eq!(
+            of_a,
+            ["PATH", "AIRLOCK_LANES", "OTEL_SERVICE_NAME", "A_TOKEN"]
+        );
+        let of_b = names(&environment(&policy, &["b".into()], &read, &server_env));
+        assert_eq!(
+            of_b,
+            ["PATH", "AIRLOCK_LANES", "OTEL_SERVICE_NAME", "B_KEY"]
+        );
     }
 }
