@@ -111,10 +111,11 @@ pub(super) fn engine_config(config: &SandboxConfig, tier: Tier, pooling: bool) -
     c.epoch_interruption(true);
     c.consume_fuel(config.fuel);
     c.wasm_component_model(true);
-    // No concurrent state in the 0.2 engines' stores (`p3` sets it up for
-    // its own engine).
+    // No concurrent state in the 0.2 engines' stores: the feature is
+    // compiled in for the 0.3 engine (`p3`, which turns it back on for its
+    // own), and wasmtime turns it on for every engine by default.
     #[cfg(feature = "p3")]
-    super::p3::engine::sync_only(&mut c);
+    c.concurrency_support(false);
     if tier == Tier::Quick {
         c.strategy(Strategy::Winch);
         return c;

@@ -106,9 +106,3 @@ fn linkers(engine: &Engine) -> wasmtime::Result<Linkers> {
     })
 }
 
-/// The 0.2 engines' settings: no concurrent state in their stores (the
-/// feature is compiled in for the 0.3 engine; wasmtime turns it on for
-/// every engine by default).
-pub(in crate::sandbox) fn sync_only(c: &mut Config) {
-    c.concurrency_support(false);
-}

@@ -6,7 +6,7 @@
 //! `stream`/`future` values, tasks.
 //! wasmtime provides it per engine, and an engine with it set up makes
 //! every store carry the concurrent state; so the 0.2 engines run without
-//! it (`sync_only`) and 0.3 components get an engine of their own
+//! it (`engine_config`) and 0.3 components get an engine of their own
 //! ([`engine::Concurrent`], its own pool, made when the first one loads),
 //! chosen at load from the component's imports and types
 //! ([`needs_concurrency`]).
