@@ -105,4 +105,3 @@ fn linkers(engine: &Engine) -> wasmtime::Result<Linkers> {
         tool,
     })
 }
-
