@@ -193,9 +193,10 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
             };
             let session = net::mcp_session(&server.addr)
                 .with_context(|| format!("{}: opening a session", spec.label))?;
-            // The server and its cordons' workers, whose CPU a call spends too.
+            // The server, its launcher and its cordons' workers (the
+            // launcher's children), whose CPU a call spends too.
             let pids: Vec<u32> = std::iter::once(server.pid())
-                .chain(children(server.pid()))
+                .chain(descendants(server.pid()))
                 .collect();
             for (j, &c) in spec.concurrency.iter().enumerate() {
                 let load = net::load(
@@ -228,7 +229,19 @@ pub fn run(paths: &Paths, budget: Duration) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
-/// The processes `pid` started (a server's cordons' workers).
+/// The processes `pid` started, and theirs, and so on.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = children(pid);
+    let mut at = 0;
+    while at < found.len() {
+        let more = children(found[at]);
+        found.extend(more);
+        at += 1;
+    }
+    found
+}
+
+/// The processes `pid` started.
 fn children(pid: u32) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();

@@ -297,14 +297,12 @@ impl Shared {
         let mut finished = state.finished;
         while !state.closed {
             let now = Instant::now();
-            let mut running = 0;
-            let mut long = 0;
-            for started in state.started.iter().flatten() {
-                running += 1;
-                if now.duration_since(*started) >= self.long {
-                    long += 1;
-                }
-            }
+            let long = state
+                .started
+                .iter()
+                .flatten()
+                .filter(|started| now.duration_since(**started) >= self.long)
+                .count();
             let free = state.threads - long;
             // Calls waiting while others finish wait for a CPU, not for a
             // blocked lane: they get no thread of their own.
@@ -323,11 +321,10 @@ impl Shared {
             for _ in 0..wanted {
                 self.start_thread(&mut state);
             }
-            quiet = if running == 0 && state.queue.is_empty() {
-                quiet + 1
-            } else {
-                0
-            };
+            // Nothing waiting, nothing to add a thread for: a job that runs
+            // on and on (a cordon worker's reading, blocked on its input)
+            // needs no watching; the next job that must wait wakes it.
+            quiet = if state.queue.is_empty() { quiet + 1 } else { 0 };
             if quiet >= QUIET {
                 quiet = 0;
                 state.watcher = Watcher::Asleep;
@@ -416,6 +413,39 @@ mod tests {
                 .expect("a job ended");
             assert!(saw_all, "a job gave up waiting for the others to start");
         }
+    }
+
+    /// A job that runs on and on with nothing queued behind it (a cordon
+    /// worker's reading, blocked on its input between calls) does not keep
+    /// the watcher ticking: it sleeps, and a job that must wait wakes it.
+    #[test]
+    fn the_watcher_sleeps_while_nothing_waits_even_if_a_job_runs_on() {
+        let lanes = Lanes::new(1, Duration::from_millis(2));
+        let (release, held) = mpsc::channel::<()>();
+        lanes.spawn(move || {
+            let _ = held.recv();
+        });
+        // A second job waits behind it, which starts the watcher; it gets a
+        // thread of its own (the first job holds the lane) and ends.
+        let (tx, rx) = mpsc::channel();
+        lanes.spawn(move || tx.send(()).expect("send"));
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("the second job ran");
+        let asleep = |lanes: &Lanes| lanes.shared.lock().watcher == Watcher::Asleep;
+        let until = Instant::now() + Duration::from_secs(10);
+        while !asleep(&lanes) && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(
+            asleep(&lanes),
+            "the watcher ticks on while only a held job runs"
+        );
+        // A job that must wait wakes it again.
+        let (tx, rx) = mpsc::channel();
+        lanes.spawn(move || tx.send(()).expect("send"));
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("a job after it ran");
+        drop(release);
     }
 
     /// Calls that wait only because the lanes are busy get no threads of
