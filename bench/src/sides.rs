@@ -62,11 +62,16 @@ pub struct SideSpec {
 /// shipped); the native floor is compared with too.
 const SHIPPED: &str = "airlock serve (confined, export off)";
 
+/// The sides the Targets table compares.
+const NATIVE: &str = "native floor (rmcp)";
+const UNCONFINED: &str = "airlock serve --no-confine";
+const CORDONS: &str = "two cordons (add in a worker process)";
+
 /// The sides, in the table's order. A side added here is measured in the
 /// same rounds and shown beside the others.
 pub const SIDES: &[SideSpec] = &[
     SideSpec {
-        label: "native floor (rmcp)",
+        label: NATIVE,
         launch: Launch::Native,
         concurrency: ALL,
     },
@@ -82,7 +87,7 @@ pub const SIDES: &[SideSpec] = &[
         concurrency: ALL,
     },
     SideSpec {
-        label: "airlock serve --no-confine",
+        label: UNCONFINED,
         launch: Launch::Airlock {
             flags: &["--no-confine"],
             env: &[],
@@ -93,7 +98,7 @@ pub const SIDES: &[SideSpec] = &[
         concurrency: ALL,
     },
     SideSpec {
-        label: "two cordons (add in a worker process)",
+        label: CORDONS,
         launch: Launch::Airlock {
             flags: &[],
             env: &[],
@@ -334,6 +339,51 @@ fn answer(mut stream: TcpStream, count: &AtomicU64) -> std::io::Result<()> {
     }
 }
 
+/// The rows of the Targets table (#45): confinement costs nothing
+/// measurable on a call (server CPU per call within 5 % of `--no-confine`
+/// at every concurrency), and with cordons airlock is at or above the
+/// native floor's calls/s at 16 and 64 connections.
+pub fn targets(rows: Option<&[Row]>) -> Vec<(String, String, Option<bool>)> {
+    let find = |label: &str, c: usize| {
+        let rows = rows.unwrap_or_default();
+        rows.iter()
+            .find(|r| r.label == label && r.concurrency == c)
+            .map(|r| r.side)
+    };
+    let pairs = |label: &str, against: &str, concurrency: &[usize]| -> Vec<(usize, f64, f64)> {
+        concurrency
+            .iter()
+            .filter_map(|&c| {
+                let (a, b) = (find(label, c)?, find(against, c)?);
+                Some((c, a.per_sec / b.per_sec, a.cpu_us / b.cpu_us))
+            })
+            .collect()
+    };
+    let confined = pairs(SHIPPED, UNCONFINED, ALL);
+    let cordoned = pairs(CORDONS, NATIVE, &[16, 64]);
+    let said = |pairs: &[(usize, f64, f64)], what: fn(&(usize, f64, f64)) -> String| match pairs
+        .is_empty()
+    {
+        true => "not measured".to_string(),
+        false => pairs.iter().map(what).collect::<Vec<_>>().join(", "),
+    };
+    vec![
+        (
+            "confinement costs nothing measurable on a call (server CPU per call)".to_string(),
+            said(&confined, |(c, _, cpu)| {
+                format!("c={c} {cpu:.2}× the CPU per call of `--no-confine`")
+            }) + " (`--only sides`)",
+            (!confined.is_empty()).then(|| confined.iter().all(|(_, _, cpu)| *cpu <= 1.05)),
+        ),
+        (
+            "with cordons, calls/s at or above the native floor at c=16 and c=64".to_string(),
+            said(&cordoned, |(c, rate, _)| format!("c={c} {rate:.2}×"))
+                + " (\"two cordons\", `--only sides`)",
+            (!cordoned.is_empty()).then(|| cordoned.iter().all(|(_, rate, _)| *rate >= 1.0)),
+        ),
+    ]
+}
+
 /// The section of BENCHMARKS.md.
 pub fn section(rows: Option<&[Row]>) -> String {
     let mut md = String::from("\n## What confinement and telemetry cost a call\n\n");
@@ -447,6 +497,43 @@ mod tests {
             "{md}"
         );
         assert!(section(None).contains("Not measured"));
+    }
+
+    #[test]
+    fn the_targets_ask_cordons_at_the_floor_at_16_and_64_and_confinement_free() {
+        let row = |label, concurrency, per_sec, cpu_us| Row {
+            label,
+            concurrency,
+            side: Side {
+                per_sec,
+                p50: 100.0,
+                p99: 200.0,
+                cpu_us,
+                errors: 0,
+            },
+            exports: None,
+        };
+        let mut rows = vec![
+            row(NATIVE, 16, 30000.0, 40.0),
+            row(NATIVE, 64, 30000.0, 40.0),
+            row(CORDONS, 16, 31000.0, 50.0),
+            row(CORDONS, 64, 29000.0, 50.0),
+            row(SHIPPED, 1, 10000.0, 70.0),
+            row(UNCONFINED, 1, 10000.0, 69.0),
+        ];
+        let targets = targets(Some(&rows));
+        assert_eq!(targets[0].2, Some(true), "{:?}", targets[0]);
+        assert_eq!(
+            targets[1].1,
+            "c=16 1.03×, c=64 0.97× (\"two cordons\", `--only sides`)"
+        );
+        assert_eq!(targets[1].2, Some(false), "c=64 is under the floor");
+        rows[3].side.per_sec = 30000.0;
+        rows[4].side.cpu_us = 80.0;
+        let targets = super::targets(Some(&rows));
+        assert_eq!(targets[1].2, Some(true));
+        assert_eq!(targets[0].2, Some(false), "{:?}", targets[0]);
+        assert!(super::targets(None).iter().all(|t| t.2.is_none()));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::report::{Report, median, us};
-use crate::{LANE_ROUNDS, floor, languages};
+use crate::{LANE_ROUNDS, floor, languages, sides};
 
 impl Report {
     /// (target, measured, met)
@@ -147,6 +147,8 @@ impl Report {
         // one connection against the native floor.
         t.extend(languages::targets(self.languages.as_deref()));
         t.push(floor::target(self.floor.as_deref()));
+        // Issue 45's: what the second layer costs a call.
+        t.extend(sides::targets(self.sides.as_deref()));
         t
     }
 }
