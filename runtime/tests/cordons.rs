@@ -389,7 +389,7 @@ fn a_cordoned_component_replaced_while_served_runs_its_new_version() {
     std::fs::create_dir(&tools).expect("folder");
     let file = tools.join("a.wasm");
     std::fs::write(&file, planting("a-", 1)).expect("component");
-    let policy = "[components.a]\ncordon = \"vendor-a\"\n";
+    let policy = "[components.a]\ncordon = \"vendor-a\"\n[components.b]\ncordon = \"vendor-b\"\n";
     let served = serve(policy, std::slice::from_ref(&tools), &["--watch"]);
     let pinged = rpc(served.addr, "a-ping", json!({}));
     assert!(pinged.body.contains(r#""result":1"#), "{}", pinged.body);
@@ -411,6 +411,15 @@ fn a_cordoned_component_replaced_while_served_runs_its_new_version() {
     }
     // The same worker, given the new version.
     assert_eq!(worker_of(served.child.id(), "vendor-a"), worker);
+    // A component that arrives later in a cordon the server did not start
+    // is refused, not run in the serving process.
+    std::fs::write(tools.join("b.wasm"), planting("b-", 1)).expect("a newcomer");
+    let refused = served.said("b.wasm", Duration::from_secs(60));
+    let refused = refused.expect("the newcomer is said to be refused");
+    assert!(refused.contains("cordon \"vendor-b\""), "{refused}");
+    assert!(refused.contains("restart `airlock serve`"), "{refused}");
+    let pinged = rpc(served.addr, "b-ping", json!({}));
+    assert!(!pinged.body.contains(r#""result""#), "{}", pinged.body);
 }
 
 /// With lanes off (`AIRLOCK_LANES=0`, a runtime setting every worker is

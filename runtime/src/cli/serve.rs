@@ -64,9 +64,9 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     let transport = tokio.block_on(open_transport(socket, listen))?;
     // Before loading: a cordoned component is listed by its worker, which
     // the server sends what it fetched and checked.
-    if !cordons.is_empty() {
-        runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons, launcher)?));
-    }
+    // Set even without one: a component that arrives later in a cordon
+    // the server did not start is then refused rather than run here.
+    runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons, launcher)?));
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
     let grace = Duration::from_secs(args.grace);

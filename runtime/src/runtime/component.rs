@@ -98,7 +98,14 @@ impl Loader<'_> {
     /// The second half: compiles `bytes`, lists and checks the tools, and
     /// applies the policy's tool sections.
     pub fn compile(&self, path: &Path, name: String, bytes: &[u8]) -> Result<Loaded, LoadError> {
-        match self.cordons.and_then(|cordons| cordons.link(&name)) {
+        let link = match self.cordons {
+            Some(cordons) => cordons.link(&name),
+            None => None,
+        };
+        if link.is_none() && self.cordons.is_some() {
+            self.placed_here(path, &name)?;
+        }
+        match link {
             // Its worker lists it: none of its code runs here.
             // (Sent whatever its kind: plain functions are listed from their
             // types here, but run there.)
@@ -109,6 +116,24 @@ impl Loader<'_> {
             None => {
                 self.compile_listed(path, name, bytes, &|code| catalog::list(self.sandbox, code))
             }
+        }
+    }
+
+    /// Whether a component a server loads may run in the serving process:
+    /// one whose section puts it in a cordon the server did not start with
+    /// it (it arrived later, under `--watch`) is refused, not run here.
+    fn placed_here(&self, path: &Path, name: &str) -> Result<(), LoadError> {
+        let remote = crate::source::Source::from_path(path).is_ok_and(|s| s.is_remote());
+        match crate::cordon::of(self.policy, name, remote) {
+            None => Ok(()),
+            Some(cordon) => Err(LoadError::Invalid {
+                path: path.to_path_buf(),
+                reason: format!(
+                    "its policy section puts it in cordon {cordon:?}, whose worker did not \
+                     start with it (it arrived after the server started); restart `airlock \
+                     serve` to serve it in its cordon"
+                ),
+            }),
         }
     }
 

@@ -5,7 +5,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -16,10 +16,29 @@ pub struct Served {
     pub addr: SocketAddr,
     /// What it (and its cordons' workers) said before it listened.
     pub start_log: Vec<String>,
+    /// Everything it has said so far.
+    log: Arc<Mutex<Vec<String>>>,
     _dir: tempfile::TempDir,
 }
 
 impl Served {
+    /// The first line it said (so far, or within `within`) that holds
+    /// `needle`.
+    pub fn said(&self, needle: &str, within: Duration) -> Option<String> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            let found = self
+                .log
+                .lock()
+                .ok()
+                .and_then(|log| log.iter().find(|line| line.contains(needle)).cloned());
+            if found.is_some() || std::time::Instant::now() >= until {
+                return found;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Resident memory of the server, in KiB.
     pub fn rss_kib(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
@@ -135,9 +154,16 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
     let stderr = child.stderr.take().expect("stderr");
     let (tx, rx) = mpsc::channel();
     let (said, start_log) = mpsc::channel();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let all = log.clone();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             let _ = said.send(line.clone());
+            if let Ok(mut all) = all.lock()
+                && !line.contains("connection limit")
+            {
+                all.push(line.clone());
+            }
             // Connection-limit warnings of the keep-alive attack would drown
             // everything else.
             if !line.contains("connection limit") {
@@ -155,6 +181,7 @@ fn start(mut command: Command, policy: &str, files: &[PathBuf], extra: &[&str]) 
         child,
         addr,
         start_log: start_log.try_iter().collect(),
+        log,
         _dir: dir,
     }
 }
