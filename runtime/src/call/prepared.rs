@@ -412,7 +412,8 @@ impl<E: Entry> Prepared<E> {
     /// worker.
     async fn run_guest_in_worker(&self, observer: Arc<dyn CallObserver>) -> (Outcome<E>, Teardown) {
         let Some(cordon) = self.cordon.as_ref() else {
-            return self.run_guest(observer);
+            let err = RunError::Setup("its component is in no cordon".into());
+            return (Err(err.into()), Teardown::none());
         };
         if let Some(refused) = self.refusal() {
             return (Err(refused), Teardown::none());

@@ -262,21 +262,16 @@ pub(super) fn run_worker(args: &Args, name: &str, serving: Serving) -> Result<()
     let exporting = super::serve_telemetry::start_in_worker(args)?;
     // Unbuffered (the worker's frames are its buffer): each message is one
     // write (the standard stdout would cut a frame at each byte 10 in it).
-    let stdout = std::io::stdout()
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(|err| {
-            eprintln!("error: cordon {name}: {err}");
-            Exit::LoadFailed
-        })?;
-    let stdin = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .map_err(|err| {
-            eprintln!("error: cordon {name}: {err}");
-            Exit::LoadFailed
-        })?;
-    let (stdin, stdout) = (std::fs::File::from(stdin), std::fs::File::from(stdout));
+    let unbuffered = |fd: std::os::fd::BorrowedFd<'_>| {
+        fd.try_clone_to_owned()
+            .map(std::fs::File::from)
+            .map_err(|err| {
+                eprintln!("error: cordon {name}: {err}");
+                Exit::LoadFailed
+            })
+    };
+    let stdin = unbuffered(std::io::stdin().as_fd())?;
+    let stdout = unbuffered(std::io::stdout().as_fd())?;
     let served = worker::serve(runner, stdin, stdout);
     if let Some((exporting, _runtime)) = exporting {
         exporting.stop();

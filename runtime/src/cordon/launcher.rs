@@ -94,7 +94,6 @@ impl Start for Launch {
 /// The server's end of the launcher.
 pub struct Launcher {
     socket: Mutex<OwnedFd>,
-    pid: u32,
 }
 
 /// The longest a request to the launcher waits for its answer.
@@ -134,7 +133,7 @@ impl Launcher {
                 serve(&theirs, plan);
                 std::process::exit(0);
             }
-            pid => {
+            _ => {
                 drop(theirs);
                 rustix::net::sockopt::set_socket_timeout(
                     &ours,
@@ -143,15 +142,9 @@ impl Launcher {
                 )?;
                 Ok(Launcher {
                     socket: Mutex::new(ours),
-                    pid: pid.unsigned_abs(),
                 })
             }
         }
-    }
-
-    /// The launcher's process id.
-    pub fn pid(&self) -> u32 {
-        self.pid
     }
 }
 

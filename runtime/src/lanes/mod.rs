@@ -277,18 +277,22 @@ impl Shared {
         if state.threads <= self.width {
             return false;
         }
-        let now = Instant::now();
-        let long = state
-            .started
-            .iter()
-            .flatten()
+        state
+            .threads
+            .saturating_sub(1 + self.long_jobs(state, Instant::now()))
+            >= self.width
+    }
+
+    /// How many jobs have run for [`Self::long`] or more at `now`.
+    fn long_jobs(&self, state: &State, now: Instant) -> usize {
+        let started = state.started.iter().flatten();
+        started
             .filter(|started| now.duration_since(**started) >= self.long)
-            .count();
-        state.threads.saturating_sub(1 + long) >= self.width
+            .count()
     }
 
     /// Adds threads while calls wait and long calls hold the lanes; sleeps
-    /// once nothing has run for [`QUIET`] ticks. (Sleeping between every
+    /// once nothing has waited for [`QUIET`] ticks. (Sleeping between every
     /// two calls would mean waking it for nearly every call.)
     fn watch(self: Arc<Self>) {
         const QUIET: u32 = 25;
@@ -297,13 +301,7 @@ impl Shared {
         let mut finished = state.finished;
         while !state.closed {
             let now = Instant::now();
-            let long = state
-                .started
-                .iter()
-                .flatten()
-                .filter(|started| now.duration_since(**started) >= self.long)
-                .count();
-            let free = state.threads - long;
+            let free = state.threads - self.long_jobs(&state, now);
             // Calls waiting while others finish wait for a CPU, not for a
             // blocked lane: they get no thread of their own.
             let stuck = state.finished == finished;
