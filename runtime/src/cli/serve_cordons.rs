@@ -20,7 +20,7 @@ use crate::catalog::{self, Listing, Loaded};
 use crate::confine::{self, Confinement, Scope, Serving};
 use crate::cordon::wire::{Done, Work};
 use crate::cordon::worker::{self, Runner};
-use crate::cordon::{self, Cordons, Launch, Launcher, Link};
+use crate::cordon::{self, Cordons, Launch, Launcher, Link, Start};
 use crate::observe::CallObserver;
 use crate::policy::Policy;
 use crate::runtime::pending::PendingList;
@@ -158,19 +158,23 @@ fn environment(
     env
 }
 
-/// The launcher of the cordons' workers, forked now — while this process
-/// is one thread and unconfined (see `crate::cordon::launcher`); none
-/// without cordons.
+/// What starts the cordons' workers: on Linux the launcher, forked now —
+/// while this process is one thread and unconfined (see
+/// `crate::cordon::launcher`); elsewhere, where nothing confines the
+/// server, the server itself. None without cordons.
 pub(super) fn launcher(
     plan: &BTreeMap<String, (Vec<String>, Launch)>,
-) -> Result<Option<Arc<Launcher>>, Exit> {
+) -> Result<Option<Arc<dyn Start>>, Exit> {
     if plan.is_empty() {
         return Ok(None);
     }
-    let launches = plan
+    let launches: BTreeMap<String, Launch> = plan
         .iter()
         .map(|(name, (_, launch))| (name.clone(), launch.clone()))
         .collect();
+    if !confine::SUPPORTED {
+        return Ok(Some(Arc::new(Planned(launches))));
+    }
     match Launcher::fork(launches) {
         Ok(launcher) => Ok(Some(Arc::new(launcher))),
         Err(err) => {
@@ -180,12 +184,24 @@ pub(super) fn launcher(
     }
 }
 
+/// The cordons' workers started by the server itself, as planned.
+struct Planned(BTreeMap<String, Launch>);
+
+impl Start for Planned {
+    fn start(&self, cordon: &str) -> std::io::Result<cordon::Started> {
+        match self.0.get(cordon) {
+            Some(launch) => launch.start(cordon),
+            None => Err(std::io::Error::other(format!("no cordon named {cordon:?}"))),
+        }
+    }
+}
+
 /// The serving process's links to its cordons, each worker started (by
 /// `launcher`) and ready (confined) before this returns; `members` says
 /// which component is where.
 pub(super) fn start(
     plan: BTreeMap<String, (Vec<String>, Launch)>,
-    launcher: Option<Arc<Launcher>>,
+    launcher: Option<Arc<dyn Start>>,
 ) -> Result<Cordons, Exit> {
     let Some(launcher) = launcher else {
         return Ok(Cordons::new(Vec::new(), BTreeMap::new()));

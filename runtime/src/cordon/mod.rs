@@ -33,7 +33,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use launcher::{Launch, Launcher, Start};
+pub use launcher::{Launch, Launcher, Start, Started};
 pub use link::Link;
 
 use crate::policy::Policy;
