@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use airlock::Runtime;
 use airlock::call::{CallError, Caller};
 use airlock::observe::CallObserver;
-use airlock::policy::Policy;
 use airlock::tool::{Content, Level, Output};
 use base64::Engine as _;
 use serde_json::json;
@@ -41,15 +40,7 @@ fn runtime_timed(dir: &std::path::Path, time: &str, section: &str) -> Runtime {
 /// A runtime with the policy `text` (relative paths against `dir`, `VAR`
 /// set to `SECRET`, nothing else in its environment) and `file` loaded.
 fn runtime_with(dir: &std::path::Path, text: &str, file: std::path::PathBuf) -> Runtime {
-    let policy = Policy::parse_with_env(text, dir, |name| {
-        if name == VAR {
-            Ok(SECRET.to_string())
-        } else {
-            Err(std::env::VarError::NotPresent)
-        }
-    })
-    .unwrap_or_else(|e| panic!("{e}\n{text}"));
-    support::runtime_of(policy, &[file])
+    support::runtime_with_var(dir, text, (VAR, SECRET), &[file])
 }
 
 /// `[components.NAME.network]` tables that list `localhost:port` (and the

@@ -205,7 +205,6 @@ mod network {
     //! wasi:http 0.3 requests through the same filter as 0.2 ones.
 
     use super::*;
-    use airlock::policy::Policy;
     use support::servers::{Answer, Server};
     use support::tls::{Ca, Leaf, https_server};
 
@@ -213,15 +212,7 @@ mod network {
     const VAR: &str = "AIRLOCK_TEST_TOKEN";
 
     fn runtime_with(dir: &std::path::Path, text: &str) -> Runtime {
-        let policy = Policy::parse_with_env(text, dir, |name| {
-            if name == VAR {
-                Ok(SECRET.to_string())
-            } else {
-                Err(std::env::VarError::NotPresent)
-            }
-        })
-        .unwrap_or_else(|e| panic!("{e}\n{text}"));
-        support::runtime_of(policy, &[test_component("p3_tool")])
+        support::runtime_with_var(dir, text, (VAR, SECRET), &[test_component("p3_tool")])
     }
 
     #[test]

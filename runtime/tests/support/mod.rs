@@ -73,6 +73,25 @@ pub fn runtime(policy: &str, files: &[PathBuf]) -> Runtime {
 
 /// A runtime with a parsed `policy` and `files` loaded; panics when
 /// anything is refused.
+/// A runtime with the policy `text` (relative paths against `dir`), read
+/// with only `var` set, to `value`, in its environment, and `files` loaded.
+pub fn runtime_with_var(
+    dir: &Path,
+    text: &str,
+    (var, value): (&str, &str),
+    files: &[PathBuf],
+) -> Runtime {
+    let policy = Policy::parse_with_env(text, dir, |name| {
+        if name == var {
+            Ok(value.to_string())
+        } else {
+            Err(std::env::VarError::NotPresent)
+        }
+    })
+    .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    runtime_of(policy, files)
+}
+
 pub fn runtime_of(policy: Policy, files: &[PathBuf]) -> Runtime {
     let sandbox = sandbox_with(SandboxConfig::default().fuel(policy.uses_fuel()));
     let runtime = Runtime::new(sandbox, policy);
