@@ -66,7 +66,11 @@ fn serve_until_stopped(args: Args, matches: Option<&clap::ArgMatches>) -> Result
     // the server sends what it fetched and checked.
     // Set even without one: a component that arrives later in a cordon
     // the server did not start is then refused rather than run here.
-    runtime.set_cordons(Arc::new(super::serve_cordons::start(cordons, launcher)?));
+    runtime.set_cordons(Arc::new(super::serve_cordons::start(
+        cordons,
+        launcher,
+        tokio.handle(),
+    )?));
     let loading = load(&args, &runtime, wait)?;
     let server = mcp_server(&args, &runtime, &tokio)?;
     let grace = Duration::from_secs(args.grace);

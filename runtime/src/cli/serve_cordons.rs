@@ -202,6 +202,7 @@ impl Start for Planned {
 pub(super) fn start(
     plan: BTreeMap<String, (Vec<String>, Launch)>,
     launcher: Option<Arc<dyn Start>>,
+    tokio: &tokio::runtime::Handle,
 ) -> Result<Cordons, Exit> {
     let Some(launcher) = launcher else {
         return Ok(Cordons::new(Vec::new(), BTreeMap::new()));
@@ -209,7 +210,7 @@ pub(super) fn start(
     let mut links = Vec::new();
     let mut members = BTreeMap::new();
     for (name, (components, _)) in plan {
-        let link = Link::new(&name, launcher.clone());
+        let link = Link::new(&name, launcher.clone(), tokio.clone());
         if let Err(err) = link.start() {
             eprintln!("error: cordon {name}: its worker did not start: {err}");
             return Err(Exit::LoadFailed);

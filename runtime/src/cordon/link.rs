@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::Duration;
 
+use tokio::net::unix::pipe::Receiver;
+use tokio::runtime::Handle;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::launcher::{Start, Started};
@@ -31,6 +33,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(120);
 pub struct Link {
     name: String,
     starter: Arc<dyn Start>,
+    /// The server's async runtime: it reads what each worker says.
+    tokio: Handle,
     worker: Mutex<Option<Arc<Worker>>>,
     /// What each of its components was last loaded from: a worker started
     /// again loads them all before it takes a call.
@@ -60,10 +64,11 @@ struct Worker {
 }
 
 impl Link {
-    pub fn new(name: &str, starter: Arc<dyn Start>) -> Arc<Link> {
+    pub fn new(name: &str, starter: Arc<dyn Start>, tokio: Handle) -> Arc<Link> {
         Arc::new_cyclic(|me| Link {
             name: name.to_string(),
             starter,
+            tokio,
             worker: Mutex::new(None),
             loads: Mutex::new(BTreeMap::new()),
             next_call: AtomicU64::new(1),
@@ -255,11 +260,14 @@ impl Link {
             dead: AtomicBool::new(false),
         });
         tracing::info!(cordon = %self.name, pid = worker.pid, "cordon worker started");
-        let (reading, link) = (worker.clone(), self.me.clone());
-        std::thread::Builder::new()
-            .name(format!("airlock-cordon-{}", self.name))
-            .spawn(move || read(reading, stdout, link))
-            .map_err(|err| format!("cannot start its reader: {err}"))?;
+        // Read on the runtime, not a thread of its own: the task a message
+        // wakes is woken by the runtime's poll, with no hop between threads.
+        let stdout = {
+            let _runtime = self.tokio.enter();
+            Receiver::from_file(stdout).map_err(|err| format!("cannot read its output: {err}"))?
+        };
+        self.tokio
+            .spawn(read(worker.clone(), stdout, self.me.clone()));
         Ok(worker)
     }
 
@@ -361,13 +369,9 @@ impl Worker {
 /// Reads the worker's messages and hands each to its call, until the
 /// worker's stdout ends: then every call in flight fails (its channel
 /// closes) and the link learns of the death.
-fn read(worker: Arc<Worker>, stdout: File, link: Weak<Link>) {
+async fn read(worker: Arc<Worker>, stdout: Receiver, link: Weak<Link>) {
     let mut frames = Frames::new(stdout);
-    loop {
-        let message = match frames.read::<FromWorker>() {
-            Ok(Some(message)) => message,
-            Ok(None) | Err(_) => break,
-        };
+    while let Ok(Some(message)) = frames.next::<FromWorker>().await {
         let id = match &message {
             FromWorker::Ready => {
                 worker.set_ready(Ok(()));
@@ -386,6 +390,12 @@ fn read(worker: Arc<Worker>, stdout: File, link: Weak<Link>) {
             let _ = to.send(message);
         }
     }
+    // Reaping a child this process started blocks.
+    let _ = tokio::task::spawn_blocking(move || ended(&worker, &link)).await;
+}
+
+/// The worker's output ended: it is dead.
+fn ended(worker: &Worker, link: &Weak<Link>) {
     worker.dead.store(true, Ordering::Release);
     let was_ready = worker
         .ready
@@ -405,7 +415,7 @@ fn read(worker: Arc<Worker>, stdout: File, link: Weak<Link>) {
     };
     // A link still in use lost its worker; one dropped closed its pipe.
     if let Some(link) = link.upgrade() {
-        link.died(&worker, &status, was_ready);
+        link.died(worker, &status, was_ready);
     }
 }
 
@@ -480,6 +490,7 @@ while True:
                 args: vec![script.into_os_string(), mode.into()],
                 env: std::env::vars_os().filter(|(k, _)| k == "PATH").collect(),
             }),
+            Handle::current(),
         );
         (link, dir)
     }

@@ -11,6 +11,7 @@ use std::io::{Read, Write};
 use bytes::{Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio_util::codec::{Decoder, Encoder, LengthDelimitedCodec};
 
 use crate::catalog::Listing;
@@ -295,51 +296,85 @@ pub fn send_raw(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
     out.flush()
 }
 
-/// Reads frames from a stream, one message at a time.
+/// Reads frames from a stream, one message at a time: a blocking one
+/// (the worker's stdin) or an async one (a worker's stdout, read by the
+/// server's runtime).
 pub struct Frames<R> {
     from: R,
     codec: LengthDelimitedCodec,
     buffer: BytesMut,
-    /// What one read takes from the stream (zeroed once, not per read).
+    /// What one blocking read takes from the stream (zeroed once, not per
+    /// read; an async read fills the buffer itself).
     chunk: Box<[u8]>,
 }
 
-impl<R: Read> Frames<R> {
+impl<R> Frames<R> {
     pub fn new(from: R) -> Self {
         Frames {
             from,
             codec: codec(),
             buffer: BytesMut::with_capacity(64 << 10),
-            chunk: vec![0; 64 << 10].into_boxed_slice(),
+            chunk: Box::default(),
         }
     }
 
+    /// A whole frame already read, if there is one.
+    fn buffered(&mut self) -> std::io::Result<Option<BytesMut>> {
+        self.codec.decode(&mut self.buffer)
+    }
+
+    /// What the stream's end means: the end of the messages if it came
+    /// between frames, else a cut.
+    fn ended(&self) -> std::io::Result<Option<BytesMut>> {
+        match self.buffer.is_empty() {
+            true => Ok(None),
+            false => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+}
+
+impl<R: Read> Frames<R> {
     /// The next message; `None` when the stream ended between frames.
     pub fn read<T: serde::de::DeserializeOwned>(&mut self) -> std::io::Result<Option<T>> {
-        match self.read_raw()? {
-            Some(frame) => serde_json::from_slice(&frame)
-                .map(Some)
-                .map_err(std::io::Error::other),
-            None => Ok(None),
-        }
+        self.read_raw()?.map(|frame| parse(&frame)).transpose()
     }
 
     /// The next frame's bytes; `None` when the stream ended between frames.
     pub fn read_raw(&mut self) -> std::io::Result<Option<BytesMut>> {
+        if self.chunk.is_empty() {
+            self.chunk = vec![0; 64 << 10].into_boxed_slice();
+        }
         loop {
-            if let Some(frame) = self.codec.decode(&mut self.buffer)? {
+            if let Some(frame) = self.buffered()? {
                 return Ok(Some(frame));
             }
             let read = self.from.read(&mut self.chunk)?;
             if read == 0 {
-                return match self.buffer.is_empty() {
-                    true => Ok(None),
-                    false => Err(std::io::ErrorKind::UnexpectedEof.into()),
-                };
+                return self.ended();
             }
             self.buffer.extend_from_slice(&self.chunk[..read]);
         }
     }
+}
+
+impl<R: AsyncRead + Unpin> Frames<R> {
+    /// The next message, waiting without a thread; `None` when the stream
+    /// ended between frames.
+    pub async fn next<T: serde::de::DeserializeOwned>(&mut self) -> std::io::Result<Option<T>> {
+        loop {
+            if let Some(frame) = self.buffered()? {
+                return parse(&frame).map(Some);
+            }
+            self.buffer.reserve(64 << 10);
+            if self.from.read_buf(&mut self.buffer).await? == 0 {
+                return self.ended().map(|_| None);
+            }
+        }
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(frame: &[u8]) -> std::io::Result<T> {
+    serde_json::from_slice(frame).map_err(std::io::Error::other)
 }
 
 fn codec() -> LengthDelimitedCodec {
@@ -389,5 +424,39 @@ mod tests {
         send(&mut cut, &run).expect("send");
         cut.truncate(cut.len() - 3);
         assert!(Frames::new(cut.as_slice()).read::<ToWorker>().is_err());
+    }
+
+    #[tokio::test]
+    async fn the_server_reads_a_worker_s_frames_as_they_come_without_a_thread() {
+        let mut stream = Vec::new();
+        send(&mut stream, &FromWorker::Ready).expect("send");
+        send(
+            &mut stream,
+            &FromWorker::ResourceUpdated {
+                id: 3,
+                uri: "mem://a".into(),
+            },
+        )
+        .expect("send");
+        let mut frames = Frames::new(stream.as_slice());
+        assert!(matches!(
+            frames.next::<FromWorker>().await.expect("read"),
+            Some(FromWorker::Ready)
+        ));
+        assert!(matches!(
+            frames.next::<FromWorker>().await.expect("read"),
+            Some(FromWorker::ResourceUpdated { id: 3, .. })
+        ));
+        assert!(frames.next::<FromWorker>().await.expect("end").is_none());
+        // Cut inside a frame, or in its length: an error, not an end.
+        for keep in [stream.len() - 2, 2] {
+            let cut = &stream[..keep];
+            let mut frames = Frames::new(cut);
+            let mut outcome = frames.next::<FromWorker>().await;
+            while let Ok(Some(_)) = outcome {
+                outcome = frames.next::<FromWorker>().await;
+            }
+            assert!(outcome.is_err(), "a stream cut at {keep} read as an end");
+        }
     }
 }
