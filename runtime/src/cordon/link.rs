@@ -6,20 +6,19 @@
 //! only that worker's calls in flight, each with a clear error.
 
 use std::collections::{BTreeMap, HashMap};
-use std::fs::File;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use tokio::net::unix::pipe::Receiver;
+use tokio::io::AsyncWriteExt;
+use tokio::net::unix::pipe::{Receiver, Sender};
 use tokio::runtime::Handle;
 use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
 
 use super::launcher::{Start, Started};
-use super::relay::Relay;
+use super::relay::{Relay, Replies, unavailable};
 use super::wire::{self, Done, Frames, FromWorker, ToWorker, Work};
 use crate::catalog::Listing;
 use crate::observe::CallObserver;
@@ -52,8 +51,11 @@ type Readiness = Result<(), String>;
 /// A running worker process.
 struct Worker {
     pid: u32,
-    /// `None` once the link let it go (the worker then exits).
-    stdin: Mutex<Option<File>>,
+    /// `None` once the link let it go (the worker then exits). Written
+    /// without blocking a thread: a worker that stops reading (stuck, or
+    /// an escaped guest's) holds up only the calls that write to it, not
+    /// the server's async threads.
+    stdin: tokio::sync::Mutex<Option<Sender>>,
     /// The process, when this one started it (else its launcher reaps it).
     child: Mutex<Option<Child>>,
     /// Calls in flight, each with the channel its messages go to.
@@ -61,6 +63,7 @@ struct Worker {
     /// `Some(Ok(components))` once ready, `Some(Err)` if it never was.
     ready: (Mutex<Option<Readiness>>, Condvar),
     dead: AtomicBool,
+    link: Weak<Link>,
 }
 
 impl Link {
@@ -131,7 +134,10 @@ impl Link {
             name: name.to_string(),
             path: path.to_path_buf(),
         };
-        let sent = worker.send(&load).and_then(|()| worker.send_raw(bytes));
+        let sent = self.tokio.block_on(async {
+            worker.send(&load).await?;
+            worker.write(&wire::raw_frame(bytes)?).await
+        });
         let answer = sent.map_err(|err| err.to_string()).and_then(|()| {
             rx.blocking_recv()
                 .ok_or_else(|| "it died while loading".to_string())
@@ -157,13 +163,6 @@ impl Link {
         observer: Arc<dyn CallObserver>,
         cancel: CancelToken,
     ) -> (Result<Ran<Done>, RunError>, Teardown) {
-        let unavailable = |err: String| {
-            RunError::Setup(format!(
-                "the worker of cordon {:?} is not available ({err}); the call did not run — retry \
-                 it, and see the server's log",
-                self.name
-            ))
-        };
         let worker = match self.live() {
             Some(worker) => Ok(worker),
             // Starting one blocks (it waits for the worker to be ready).
@@ -176,7 +175,7 @@ impl Link {
         };
         let worker = match worker {
             Ok(worker) => worker,
-            Err(err) => return (Err(unavailable(err)), Teardown::none()),
+            Err(err) => return (Err(unavailable(&self.name, &err)), Teardown::none()),
         };
         let id = self.next_call.fetch_add(1, Ordering::Relaxed);
         let (tx, mut rx) = unbounded_channel();
@@ -190,14 +189,8 @@ impl Link {
             work,
             trace,
         };
-        if let Err(err) = worker.send(&run) {
-            worker.forget(id);
-            return (Err(unavailable(err.to_string())), Teardown::none());
-        }
         let relay = Relay::new(&self.name, id, grant, observer, &cancel);
-        let ended = relay
-            .until_done(&mut rx, |message| worker.send(message))
-            .await;
+        let ended = relay.until_done(run, &mut rx, worker.as_ref()).await;
         worker.forget(id);
         ended
     }
@@ -251,21 +244,27 @@ impl Link {
             .starter
             .start(&self.name)
             .map_err(|err| err.to_string())?;
+        // Read and written on the runtime, not by threads of their own: a
+        // message wakes its call's task from the runtime's poll, with no
+        // hop between threads.
+        let (stdin, stdout) = {
+            let _runtime = self.tokio.enter();
+            let stdin =
+                Sender::from_file(stdin).map_err(|err| format!("cannot write to it: {err}"))?;
+            let stdout = Receiver::from_file(stdout)
+                .map_err(|err| format!("cannot read its output: {err}"))?;
+            (stdin, stdout)
+        };
         let worker = Arc::new(Worker {
             pid,
-            stdin: Mutex::new(Some(stdin)),
+            stdin: tokio::sync::Mutex::new(Some(stdin)),
             child: Mutex::new(child),
             calls: Mutex::new(HashMap::new()),
             ready: (Mutex::new(None), Condvar::new()),
             dead: AtomicBool::new(false),
+            link: self.me.clone(),
         });
         tracing::info!(cordon = %self.name, pid = worker.pid, "cordon worker started");
-        // Read on the runtime, not a thread of its own: the task a message
-        // wakes is woken by the runtime's poll, with no hop between threads.
-        let stdout = {
-            let _runtime = self.tokio.enter();
-            Receiver::from_file(stdout).map_err(|err| format!("cannot read its output: {err}"))?
-        };
         self.tokio
             .spawn(read(worker.clone(), stdout, self.me.clone()));
         Ok(worker)
@@ -286,6 +285,12 @@ impl Link {
         if !was_ready {
             return;
         }
+        self.start_apart();
+    }
+
+    /// Starts a worker again, on a thread of its own (starting one waits
+    /// until it is ready).
+    fn start_apart(&self) {
         let me = self.me.clone();
         let _ = std::thread::Builder::new()
             .name(format!("airlock-cordon-{}-restart", self.name))
@@ -304,10 +309,31 @@ impl Drop for Link {
     /// the calls it has and exit (its reader then reaps it).
     fn drop(&mut self) {
         let worker = self.worker.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(worker) = worker
-            && let Ok(mut stdin) = worker.stdin.lock()
-        {
-            stdin.take();
+        if let Some(worker) = worker {
+            let taken = worker.stdin.try_lock().map(|mut stdin| stdin.take());
+            if taken.is_err() {
+                // A call is writing: closed once it is done.
+                drop(self.tokio.spawn(async move {
+                    worker.stdin.lock().await.take();
+                }));
+            }
+        }
+    }
+}
+
+impl Replies for Worker {
+    /// Writes `message`, giving up at `by`: a worker that has not taken a
+    /// frame by then no longer reads (stuck, or an escaped guest stopped
+    /// it), and a frame cut off would leave its stream unreadable, so it is
+    /// let go and another started.
+    async fn reply(&self, message: &ToWorker, by: Instant) -> std::io::Result<()> {
+        let written = tokio::time::timeout_at(by.into(), self.send(message)).await;
+        match written {
+            Ok(written) => written,
+            Err(_) => {
+                self.let_go();
+                Err(std::io::ErrorKind::TimedOut.into())
+            }
         }
     }
 }
@@ -317,24 +343,43 @@ impl Worker {
         self.dead.load(Ordering::Acquire)
     }
 
-    fn send(&self, message: &ToWorker) -> std::io::Result<()> {
-        let frame = wire::frame(message)?;
-        self.write(|stdin| stdin.write_all(&frame))
+    async fn send(&self, message: &ToWorker) -> std::io::Result<()> {
+        self.write(&wire::frame(message)?).await
     }
 
-    fn send_raw(&self, bytes: &[u8]) -> std::io::Result<()> {
-        self.write(|stdin| wire::send_raw(stdin, bytes))
-    }
-
-    /// Writes on its stdin, one writer at a time; a pipe let go is broken.
-    fn write(&self, frame: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
-        let mut stdin = self
-            .stdin
-            .lock()
-            .map_err(|_| std::io::Error::other("the worker's pipe is poisoned"))?;
+    /// Writes one frame on its stdin, one writer at a time; a pipe let go
+    /// is broken.
+    async fn write(&self, frame: &[u8]) -> std::io::Result<()> {
+        let mut stdin = self.stdin.lock().await;
+        // One let go while this waited for its turn is not written to.
+        if self.is_dead() {
+            stdin.take();
+        }
         match stdin.as_mut() {
-            Some(stdin) => frame(stdin),
+            Some(stdin) => stdin.write_all(frame).await,
             None => Err(std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Stops using a worker that stopped reading: no more is written to
+    /// it, one this process started is killed, and a new one is started
+    /// (which ends the old one: its launcher keeps one worker a cordon).
+    fn let_go(&self) {
+        if self.dead.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        tracing::warn!(
+            pid = self.pid,
+            "a cordon's worker stopped reading its calls; it is ended and another started"
+        );
+        if let Ok(mut stdin) = self.stdin.try_lock() {
+            stdin.take();
+        }
+        if let Some(child) = self.child.lock().ok().as_mut().and_then(|c| c.as_mut()) {
+            let _ = child.kill();
+        }
+        if let Some(link) = self.link.upgrade() {
+            link.start_apart();
         }
     }
 
@@ -431,9 +476,11 @@ mod tests {
     /// A worker that does not keep the rules: it relays a request its
     /// component is not granted, then says it waits on one it never asked
     /// (what the server answered it, it reports back as the guest's
-    /// output); with `big`, it answers more than the output limit.
+    /// output); with `big`, it answers more than the output limit; `mute`
+    /// never ends a call; `deaf` stops reading once ready (the first worker
+    /// of its folder only: the one started after it reads again).
     const LYING_WORKER: &str = r#"
-import json, struct, sys
+import json, os, struct, sys, time
 def send(m):
     b = json.dumps(m).encode()
     sys.stdout.buffer.write(struct.pack(">I", len(b)) + b)
@@ -444,8 +491,14 @@ def read():
         sys.exit(0)
     return json.loads(sys.stdin.buffer.read(struct.unpack(">I", head)[0]))
 send("Ready")
+once = os.path.join(os.path.dirname(sys.argv[0]), "was-deaf")
+if sys.argv[1:] == ["deaf"] and not os.path.exists(once):
+    open(once, "w").close()
+    time.sleep(600)
 while True:
     m = read()
+    if sys.argv[1:] in (["mute"], ["deaf"]):
+        continue
     if "Run" in m and sys.argv[1:] == ["big"]:
         i = m["Run"]["id"]
         big = {"content": [{"Text": "x" * (2 << 20)}], "structured": None}
@@ -537,5 +590,73 @@ while True:
             Err(RunError::Crashed(why)) => assert!(why.contains("never asked"), "{why}"),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A grant whose calls may take `secs`.
+    fn lasting(secs: u64) -> Grant {
+        let mut grant = Grant::default();
+        grant.limits.time = std::time::Duration::from_secs(secs);
+        grant
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_its_worker_never_ends_fails_as_timed_out_past_its_limit() {
+        let (link, _dir) = liar("mute");
+        let grant = lasting(1);
+        let client = Arc::new(Client::default());
+        let ran = link.run("c", "d", work(), None, &grant, client, CancelToken::new());
+        match ran.await.0 {
+            Err(RunError::TimedOut(limit)) => assert_eq!(limit, grant.limits.time),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// On one async thread: were a write to a worker that stopped reading
+    /// to block its thread, this test would never end.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_worker_that_stops_reading_holds_no_thread_and_is_replaced() {
+        let (link, _dir) = liar("deaf");
+        // Started apart: a worker's readiness is read on this very thread.
+        let starting = link.clone();
+        let started = tokio::task::spawn_blocking(move || starting.start()).await;
+        started.expect("no panic").expect("started");
+        let first = link.pid().expect("a worker");
+        let grant = lasting(1);
+        // Each call's frame is larger than a pipe holds.
+        let big = Work::Tool {
+            name: "t".into(),
+            arguments: format!("{{\"x\": \"{}\"}}", "x".repeat(96 << 10)),
+        };
+        let call = |work| {
+            let client = Arc::new(Client::default());
+            link.run("c", "d", work, None, &grant, client, CancelToken::new())
+        };
+        let (a, b) = tokio::join!(call(big), call(work()));
+        let outcomes = [a.0, b.0];
+        assert!(
+            outcomes
+                .iter()
+                .any(|o| matches!(o, Err(RunError::TimedOut(_)))),
+            "{outcomes:?}"
+        );
+        // Every call ended; the other was refused, not left waiting.
+        for outcome in &outcomes {
+            assert!(
+                matches!(outcome, Err(RunError::TimedOut(_) | RunError::Setup(_))),
+                "{outcome:?}"
+            );
+        }
+        // Another worker (which reads) takes the next call.
+        let mut again = None;
+        for _ in 0..300 {
+            again = link.pid().filter(|&pid| pid != first);
+            if again.is_some() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert!(again.is_some(), "no new worker after {first} was let go");
+        let next = call(work()).await.0;
+        assert!(matches!(next, Err(RunError::TimedOut(_))), "{next:?}");
     }
 }

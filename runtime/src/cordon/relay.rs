@@ -21,6 +21,29 @@ use crate::sandbox::{CancelToken, Ran, RunError, Teardown};
 /// also looks at each message).
 const CANCEL_POLL: Duration = Duration::from_millis(10);
 
+/// How long past the call's time limit the server waits for its worker's
+/// end of it: the worker stops the guest at the limit itself; one that
+/// does not (stuck, or an escaped guest's) holds the call no longer.
+const OVERSTAY: Duration = Duration::from_secs(2);
+
+/// Where a call and its answers and cancellation go: its worker.
+pub(super) trait Replies: Sync {
+    /// Sends `message`; one not taken by `by` fails as timed out.
+    fn reply(
+        &self,
+        message: &ToWorker,
+        by: Instant,
+    ) -> impl Future<Output = std::io::Result<()>> + Send;
+}
+
+/// A call that did not reach its worker.
+pub(super) fn unavailable(cordon: &str, err: &str) -> RunError {
+    RunError::Setup(format!(
+        "the worker of cordon {cordon:?} is not available ({err}); the call did not run — retry \
+         it, and see the server's log"
+    ))
+}
+
 /// One call in flight in a worker, as the server sees it.
 pub(super) struct Relay<'a> {
     /// The cordon, for messages.
@@ -33,6 +56,9 @@ pub(super) struct Relay<'a> {
     /// Log and progress messages it may still send the client.
     messages_left: u64,
     output_limit: u64,
+    /// The call's time limit, and when the server stops waiting for it.
+    time: Duration,
+    deadline: Instant,
     /// The requests admitted: the only ones its run may wait on.
     admitted: Vec<Ask>,
     cancel_sent: bool,
@@ -55,29 +81,52 @@ impl<'a> Relay<'a> {
                 .with_elicit_urls(grant.elicit_urls.clone()),
             messages_left: grant.limits.messages,
             output_limit: grant.limits.output,
+            time: grant.limits.time,
+            deadline: Instant::now() + grant.limits.time,
             admitted: Vec::new(),
             cancel_sent: false,
         }
     }
 
-    /// Relays the call's messages from `rx` (its answers through `send`)
-    /// until it is done, or its worker dies. Waiting costs no thread: the
-    /// server's reader of the worker wakes this future with each message.
+    /// Relays the call's messages from `rx` (its answers to `worker`)
+    /// until it is done, its worker dies, or it overstays its time limit.
+    /// Waiting costs no thread: the server's reading of the worker wakes
+    /// this future with each message.
     pub(super) async fn until_done(
         mut self,
+        run: ToWorker,
         rx: &mut UnboundedReceiver<FromWorker>,
-        send: impl Fn(&ToWorker) -> std::io::Result<()>,
+        worker: &impl Replies,
     ) -> (Result<Ran<Done>, RunError>, Teardown) {
+        let given_up = self.deadline + OVERSTAY;
+        if let Err(err) = worker.reply(&run, given_up).await {
+            let failed = match err.kind() {
+                std::io::ErrorKind::TimedOut => RunError::TimedOut(self.time),
+                _ => unavailable(self.cordon, &err.to_string()),
+            };
+            return (Err(failed), Teardown::none());
+        }
+        let given_up_at = tokio::time::Instant::from_std(given_up);
         loop {
             if self.cancel.is_cancelled() && !self.cancel_sent {
                 self.cancel_sent = true;
                 let (id, shutdown) = (self.id, self.cancel.is_shut_down());
-                let _ = send(&ToWorker::Cancel { id, shutdown });
+                let _ = worker
+                    .reply(&ToWorker::Cancel { id, shutdown }, given_up)
+                    .await;
             }
+            // One timer: the next look at the cancel token, or the end.
+            let wake = match self.cancel_sent {
+                true => given_up_at,
+                false => given_up_at.min(tokio::time::Instant::now() + CANCEL_POLL),
+            };
             let message = tokio::select! {
                 biased;
                 message = rx.recv() => message,
-                () = tokio::time::sleep(CANCEL_POLL), if !self.cancel_sent => continue,
+                () = tokio::time::sleep_until(wake) => match wake < given_up_at {
+                    true => continue,
+                    false => return self.overstayed(worker).await,
+                },
             };
             let Some(message) = message else {
                 let died = RunError::Crashed(format!(
@@ -89,12 +138,37 @@ impl<'a> Relay<'a> {
             };
             match self.hear(message).await {
                 Some(Heard::Reply(reply)) => {
-                    let _ = send(&reply);
+                    let _ = worker.reply(&reply, given_up).await;
                 }
                 Some(Heard::Done(outcome, reported)) => return self.ended(outcome, reported),
                 None => {}
             }
         }
+    }
+
+    /// The worker did not end the call by its time limit: it is told to
+    /// stop it, and the call fails as one that ran out of time does.
+    async fn overstayed(&self, worker: &impl Replies) -> (Result<Ran<Done>, RunError>, Teardown) {
+        tracing::warn!(
+            cordon = %self.cordon,
+            "a call's worker did not end it within its time limit ({}s) and {}s more; the \
+             call failed as timed out",
+            self.time.as_secs_f64(),
+            OVERSTAY.as_secs()
+        );
+        // Its pipe has room for this unless the worker stopped reading.
+        let (id, shutdown, now) = (self.id, false, Instant::now());
+        let _ = worker
+            .reply(&ToWorker::Cancel { id, shutdown }, now + OVERSTAY)
+            .await;
+        (Err(RunError::TimedOut(self.time)), Teardown::none())
+    }
+
+    /// When an answer the worker waits for is due: when it says, but never
+    /// after the call's time limit (the worker's word is not taken).
+    fn due(&self, within_ms: u64) -> Instant {
+        let said = Instant::now().checked_add(Duration::from_millis(within_ms));
+        said.map_or(self.deadline, |said| said.min(self.deadline))
     }
 
     /// One message of the worker: what it asks for back, if anything.
@@ -128,7 +202,7 @@ impl<'a> Relay<'a> {
                 within_ms,
                 ..
             } => {
-                let deadline = Instant::now() + Duration::from_millis(within_ms);
+                let deadline = self.due(within_ms);
                 let answer = match Ask::try_from(ask) {
                     Ok(ask) => self.ask(ask, deadline).await,
                     Err(err) => Err(AskFailure::Failed(err)),
@@ -142,7 +216,7 @@ impl<'a> Relay<'a> {
                 within_ms,
                 ..
             } => {
-                let deadline = Instant::now() + Duration::from_millis(within_ms);
+                let deadline = self.due(within_ms);
                 // Only requests admitted in this call are waited on.
                 let asks: Option<Vec<Ask>> = asks
                     .into_iter()
@@ -267,4 +341,31 @@ enum Heard {
     Reply(ToWorker),
     /// The call's end.
     Done(Result<Ended, RunError>, Reported),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Client;
+    impl CallObserver for Client {
+        fn log(&self, _: crate::tool::Level, _: &str) {}
+        fn progress(&self, _: f64, _: Option<f64>, _: Option<&str>) {}
+        fn ask(&self, _: &Ask, _: Instant) -> Result<serde_json::Value, AskFailure> {
+            Ok(serde_json::Value::Null)
+        }
+    }
+
+    #[test]
+    fn a_worker_may_not_give_the_client_longer_than_the_call_s_time_limit() {
+        let mut grant = Grant::default();
+        grant.limits.time = Duration::from_secs(5);
+        let cancel = CancelToken::new();
+        let relay = Relay::new("c", 1, &grant, Arc::new(Client), &cancel);
+        // An hour, or more than a clock holds: the call's own end.
+        assert_eq!(relay.due(3_600_000), relay.deadline);
+        assert_eq!(relay.due(u64::MAX), relay.deadline);
+        // Sooner than that: what it says.
+        assert!(relay.due(1_000) < relay.deadline);
+    }
 }

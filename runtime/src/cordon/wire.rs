@@ -286,14 +286,13 @@ pub fn frame(message: &impl Serialize) -> std::io::Result<Vec<u8>> {
     Ok(frame)
 }
 
-/// Writes bytes as a raw frame (a component's, after its `Load`).
-pub fn send_raw(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+/// Bytes as a raw frame (a component's, after its `Load`).
+pub fn raw_frame(bytes: &[u8]) -> std::io::Result<BytesMut> {
     let mut frame = BytesMut::with_capacity(bytes.len() + 4);
     codec()
         .encode(Bytes::copy_from_slice(bytes), &mut frame)
         .map_err(std::io::Error::other)?;
-    out.write_all(&frame)?;
-    out.flush()
+    Ok(frame)
 }
 
 /// Reads frames from a stream, one message at a time: a blocking one
