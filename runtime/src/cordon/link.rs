@@ -34,7 +34,11 @@ pub struct Link {
     starter: Arc<dyn Start>,
     /// The server's async runtime: it reads what each worker says.
     tokio: Handle,
+    /// Held only to read or set: calls on the async threads look here.
     worker: Mutex<Option<Arc<Worker>>>,
+    /// Held while a worker starts and loads its components (seconds), by
+    /// one thread, never an async one: calls meanwhile wait on it apart.
+    starting: Mutex<()>,
     /// What each of its components was last loaded from: a worker started
     /// again loads them all before it takes a call.
     loads: Mutex<BTreeMap<String, Sent>>,
@@ -73,6 +77,7 @@ impl Link {
             starter,
             tokio,
             worker: Mutex::new(None),
+            starting: Mutex::new(()),
             loads: Mutex::new(BTreeMap::new()),
             next_call: AtomicU64::new(1),
             me: me.clone(),
@@ -134,14 +139,20 @@ impl Link {
             name: name.to_string(),
             path: path.to_path_buf(),
         };
-        let sent = self.tokio.block_on(async {
-            worker.send(&load).await?;
-            worker.write(&wire::raw_frame(bytes)?).await
+        // A worker that does not take it, or list it, within the time a
+        // start may take is not waited for longer.
+        let answer = self.tokio.block_on(async {
+            let by = Instant::now() + START_TIMEOUT;
+            let mut frames = wire::frame(&load)?;
+            frames.extend_from_slice(&wire::raw_frame(bytes)?);
+            worker.write_by(&frames, by).await?;
+            match tokio::time::timeout_at(by.into(), rx.recv()).await {
+                Ok(Some(answer)) => Ok(answer),
+                Ok(None) => Err(std::io::Error::other("it died while loading")),
+                Err(_) => Err(std::io::ErrorKind::TimedOut.into()),
+            }
         });
-        let answer = sent.map_err(|err| err.to_string()).and_then(|()| {
-            rx.blocking_recv()
-                .ok_or_else(|| "it died while loading".to_string())
-        });
+        let answer = answer.map_err(|err| err.to_string());
         worker.forget(id);
         match answer? {
             FromWorker::Listed { listing, .. } => listing,
@@ -203,12 +214,16 @@ impl Link {
 
     /// The running worker, started if there is none or it died.
     fn running(&self) -> Result<Arc<Worker>, String> {
-        let mut slot = self
-            .worker
-            .lock()
-            .map_err(|_| "its state is poisoned".to_string())?;
-        if let Some(worker) = slot.as_ref().filter(|w| !w.is_dead()) {
-            return Ok(worker.clone());
+        fn poisoned<T>(_: T) -> String {
+            "its state is poisoned".to_string()
+        }
+        if let Some(worker) = self.live() {
+            return Ok(worker);
+        }
+        let _starting = self.starting.lock().map_err(poisoned)?;
+        // Started by whoever held it before.
+        if let Some(worker) = self.live() {
+            return Ok(worker);
         }
         let worker = self.spawn()?;
         worker.wait_ready()?;
@@ -230,7 +245,7 @@ impl Link {
                 tracing::error!(cordon = %self.name, "{name} did not load again: {err}");
             }
         }
-        *slot = Some(worker.clone());
+        *self.worker.lock().map_err(poisoned)? = Some(worker.clone());
         Ok(worker)
     }
 
@@ -322,19 +337,8 @@ impl Drop for Link {
 }
 
 impl Replies for Worker {
-    /// Writes `message`, giving up at `by`: a worker that has not taken a
-    /// frame by then no longer reads (stuck, or an escaped guest stopped
-    /// it), and a frame cut off would leave its stream unreadable, so it is
-    /// let go and another started.
     async fn reply(&self, message: &ToWorker, by: Instant) -> std::io::Result<()> {
-        let written = tokio::time::timeout_at(by.into(), self.send(message)).await;
-        match written {
-            Ok(written) => written,
-            Err(_) => {
-                self.let_go();
-                Err(std::io::ErrorKind::TimedOut.into())
-            }
-        }
+        self.write_by(&wire::frame(message)?, by).await
     }
 }
 
@@ -343,8 +347,19 @@ impl Worker {
         self.dead.load(Ordering::Acquire)
     }
 
-    async fn send(&self, message: &ToWorker) -> std::io::Result<()> {
-        self.write(&wire::frame(message)?).await
+    /// Writes `frames`, giving up at `by`: a worker that has not taken
+    /// them by then no longer reads (stuck, or an escaped guest stopped
+    /// it), and a frame cut off would leave its stream unreadable, so it is
+    /// let go and another started.
+    async fn write_by(&self, frames: &[u8], by: Instant) -> std::io::Result<()> {
+        let written = tokio::time::timeout_at(by.into(), self.write(frames)).await;
+        match written {
+            Ok(written) => written,
+            Err(_) => {
+                self.let_go();
+                Err(std::io::ErrorKind::TimedOut.into())
+            }
+        }
     }
 
     /// Writes one frame on its stdin, one writer at a time; a pipe let go
