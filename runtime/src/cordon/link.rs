@@ -383,7 +383,9 @@ impl Worker {
         if self.dead.swap(true, Ordering::AcqRel) {
             return;
         }
+        let link = self.link.upgrade();
         tracing::warn!(
+            cordon = link.as_ref().map_or("", |l| l.name.as_str()),
             pid = self.pid,
             "a cordon's worker stopped reading its calls; it is ended and another started"
         );
@@ -393,7 +395,7 @@ impl Worker {
         if let Some(child) = self.child.lock().ok().as_mut().and_then(|c| c.as_mut()) {
             let _ = child.kill();
         }
-        if let Some(link) = self.link.upgrade() {
+        if let Some(link) = link {
             link.start_apart();
         }
     }
