@@ -12,6 +12,7 @@ use std::ffi::OsString;
 use std::os::fd::AsFd;
 use std::path::Path;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use super::Exit;
 use super::serve_args::Args;
@@ -346,6 +347,25 @@ struct InWorker {
     loaded: RwLock<BTreeMap<String, Vec<Loaded>>>,
 }
 
+impl InWorker {
+    /// `with` the loaded tool `name` of `component` (the version whose
+    /// code has `digest`), if it is loaded.
+    fn with_tool<R>(
+        &self,
+        component: &str,
+        digest: &str,
+        name: &str,
+        with: impl FnOnce(&catalog::Tool) -> R,
+    ) -> Option<R> {
+        let all = self.loaded.read().ok()?;
+        let loaded = all
+            .get(component)?
+            .iter()
+            .find(|l| l.component.digest == digest)?;
+        loaded.tools.iter().find(|t| t.info.name == name).map(with)
+    }
+}
+
 impl Runner for InWorker {
     fn load(&self, name: &str, path: &Path, bytes: &[u8]) -> Result<Listing, String> {
         let pending = PendingList::default();
@@ -388,6 +408,14 @@ impl Runner for InWorker {
         }
     }
 
+    fn is_short(&self, component: &str, digest: &str, work: &Work) -> bool {
+        let Work::Tool { name, .. } = work else {
+            return false;
+        };
+        self.with_tool(component, digest, name, |tool| tool.pace.is_short())
+            .unwrap_or(false)
+    }
+
     fn run(
         &self,
         component: &str,
@@ -428,9 +456,13 @@ impl Runner for InWorker {
         };
         match work {
             Work::Tool { name, arguments } => {
+                let started = Instant::now();
                 let (ran, teardown) = self
                     .sandbox
                     .call(&code, name, arguments, &grant, observer, cancel);
+                // Measured as the server measures a call it runs itself.
+                let took = started.elapsed();
+                self.with_tool(component, digest, name, |tool| tool.pace.record(took));
                 (ran.map(|ran| ran.map(Done::Output)), teardown)
             }
             Work::Offer(request) => {

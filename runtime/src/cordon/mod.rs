@@ -25,6 +25,7 @@
 mod convert;
 pub mod launcher;
 pub mod link;
+mod parked;
 mod relay;
 pub mod wire;
 pub mod worker;

@@ -356,6 +356,14 @@ impl<R: Read> Frames<R> {
     }
 }
 
+impl<R: std::os::fd::AsFd> Frames<R> {
+    /// Whether more has come than was read: bytes in the buffer or in the
+    /// stream (a pipe's count; if it cannot be had, it is taken as more).
+    pub fn has_more(&self) -> bool {
+        !self.buffer.is_empty() || rustix::io::ioctl_fionread(&self.from).map_or(true, |n| n > 0)
+    }
+}
+
 impl<R: AsyncRead + Unpin> Frames<R> {
     /// The next message, waiting without a thread; `None` when the stream
     /// ended between frames.

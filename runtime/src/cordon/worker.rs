@@ -6,7 +6,7 @@
 //! died) it finishes the calls it has and exits.
 
 use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::parked::Parked;
 use super::wire::{
     self, Done, Ended, Frames, FromWorker, Reported, ToWorker, WireAsk, WireAskFailure,
     WireOffered, WireOutput, Work,
@@ -28,6 +29,11 @@ pub trait Runner: Send + Sync + 'static {
     /// Loads component `name` from `bytes` (replacing one of that name)
     /// and answers what its guest listed.
     fn load(&self, name: &str, path: &std::path::Path, bytes: &[u8]) -> Result<Listing, String>;
+
+    /// Whether `work` is a call of a tool whose recent runs were short
+    /// (see [`crate::lanes::Pace`]): alone in the worker, its lane keeps
+    /// the reading rather than wake another lane for it.
+    fn is_short(&self, component: &str, digest: &str, work: &Work) -> bool;
 
     /// Runs `work` in a fresh instance of `component`, whose loaded code
     /// must have `digest`.
@@ -54,9 +60,11 @@ type Awaited = Arc<Mutex<HashMap<(u64, u64), mpsc::Sender<ToWorker>>>>;
 /// itself, so a call is not handed from a reader to a lane. A call that
 /// runs long holds only its own lane: the reading waits in the queue, and
 /// the lanes' watcher gives it a thread when it waited [`crate::lanes::LONG`].
+/// A short call alone in the worker (one connection's) is spared even the
+/// push: its lane parks the reading and reads on after it ([`Parked`]).
 pub fn serve(
     runner: Arc<dyn Runner>,
-    input: impl Read + Send + 'static,
+    input: std::fs::File,
     output: impl Write + Send + 'static,
 ) -> std::io::Result<()> {
     let out: Out = Arc::new(Mutex::new(Box::new(output)));
@@ -68,10 +76,13 @@ pub fn serve(
         cancels: Arc::default(),
         loads: Mutex::default(),
         calls: InFlight::default(),
+        parked: Arc::new(Parked::new(|reader: Reader| {
+            apart(move || reader.read_on())
+        })),
     });
     let (ended, end) = mpsc::channel();
     let reader = Reader {
-        frames: Frames::new(Box::new(input)),
+        frames: Frames::new(input),
         serving: serving.clone(),
         ended,
     };
@@ -108,11 +119,13 @@ struct Serving {
     cancels: Arc<Mutex<HashMap<u64, CancelToken>>>,
     loads: Mutex<Vec<std::thread::JoinHandle<()>>>,
     calls: InFlight,
+    /// The reading, while the lane that read a short call runs it.
+    parked: Arc<Parked<Reader>>,
 }
 
 /// The reading of the worker's input, on whichever lane has it.
 struct Reader {
-    frames: Frames<Box<dyn Read + Send>>,
+    frames: Frames<std::fs::File>,
     serving: Arc<Serving>,
     /// Told how the input ended.
     ended: mpsc::Sender<std::io::Result<()>>,
@@ -120,7 +133,10 @@ struct Reader {
 
 impl Reader {
     /// Reads messages until one is a call: then the reading goes on on
-    /// another lane, and this one runs the call.
+    /// another lane, and this one runs the call — unless the call is short
+    /// and alone (no other call runs, no other message has come): then
+    /// this lane parks the reading while it runs the call and reads on
+    /// after it (see [`Parked`]).
     fn read_on(mut self) {
         loop {
             let message = match self.frames.read::<ToWorker>() {
@@ -137,9 +153,22 @@ impl Reader {
                     trace,
                 } => {
                     let serving = self.serving.clone();
-                    apart(move || self.read_on());
+                    // Nothing else running nor come: no lane to wake.
+                    let alone = serving.calls.none() && !self.frames.has_more();
+                    if !(alone && serving.runner.is_short(&component, &digest, &work)) {
+                        apart(move || self.read_on());
+                        serving.run(id, &component, &digest, &work, trace);
+                        return;
+                    }
+                    if let Err(reader) = serving.parked.park(self) {
+                        apart(move || reader.read_on());
+                    }
                     serving.run(id, &component, &digest, &work, trace);
-                    return;
+                    match serving.parked.take_back() {
+                        Some(reader) => self = reader,
+                        None => return,
+                    }
+                    Ok(())
                 }
                 ToWorker::Load { id, name, path } => self.load(id, name, path),
                 ToWorker::Answer { id, seq, .. } | ToWorker::Waited { id, seq, .. } => {
@@ -200,6 +229,7 @@ impl Serving {
             out: self.out.clone(),
             awaited: self.awaited.clone(),
             next: AtomicU64::new(0),
+            parked: self.parked.clone(),
         });
         // The server's call, continued here when traced.
         let parent = trace
@@ -241,6 +271,11 @@ impl InFlight {
             *n += 1;
         }
         Held(self.clone())
+    }
+
+    /// Whether no call runs.
+    fn none(&self) -> bool {
+        self.0.0.lock().is_ok_and(|n| *n == 0)
     }
 
     fn wait_for_none(&self) {
@@ -289,6 +324,9 @@ struct Relayed {
     out: Out,
     awaited: Awaited,
     next: AtomicU64,
+    /// The reading, moved on before the call waits for an answer (which
+    /// only the reading brings).
+    parked: Arc<Parked<Reader>>,
 }
 
 impl Relayed {
@@ -298,6 +336,7 @@ impl Relayed {
         let seq = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::channel();
         self.awaited.lock().ok()?.insert((self.id, seq), tx);
+        self.parked.move_on();
         send(&self.out, &message(seq)).ok()?;
         rx.recv().ok()
     }
@@ -374,5 +413,104 @@ impl CallObserver for Relayed {
             }),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::AskKind;
+    use crate::sandbox::RawOutput;
+    use std::os::fd::OwnedFd;
+    use std::time::Duration;
+
+    /// A short tool that asks the client and answers what it was told.
+    struct Asking;
+
+    impl Runner for Asking {
+        fn load(&self, _: &str, _: &std::path::Path, _: &[u8]) -> Result<Listing, String> {
+            Err("nothing loads here".into())
+        }
+
+        fn is_short(&self, _: &str, _: &str, _: &Work) -> bool {
+            true
+        }
+
+        fn run(
+            &self,
+            _: &str,
+            _: &str,
+            _: &Work,
+            observer: Arc<dyn CallObserver>,
+            _: CancelToken,
+        ) -> (Result<Ran<Done>, RunError>, Teardown) {
+            let ask = Ask {
+                kind: AskKind::Roots,
+                params: serde_json::json!({}),
+                index: 0,
+                key: None,
+            };
+            let told = observer.ask(&ask, Instant::now() + Duration::from_secs(60));
+            let output = RawOutput {
+                content: Vec::new(),
+                structured: told.ok(),
+            };
+            (Ok(Ran::Answered(Done::Output(output))), Teardown::none())
+        }
+    }
+
+    fn pipe() -> (std::fs::File, std::fs::File) {
+        let (read, write) = std::io::pipe().expect("pipe");
+        let file = |fd: OwnedFd| std::fs::File::from(fd);
+        (file(read.into()), file(write.into()))
+    }
+
+    /// Alone and short, each call keeps the reading on its lane; a question
+    /// it asks moves the reading on, or its answer would never be read.
+    #[test]
+    fn a_short_call_alone_keeps_the_reading_and_still_hears_its_answers() {
+        let (input, mut to_worker) = pipe();
+        let (from_worker, output) = pipe();
+        let serving = std::thread::spawn(move || serve(Arc::new(Asking), input, output));
+        let mut frames = Frames::new(from_worker);
+        let mut next = || {
+            frames
+                .read::<FromWorker>()
+                .expect("read")
+                .expect("a message")
+        };
+        assert!(matches!(next(), FromWorker::Ready));
+        for id in 1..=3_u64 {
+            let run = ToWorker::Run {
+                id,
+                component: "c".into(),
+                digest: "d".into(),
+                work: Work::Tool {
+                    name: "t".into(),
+                    arguments: "{}".into(),
+                },
+                trace: None,
+            };
+            wire::send(&mut to_worker, &run).expect("run");
+            let FromWorker::Ask { id: asked, seq, .. } = next() else {
+                panic!("no question");
+            };
+            assert_eq!(asked, id);
+            let answer = Ok(serde_json::json!(id));
+            wire::send(&mut to_worker, &ToWorker::Answer { id, seq, answer }).expect("answer");
+            match next() {
+                FromWorker::Done {
+                    id: done,
+                    outcome: Ok(Ended::Answered(output)),
+                    ..
+                } => {
+                    assert_eq!(done, id);
+                    assert_eq!(output.structured, Some(serde_json::json!(id)));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        drop(to_worker);
+        assert!(serving.join().expect("no panic").is_ok());
     }
 }
