@@ -85,6 +85,7 @@ pub fn serve(
         frames: Frames::new(input),
         serving: serving.clone(),
         ended,
+        last_call: Instant::now(),
     };
     apart(move || reader.read_on());
     let read = end
@@ -129,12 +130,20 @@ struct Reader {
     serving: Arc<Serving>,
     /// Told how the input ended.
     ended: mpsc::Sender<std::io::Result<()>>,
+    /// When the last call came.
+    last_call: Instant,
 }
+
+/// Calls coming at least this far apart come one at a time (under load
+/// they come tens of microseconds apart, and a lane woken for the reading
+/// soon has the next one).
+const APART: std::time::Duration = std::time::Duration::from_micros(100);
 
 impl Reader {
     /// Reads messages until one is a call: then the reading goes on on
     /// another lane, and this one runs the call — unless the call is short
-    /// and alone (no other call runs, no other message has come): then
+    /// and alone (calls come [`APART`], no other runs, no other message has
+    /// come): then
     /// this lane parks the reading while it runs the call and reads on
     /// after it (see [`Parked`]).
     fn read_on(mut self) {
@@ -153,8 +162,11 @@ impl Reader {
                     trace,
                 } => {
                     let serving = self.serving.clone();
-                    // Nothing else running nor come: no lane to wake.
-                    let alone = serving.calls.none() && !self.frames.has_more();
+                    // One at a time, nothing else running nor come: no lane
+                    // to wake.
+                    let came = std::mem::replace(&mut self.last_call, Instant::now());
+                    let alone =
+                        came.elapsed() >= APART && serving.calls.none() && !self.frames.has_more();
                     if !(alone && serving.runner.is_short(&component, &digest, &work)) {
                         apart(move || self.read_on());
                         serving.run(id, &component, &digest, &work, trace);
