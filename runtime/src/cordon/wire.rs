@@ -390,6 +390,21 @@ fn codec() -> LengthDelimitedCodec {
         .new_codec()
 }
 
+/// A call of tool `t` of component `c`, numbered `id` (for tests).
+#[cfg(test)]
+pub(super) fn test_run(id: u64) -> ToWorker {
+    ToWorker::Run {
+        id,
+        component: "c".into(),
+        digest: "d".into(),
+        work: Work::Tool {
+            name: "t".into(),
+            arguments: "{}".into(),
+        },
+        trace: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -397,16 +412,7 @@ mod tests {
     #[test]
     fn messages_cross_in_frames_and_end_cleanly() {
         let mut pipe = Vec::new();
-        let run = ToWorker::Run {
-            id: 7,
-            component: "c".into(),
-            digest: "d".into(),
-            work: Work::Tool {
-                name: "t".into(),
-                arguments: "{}".into(),
-            },
-            trace: None,
-        };
+        let run = test_run(7);
         send(&mut pipe, &run).expect("send");
         send(
             &mut pipe,

@@ -493,17 +493,7 @@ mod tests {
         };
         assert!(matches!(next(), FromWorker::Ready));
         for id in 1..=3_u64 {
-            let run = ToWorker::Run {
-                id,
-                component: "c".into(),
-                digest: "d".into(),
-                work: Work::Tool {
-                    name: "t".into(),
-                    arguments: "{}".into(),
-                },
-                trace: None,
-            };
-            wire::send(&mut to_worker, &run).expect("run");
+            wire::send(&mut to_worker, &wire::test_run(id)).expect("run");
             let FromWorker::Ask { id: asked, seq, .. } = next() else {
                 panic!("no question");
             };
