@@ -143,9 +143,8 @@ impl Reader {
     /// Reads messages until one is a call: then the reading goes on on
     /// another lane, and this one runs the call — unless the call is short
     /// and alone (calls come [`APART`], no other runs, no other message has
-    /// come): then
-    /// this lane parks the reading while it runs the call and reads on
-    /// after it (see [`Parked`]).
+    /// come): then this lane parks the reading while it runs the call and
+    /// reads on after it (see [`Parked`]).
     fn read_on(mut self) {
         loop {
             let message = match self.frames.read::<ToWorker>() {
@@ -477,8 +476,10 @@ mod tests {
         (file(read.into()), file(write.into()))
     }
 
-    /// Alone and short, each call keeps the reading on its lane; a question
-    /// it asks moves the reading on, or its answer would never be read.
+    /// Short calls one at a time, whose lane keeps the reading when they
+    /// come [`APART`]: a question each asks moves the reading on, so its
+    /// answer is read (the keeper would, but only after `LONG`), and so is
+    /// the next call. (`parked::tests` prove the moving on itself.)
     #[test]
     fn a_short_call_alone_keeps_the_reading_and_still_hears_its_answers() {
         let (input, mut to_worker) = pipe();
