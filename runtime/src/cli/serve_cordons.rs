@@ -348,8 +348,23 @@ struct InWorker {
 }
 
 impl InWorker {
-    /// `with` the loaded tool `name` of `component` (the version whose
-    /// code has `digest`), if it is loaded.
+    /// `with` the loaded `component` (the version whose code has `digest`),
+    /// under the lock, if it is loaded.
+    fn with_loaded<R>(
+        &self,
+        component: &str,
+        digest: &str,
+        with: impl FnOnce(&Loaded) -> R,
+    ) -> Option<R> {
+        let all = self.loaded.read().ok()?;
+        let loaded = all
+            .get(component)?
+            .iter()
+            .find(|l| l.component.digest == digest)?;
+        Some(with(loaded))
+    }
+
+    /// `with` its tool `name`, if it is loaded.
     fn with_tool<R>(
         &self,
         component: &str,
@@ -357,12 +372,10 @@ impl InWorker {
         name: &str,
         with: impl FnOnce(&catalog::Tool) -> R,
     ) -> Option<R> {
-        let all = self.loaded.read().ok()?;
-        let loaded = all
-            .get(component)?
-            .iter()
-            .find(|l| l.component.digest == digest)?;
-        loaded.tools.iter().find(|t| t.info.name == name).map(with)
+        self.with_loaded(component, digest, |loaded| {
+            loaded.tools.iter().find(|t| t.info.name == name).map(with)
+        })
+        .flatten()
     }
 }
 
@@ -425,11 +438,7 @@ impl Runner for InWorker {
         cancel: CancelToken,
     ) -> (Result<Ran<Done>, RunError>, Teardown) {
         // The code and grant, found under the lock; the guest runs after.
-        let found = self.loaded.read().ok().and_then(|all| {
-            let loaded = all
-                .get(component)?
-                .iter()
-                .find(|l| l.component.digest == digest)?;
+        let found = self.with_loaded(component, digest, |loaded| {
             let grant = match work {
                 Work::Tool { name, .. } => loaded
                     .tools
@@ -438,7 +447,7 @@ impl Runner for InWorker {
                     .map(|tool| call::grant_for(&self.policy, tool)),
                 Work::Offer(_) => Some(call::grant_for_offers(&self.policy, &loaded.component)),
             };
-            Some((loaded.component.code(), grant))
+            (loaded.component.code(), grant)
         });
         let (code, grant) = match found {
             Some((code, Some(grant))) => (code, grant),

@@ -6,7 +6,7 @@
 //! in `convert`: the domain types serialise as MCP (a tool's content, the
 //! asks' records), which is not what a worker hands back.
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use bytes::{Bytes, BytesMut};
 use serde::{Deserialize, Serialize};
@@ -266,8 +266,10 @@ pub struct WireAskRecord {
     pub refusal: Option<String>,
 }
 
-/// Writes one message as a frame.
-pub fn send(out: &mut impl Write, message: &impl Serialize) -> std::io::Result<()> {
+/// Writes one message as a frame (the tests' writer; the server and the
+/// worker make their frames before they take their stream).
+#[cfg(test)]
+pub(super) fn send(out: &mut impl std::io::Write, message: &impl Serialize) -> std::io::Result<()> {
     out.write_all(&frame(message)?)?;
     out.flush()
 }
